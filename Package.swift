@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "quarantine",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "quarantine", targets: ["quarantine"]),
+        .library(name: "SensitivityAnalysis", targets: ["SensitivityAnalysis"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // MARK: - C libraries
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
+                       providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
+        .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
+
+        // MARK: - Libraries
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
+        .target(name: "SensitivityAnalysis", dependencies: [
+            "MediaDecoding", "COnnxRuntime",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
+
+        // MARK: - Executables
+        .executableTarget(name: "quarantine", dependencies: [
+            "SensitivityAnalysis", "MediaDecoding",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "quarantine-bench", dependencies: [
+            "SensitivityAnalysis", "MediaDecoding",
+        ]),
+
+        // MARK: - Tests
+        .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding"]),
+        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "CLITests", dependencies: []),
+    ]
+)

@@ -1,0 +1,77 @@
+import CFFmpeg
+
+/// Helpers shared by every libav* caller: error codes to ``MediaError``, logging, and
+/// frame conversion with swscale.
+enum FFmpeg {
+    /// libav* print to stderr by default; quarantine reports errors itself.
+    static let loggingConfigured: Void = {
+        av_log_set_level(AV_LOG_QUIET)
+    }()
+
+    static func configureLogging() { _ = loggingConfigured }
+
+    static func message(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        qff_err2str(code, &buffer, buffer.count)
+        return String(cString: buffer)
+    }
+
+    static func error(_ code: Int32, _ operation: String, type: MediaType) -> MediaError {
+        let name = type.rawValue.uppercased()
+        let cause = message(code)
+        if code == qff_averror_eof() {
+            return MediaError(.truncated, "is a truncated \(name) (the data ends before the picture does)", cause: cause, operation: operation)
+        }
+        if code == qff_averror(ENOMEM) {
+            return MediaError(.dimensionsTooLarge, "needs more memory than allowed to decode", cause: cause, operation: operation)
+        }
+        if code == qff_averror(EINVAL) || code == qff_averror_invaliddata() {
+            return MediaError(.corrupt, "is a corrupt or truncated \(name)", cause: cause, operation: operation)
+        }
+        if code == qff_averror(ENOSYS) || code == qff_averror_decoder_not_found() {
+            return MediaError(.unsupportedFormat, "uses a \(name) feature this ffmpeg cannot decode", cause: cause, operation: operation)
+        }
+        return MediaError(.corrupt, "could not be decoded as \(name)", cause: cause, operation: operation)
+    }
+
+    static func check(_ code: Int32, _ operation: String, type: MediaType) throws(MediaError) {
+        if code < 0 { throw error(code, operation, type: type) }
+    }
+
+    /// The size a picture is reduced to before analysis: unchanged unless it is more than twice
+    /// what both models need, then shrunk (keeping its aspect) to just what they need.
+    static func reducedSize(width: Int, height: Int, minimumLongSide: Int, minimumShortSide: Int) -> (width: Int, height: Int) {
+        let long = max(width, height), short = min(width, height)
+        let factor = max(Double(minimumLongSide) / Double(long), Double(minimumShortSide) / Double(short))
+        guard factor > 0, factor <= 0.5 else { return (width, height) }
+        return (max(1, Int((Double(width) * factor).rounded(.up))), max(1, Int((Double(height) * factor).rounded(.up))))
+    }
+
+    /// Converts a decoded frame to packed RGB at the given size (area averaging when shrinking).
+    static func convertToRGB(_ frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int) throws(MediaError) -> RGBImage {
+        let srcW = frame.pointee.width, srcH = frame.pointee.height
+        let shrinking = width < Int(srcW) || height < Int(srcH)
+        let flags = (shrinking ? SWS_AREA : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
+        guard let sws = sws_getContext(srcW, srcH, AVPixelFormat(frame.pointee.format), Int32(width), Int32(height),
+                                       AV_PIX_FMT_RGB24, flags, nil, nil, nil) else {
+            throw MediaError(.unsupportedFormat, "has a pixel format swscale cannot convert (\(frame.pointee.format))", operation: "sws_getContext")
+        }
+        defer { sws_freeContext(sws) }
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        let rows = pixels.withUnsafeMutableBufferPointer { dst -> Int32 in
+            var dstPlanes: [UnsafeMutablePointer<UInt8>?] = [dst.baseAddress, nil, nil, nil]
+            var dstStrides: [Int32] = [Int32(width * 3), 0, 0, 0]
+            return withUnsafePointer(to: &frame.pointee.data) { dataTuple in
+                withUnsafePointer(to: &frame.pointee.linesize) { strideTuple in
+                    dataTuple.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                        strideTuple.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                            sws_scale(sws, planes, strides, 0, srcH, &dstPlanes, &dstStrides)
+                        }
+                    }
+                }
+            }
+        }
+        guard rows > 0 else { throw MediaError(.corrupt, "could not be converted to RGB", operation: "sws_scale") }
+        return RGBImage(width: width, height: height, pixels: pixels)
+    }
+}

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One media file opened for analysis: never through a symbolic link, only if it is a regular
+/// file, with its identity recorded at open time and its type sniffed from its bytes.
+public final class MediaFile {
+    public let path: String
+    public let identity: FileIdentity
+    public let type: MediaType
+    /// The open descriptor; valid until the object is released.
+    public let descriptor: Int32
+
+    /// Opens `path` read-only without following a final symbolic link.
+    public init(path: String) throws(MediaError) {
+        self.path = path
+        // O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
+        let fd = try Syscall.retrying("open", path: path) {
+            open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        }
+        var info = stat()
+        do {
+            _ = try Syscall.retrying("fstat", path: path) { fstat(fd, &info) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw MediaError(.notRegularFile, "is not a regular file", path: path)
+        }
+        self.descriptor = fd
+        self.identity = FileIdentity(info)
+        var head = [UInt8](repeating: 0, count: MediaType.sniffLength)
+        let count = (try? Self.readFully(fd, into: &head, offset: 0, path: path)) ?? 0
+        self.type = MediaType.sniff(head[0..<count])
+    }
+
+    deinit { close(descriptor) }
+
+    /// Reads the whole file into memory, refusing files larger than `limit` bytes.
+    ///
+    /// Fails with ``MediaError/Code/changedDuringRead`` if the file changed while it was read.
+    public func readAll(limit: Int) throws(MediaError) -> [UInt8] {
+        guard identity.size > 0 else { throw MediaError(.empty, "is empty", path: path) }
+        guard identity.size <= Int64(limit) else {
+            throw MediaError(.fileTooLarge, "is \(identity.size >> 20) MiB, over the \(limit >> 20) MiB limit for pictures", path: path)
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(identity.size))
+        let count = try Self.readFully(descriptor, into: &bytes, offset: 0, path: path)
+        guard count == bytes.count else {
+            throw MediaError(.changedDuringRead, "shrank while it was being read (\(count) of \(bytes.count) bytes)", path: path)
+        }
+        try verifyUnchanged()
+        return bytes
+    }
+
+    /// Checks that size and modification time are still those seen at open time.
+    public func verifyUnchanged() throws(MediaError) {
+        var info = stat()
+        _ = try Syscall.retrying("fstat", path: path) { fstat(descriptor, &info) }
+        let now = FileIdentity(info)
+        if now != identity {
+            throw MediaError(.changedDuringRead, "changed while it was being analysed (size or modification time differ); try again once it is complete", path: path)
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset` with `pread`, retrying EINTR and short reads.
+    static func readFully(_ fd: Int32, into buffer: inout [UInt8], offset: Int, path: String) throws(MediaError) -> Int {
+        var done = 0
+        let total = buffer.count
+        while done < total {
+            let n = try Syscall.retrying("pread", path: path) {
+                buffer.withUnsafeMutableBytes { raw in
+                    pread(fd, raw.baseAddress! + done, total - done, off_t(offset + done))
+                }
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+}
