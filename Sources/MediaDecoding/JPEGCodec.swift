@@ -63,8 +63,10 @@ public enum JPEGCodec {
         return Array(UnsafeBufferPointer(start: buffer, count: Int(size)))
     }
 
-    /// The smallest of TurboJPEG's scaling factors (≤ 1) that keeps both minimums.
+    /// The smallest of TurboJPEG's scaling factors (≤ 1) that keeps both minimums; full size
+    /// when no minimum is given.
     static func scalingFactor(width: Int, height: Int, minimumLongSide: Int, minimumShortSide: Int) -> tjscalingfactor {
+        guard minimumLongSide > 0 || minimumShortSide > 0 else { return tjscalingfactor(num: 1, denom: 1) }
         var count: Int32 = 0
         guard let list = tjGetScalingFactors(&count) else { return tjscalingfactor(num: 1, denom: 1) }
         var best = tjscalingfactor(num: 1, denom: 1)

@@ -1,0 +1,74 @@
+import Foundation
+import MediaDecoding
+
+/// The outcome for one file: an analysis, or the reason there is none. Errors are data here so
+/// that one bad file never stops a scan or the agent.
+public struct FileReport: Sendable {
+    /// An error as reported to people and scripts.
+    public struct Failure: Sendable, Codable, Equatable, Error {
+        /// Stable code, e.g. `truncated`, `dimensions_too_large`, `symbolic_link`.
+        public var code: String
+        /// The full sentence, with the file and the cause.
+        public var message: String
+
+        public init(code: String, message: String) {
+            self.code = code
+            self.message = message
+        }
+
+        public init(_ error: any Error, path: String) {
+            switch error {
+            case let e as MediaError: self.init(code: e.code.rawValue, message: e.at(path).description)
+            case let e as InferenceError: self.init(code: e.code.rawValue, message: "\(path): \(e.description)")
+            case is CancellationError: self.init(code: MediaError.Code.cancelled.rawValue, message: "\(path): analysis was cancelled")
+            default: self.init(code: "error", message: "\(path): \(error)")
+            }
+        }
+    }
+
+    public var path: String
+    public var kind: MediaType.Kind
+    public var type: MediaType
+    public var analysis: SensitivityAnalysis?
+    public var failure: Failure?
+    public var elapsedMilliseconds: Double
+
+    public var isSensitive: Bool { analysis?.isSensitive ?? false }
+}
+
+extension SensitivityAnalyzer {
+    /// Analyses whatever is at `path`: pictures are judged, other files are reported as such,
+    /// and every problem becomes the report's ``FileReport/failure``.
+    public func report(forFileAt path: String) async -> FileReport {
+        do {
+            return try await pool.run { [self] in reportSynchronously(forFileAt: path) }
+        } catch {
+            return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
+        }
+    }
+
+    /// ``report(forFileAt:)`` on the calling thread.
+    public func reportSynchronously(forFileAt path: String) -> FileReport {
+        let start = DispatchTime.now().uptimeNanoseconds
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
+        var type = MediaType.other
+        do {
+            let file = try MediaFile(path: path)
+            type = file.type
+            switch file.type.kind {
+            case .other:
+                return FileReport(path: path, kind: .other, type: type, analysis: nil, failure: nil, elapsedMilliseconds: elapsed())
+            case .video:
+                throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); video analysis is not part of this version yet", path: path)
+            case .image:
+                let decoded = try decoder.decode(file)
+                var analysis = try analyze(decoded, path: path, identity: file.identity)
+                try file.verifyUnchanged()
+                analysis.elapsedMilliseconds = elapsed()
+                return FileReport(path: path, kind: .image, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: analysis.elapsedMilliseconds)
+            }
+        } catch {
+            return FileReport(path: path, kind: type.kind, type: type, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: elapsed())
+        }
+    }
+}

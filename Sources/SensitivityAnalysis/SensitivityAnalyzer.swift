@@ -1,0 +1,85 @@
+import Foundation
+import MediaDecoding
+
+/// Analyses files for nudity on this machine: decode, the test card, NudeNet and open_nsfw,
+/// then the policy of the current mode. Both models are loaded once and shared by all workers;
+/// the blocking work runs on dedicated threads.
+public final class SensitivityAnalyzer: Sendable {
+    /// Tuning that does not change verdicts.
+    public struct Configuration: Sendable, Equatable {
+        /// Files analysed at once (each on its own thread).
+        public var workers: Int
+        /// ONNX Runtime threads inside one model run.
+        public var intraOpThreads: Int
+        public var limits: MediaLimits
+
+        /// Measured on 2 cores (README, "Threads"): one ORT thread per run and one worker per
+        /// core gives more pictures per second than one worker with all cores inside ORT,
+        /// because decoding and pre-processing are single-threaded and overlap with inference.
+        public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, intraOpThreads: Int = 1, limits: MediaLimits = .default) {
+            self.workers = max(1, workers)
+            self.intraOpThreads = max(0, intraOpThreads)
+            self.limits = limits
+        }
+    }
+
+    public let policy: SensitivityPolicy
+    public let configuration: Configuration
+    public let runtime: OnnxRuntime
+    let detector: NudeDetector
+    let classifier: NSFWClassifier
+    let decoder: ImageDecoder
+    let pool: WorkerPool
+
+    /// Loads the runtime and both models from `catalog`, verifying every sha256.
+    public init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), catalog: ModelCatalog = .standard()) throws(InferenceError) {
+        self.policy = policy
+        self.configuration = configuration
+        let runtimePath = try catalog.verified(ModelCatalog.runtime)
+        let nudePath = try catalog.verified(ModelCatalog.nudeNet)
+        let nsfwPath = try catalog.verified(ModelCatalog.openNSFW)
+        runtime = try OnnxRuntime(path: runtimePath)
+        detector = try NudeDetector(session: InferenceSession(runtime: runtime, modelPath: nudePath, intraOpThreads: configuration.intraOpThreads))
+        classifier = try NSFWClassifier(session: InferenceSession(runtime: runtime, modelPath: nsfwPath, intraOpThreads: configuration.intraOpThreads))
+        decoder = ImageDecoder(limits: configuration.limits, minimumLongSide: NudeDetector.inputSize, minimumShortSide: NSFWClassifier.resizeSide)
+        pool = WorkerPool(threads: configuration.workers, name: "analysis")
+    }
+
+    /// Analyses the picture at `path` (never following a symbolic link), off the caller's thread.
+    public func analyzeImage(at path: String) async throws -> SensitivityAnalysis {
+        try await pool.run { [self] in try analyzeImageSynchronously(at: path) }
+    }
+
+    /// Analyses a picture at `url`.
+    public func analyzeImage(at url: URL) async throws -> SensitivityAnalysis {
+        try await analyzeImage(at: url.path)
+    }
+
+    /// The same analysis on the calling thread (for callers that manage their own threads).
+    public func analyzeImageSynchronously(at path: String) throws -> SensitivityAnalysis {
+        let report = reportSynchronously(forFileAt: path)
+        if let failure = report.failure { throw failure }
+        guard let analysis = report.analysis else {
+            throw FileReport.Failure(code: MediaError.Code.unsupportedFormat.rawValue, message: "\(path): is not a picture")
+        }
+        return analysis
+    }
+
+    /// Judges an already decoded picture.
+    public func analyze(_ decoded: DecodedImage, path: String, identity: FileIdentity) throws(InferenceError) -> SensitivityAnalysis {
+        var detections: [Detection]
+        var nsfw: Double? = nil
+        if TestCard.recognises(decoded.image) {
+            detections = [Detection(label: TestCard.label, score: 1,
+                                    box: Box(x: 0, y: 0, width: Double(decoded.originalWidth), height: Double(decoded.originalHeight)))]
+        } else {
+            detections = try detector.detect(decoded)
+            nsfw = try classifier.score(decoded.image)
+        }
+        let reasons = policy.reasons(detections: detections, nsfw: nsfw)
+        return SensitivityAnalysis(path: path, kind: .image, type: decoded.type, isSensitive: !reasons.isEmpty,
+                                   detections: detections, nsfwScore: nsfw, reasons: reasons, mode: policy.mode,
+                                   width: decoded.originalWidth, height: decoded.originalHeight,
+                                   identity: identity, elapsedMilliseconds: 0)
+    }
+}

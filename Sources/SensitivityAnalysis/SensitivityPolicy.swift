@@ -1,0 +1,61 @@
+/// How strict the analyzer is, after Apple's SensitiveContentAnalysis policies.
+public enum AnalysisMode: String, Sendable, Codable, CaseIterable {
+    /// Simple interventions: brief, for adults who opted in.
+    case adult
+    /// Descriptive interventions: stricter thresholds, plain words, a guardian decides.
+    case child
+}
+
+/// Which signals make a picture sensitive in one mode: NudeNet labels with a minimum score
+/// each, and a minimum open_nsfw probability.
+public struct SensitivityPolicy: Sendable, Equatable {
+    public var mode: AnalysisMode
+    /// A NudeNet label counts when its score is at least this.
+    public var labelThresholds: [String: Double]
+    /// The whole picture counts when open_nsfw's probability is at least this (nil: ignored).
+    public var nsfwThreshold: Double?
+
+    public init(mode: AnalysisMode, labelThresholds: [String: Double], nsfwThreshold: Double?) {
+        self.mode = mode
+        self.labelThresholds = labelThresholds
+        self.nsfwThreshold = nsfwThreshold
+    }
+
+    /// The built-in defaults; `etc/quarantine/config.toml` documents the same numbers and why.
+    public static func defaults(for mode: AnalysisMode) -> SensitivityPolicy {
+        switch mode {
+        case .adult:
+            return SensitivityPolicy(mode: .adult, labelThresholds: [
+                "FEMALE_GENITALIA_EXPOSED": 0.45, "MALE_GENITALIA_EXPOSED": 0.45, "ANUS_EXPOSED": 0.45,
+                "FEMALE_BREAST_EXPOSED": 0.5, "BUTTOCKS_EXPOSED": 0.5,
+            ], nsfwThreshold: 0.85)
+        case .child:
+            return SensitivityPolicy(mode: .child, labelThresholds: [
+                "FEMALE_GENITALIA_EXPOSED": 0.3, "MALE_GENITALIA_EXPOSED": 0.3, "ANUS_EXPOSED": 0.3,
+                "FEMALE_BREAST_EXPOSED": 0.35, "BUTTOCKS_EXPOSED": 0.35,
+                "FEMALE_GENITALIA_COVERED": 0.5, "ANUS_COVERED": 0.5,
+            ], nsfwThreshold: 0.6)
+        }
+    }
+
+    /// The reasons a picture is sensitive under this policy, strongest first; empty when it is not.
+    public func reasons(detections: [Detection], nsfw: Double?) -> [String] {
+        var hits: [(String, Double)] = []
+        for d in detections {
+            if d.label == TestCard.label { hits.append((d.label, d.score)); continue }
+            if let min = labelThresholds[d.label], d.score >= min { hits.append((d.label, d.score)) }
+        }
+        // One reason per label: its best score.
+        var best: [String: Double] = [:]
+        for (label, score) in hits { best[label] = max(best[label] ?? 0, score) }
+        var reasons = best.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.key) \(Self.format($0.value))" }
+        if let nsfw, let min = nsfwThreshold, nsfw >= min { reasons.append("open_nsfw \(Self.format(nsfw))") }
+        return reasons
+    }
+
+    static func format(_ score: Double) -> String {
+        let hundredths = Int((score * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+}

@@ -1,0 +1,87 @@
+import MediaDecoding
+import TOMLKit
+
+/// What a configuration file decides for analysis: the mode, each mode's policy, and tuning.
+///
+/// Built-in defaults (documented, with reasons, in `etc/quarantine/config.toml`) are overridden
+/// key by key by the user's `${XDG_CONFIG_HOME:-~/.config}/quarantine/config.toml`.
+public struct Settings: Sendable, Equatable {
+    public var mode: AnalysisMode
+    public var policies: [AnalysisMode: SensitivityPolicy]
+    public var analyzer: SensitivityAnalyzer.Configuration
+
+    public init(mode: AnalysisMode = .adult,
+                policies: [AnalysisMode: SensitivityPolicy] = [.adult: .defaults(for: .adult), .child: .defaults(for: .child)],
+                analyzer: SensitivityAnalyzer.Configuration = .init()) {
+        self.mode = mode
+        self.policies = policies
+        self.analyzer = analyzer
+    }
+
+    /// The policy of the mode in force.
+    public var policy: SensitivityPolicy { policies[mode] ?? .defaults(for: mode) }
+
+    /// The user's configuration file.
+    public static func userConfigurationPath(environment: [String: String] = ProcessEnvironment.current) -> String {
+        XDG.configHome(environment) + "/quarantine/config.toml"
+    }
+
+    /// A problem in a configuration file, with the file and the key.
+    public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+        public var path: String
+        public var message: String
+        public var description: String { "\(path): \(message)" }
+    }
+
+    /// These settings with the values of the TOML text `text` (from `path`) applied over them.
+    public func applying(toml text: String, from path: String) throws(ConfigurationError) -> Settings {
+        func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, message: message) }
+        let table: TOMLTable
+        do { table = try TOMLTable(string: text) } catch { throw fail("not valid TOML: \(error)") }
+        var result = self
+        if let value = table["mode"] {
+            guard let text = value.string, let mode = AnalysisMode(rawValue: text) else {
+                throw fail("mode must be \"adult\" or \"child\"")
+            }
+            result.mode = mode
+        }
+        if let analysis = table["analysis"]?.table {
+            func positiveInt(_ key: String) throws(ConfigurationError) -> Int? {
+                guard let value = analysis[key] else { return nil }
+                guard let n = value.int, n >= 0 else { throw fail("analysis.\(key) must be a whole number ≥ 0") }
+                return n
+            }
+            if let n = try positiveInt("workers") { result.analyzer.workers = n == 0 ? SensitivityAnalyzer.Configuration().workers : n }
+            if let n = try positiveInt("intra_op_threads") { result.analyzer.intraOpThreads = n }
+            if let n = try positiveInt("max_dimension") { result.analyzer.limits.maxDimension = n }
+            if let n = try positiveInt("max_megapixels") { result.analyzer.limits.maxPixels = n * 1_000_000 }
+            if let n = try positiveInt("max_image_file_mib") { result.analyzer.limits.maxImageFileBytes = n << 20 }
+        }
+        if let policyTable = table["policy"]?.table {
+            for key in policyTable.keys {
+                guard let mode = AnalysisMode(rawValue: key), let modeTable = policyTable[key]?.table else {
+                    throw fail("[policy.\(key)]: unknown mode (use adult or child)")
+                }
+                var policy = result.policies[mode] ?? .defaults(for: mode)
+                if let value = modeTable["nsfw_threshold"] {
+                    if value.bool == false { policy.nsfwThreshold = nil }
+                    else if let t = value.double ?? value.int.map(Double.init), (0...1).contains(t) { policy.nsfwThreshold = t }
+                    else { throw fail("policy.\(key).nsfw_threshold must be a number in 0...1, or false") }
+                }
+                if let labels = modeTable["labels"]?.table {
+                    for label in labels.keys {
+                        guard NudeDetector.labels.contains(label) else {
+                            throw fail("policy.\(key).labels: unknown NudeNet label \(label); known: \(NudeDetector.labels.joined(separator: ", "))")
+                        }
+                        let value = labels[label]!
+                        if value.bool == false { policy.labelThresholds[label] = nil }
+                        else if let t = value.double ?? value.int.map(Double.init), (0.2...1).contains(t) { policy.labelThresholds[label] = t }
+                        else { throw fail("policy.\(key).labels.\(label) must be a number in 0.2...1 (NudeNet reports nothing below 0.2), or false") }
+                    }
+                }
+                result.policies[mode] = policy
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+
+/// `quarantine doctor`: checks the installation and says where everything lives.
+struct Doctor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.",
+        discussion: "Exit status: 0 everything needed works, 1 something is missing (each line says how to fix it)."
+    )
+
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
+
+    struct Check: Encodable {
+        var name: String
+        var ok: Bool
+        var detail: String
+    }
+
+    func run() async throws {
+        var checks: [Check] = []
+        let catalog = ModelCatalog.standard()
+        var runtimePath: String?
+        for artifact in ModelCatalog.all {
+            do {
+                let path = try catalog.verified(artifact)
+                if artifact.isRuntime { runtimePath = path }
+                checks.append(Check(name: artifact.fileName, ok: true, detail: "\(path) (sha256 verified; \(artifact.source); licence \(artifact.licence))"))
+            } catch {
+                checks.append(Check(name: artifact.fileName, ok: false, detail: error.description))
+            }
+        }
+        if let runtimePath {
+            do {
+                let runtime = try OnnxRuntime(path: runtimePath)
+                checks.append(Check(name: "onnxruntime", ok: true, detail: "loads; version \(runtime.version)"))
+                if let nude = catalog.locate(ModelCatalog.nudeNet), let nsfw = catalog.locate(ModelCatalog.openNSFW) {
+                    for (label, path) in [("NudeNet session", nude), ("open_nsfw session", nsfw)] {
+                        do {
+                            let s = try InferenceSession(runtime: runtime, modelPath: path, intraOpThreads: 1)
+                            checks.append(Check(name: label, ok: true, detail: "input \(s.inputName) \(s.inputShape), output \(s.outputName) \(s.outputShape)"))
+                        } catch {
+                            checks.append(Check(name: label, ok: false, detail: error.description))
+                        }
+                    }
+                }
+            } catch {
+                checks.append(Check(name: "onnxruntime", ok: false, detail: error.description))
+            }
+        }
+        for entry in DecoderInventory.check() {
+            checks.append(Check(name: "decoder \(entry.name)", ok: entry.available, detail: entry.detail))
+        }
+        for limit in ["max_user_watches", "max_user_instances", "max_queued_events"] {
+            let path = "/proc/sys/fs/inotify/\(limit)"
+            let value = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            checks.append(Check(name: "inotify \(limit)", ok: value != nil, detail: value.map { "\($0) (\(path))" } ?? "cannot read \(path)"))
+        }
+        let config = Settings.userConfigurationPath()
+        let configExists = FileManager.default.fileExists(atPath: config)
+        var configDetail = configExists ? "\(config)" : "\(config) (absent: built-in defaults in force)"
+        var configOK = true
+        if configExists {
+            do {
+                let text = try readTextFile(config, required: true) ?? ""
+                let settings = try Settings().applying(toml: text, from: config)
+                configDetail += "; mode \(settings.mode.rawValue)"
+            } catch {
+                configOK = false
+                configDetail = "\(error)"
+            }
+        }
+        checks.append(Check(name: "config", ok: configOK, detail: configDetail))
+        checks.append(Check(name: "runtime search path", ok: true, detail: catalog.runtimeDirectories.joined(separator: ", ")))
+        checks.append(Check(name: "model search path", ok: true, detail: catalog.modelDirectories.joined(separator: ", ")))
+
+        let healthy = checks.allSatisfy(\.ok)
+        if json {
+            struct Report: Encodable { var ok: Bool; var version: String; var checks: [Check] }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes, .prettyPrinted, .sortedKeys]
+            let data = try encoder.encode(Report(ok: healthy, version: Quarantine.version, checks: checks))
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for check in checks {
+                print("\(check.ok ? "ok     " : "MISSING") \(check.name): \(check.detail)")
+            }
+            print(healthy ? "Everything quarantine needs is in place." : "Something is missing: see the MISSING lines above.")
+        }
+        if !healthy { throw ExitCode(1) }
+    }
+}

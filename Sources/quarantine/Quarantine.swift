@@ -1,0 +1,51 @@
+import ArgumentParser
+import Logging
+import SensitivityAnalysis
+
+/// The `quarantine` command: keeps sensitive media that arrives on this machine out of sight.
+@main
+struct Quarantine: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "quarantine",
+        abstract: "Checks pictures on this machine for nudity, with two on-device models; nothing is uploaded.",
+        discussion: """
+        Everything runs locally: ONNX Runtime with NudeNet 320n (regions) and Yahoo open_nsfw \
+        (whole picture). Run 'make setup' once to install the runtime and models.
+
+        Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
+        """,
+        version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
+        subcommands: [Scan.self, TestCardCommand.self, Doctor.self]
+    )
+}
+
+/// Options every command that analyses shares.
+struct AnalysisOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Policy to judge by: adult or child (default: the config file's mode).", valueName: "mode"))
+    var mode: AnalysisMode?
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Files analysed at once (default: one per core).", valueName: "n"))
+    var workers: Int?
+
+    /// Built-in defaults, then the configuration file, then command-line options.
+    func settings() throws -> Settings {
+        var settings = Settings()
+        let path = config ?? Settings.userConfigurationPath()
+        if let text = try readTextFile(path, required: config != nil) {
+            settings = try settings.applying(toml: text, from: path)
+        }
+        if let mode { settings.mode = mode }
+        if let workers {
+            guard workers > 0 else { throw ValidationError("--workers must be at least 1") }
+            settings.analyzer.workers = workers
+        }
+        return settings
+    }
+}
+
+extension AnalysisMode: ExpressibleByArgument {}

@@ -1,0 +1,195 @@
+import ArgumentParser
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+
+/// `quarantine scan`: analyses files and folders, read-only.
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check files and folders for nudity (read-only: nothing is moved or changed).",
+        discussion: """
+        Folders are scanned recursively; symbolic links are never followed. The file type comes \
+        from the bytes, not the name. On a terminal a progress bar shows count, rate and ETA.
+
+        Exit status: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
+
+        Examples:
+          quarantine scan ~/Downloads
+          quarantine scan --json --mode child photo.jpg | jq .reasons
+        """
+    )
+
+    @Flag(name: .long, help: "Print one JSON object per file (JSON Lines) instead of text.")
+    var json = false
+
+    @Flag(name: [.short, .long], help: "Also list files that are not flagged.")
+    var verbose = false
+
+    @OptionGroup var options: AnalysisOptions
+
+    @Argument(help: ArgumentHelp("Files or folders to check.", valueName: "path"))
+    var paths: [String]
+
+    mutating func validate() throws {
+        if paths.isEmpty { throw ValidationError("Name at least one file or folder to scan.") }
+    }
+
+    mutating func run() async throws {
+        _ = LoggingSetup.once
+        let settings: Settings
+        do { settings = try options.settings() } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+        var walker = FileWalker()
+        let entries = walker.expand(paths)
+        let files = entries.compactMap { if case .file(let p) = $0 { return p } else { return nil } }
+
+        let analyzer: SensitivityAnalyzer
+        do {
+            analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer)
+        } catch {
+            printError("quarantine: cannot analyse: \(error)")
+            throw ExitCode(2)
+        }
+
+        let output = ScanOutput(json: json, verbose: verbose)
+        let progress = ProgressBar(total: files.count, enabled: isTerminal(2))
+        var tally = ScanTally()
+        let start = Date()
+        for case .problem(let path, let code, let message) in entries {
+            tally.errors += 1
+            output.emit(problem: path, code: code, message: message, progress: progress)
+        }
+
+        // Keep every worker busy with a small lead, without queueing the whole tree at once.
+        let lead = settings.analyzer.workers * 2
+        await withTaskGroup(of: FileReport.self) { group in
+            var next = 0
+            func submit() {
+                guard next < files.count else { return }
+                let path = files[next]
+                next += 1
+                group.addTask { await analyzer.report(forFileAt: path) }
+            }
+            for _ in 0..<min(lead, files.count) { submit() }
+            while let report = await group.next() {
+                tally.add(report)
+                output.emit(report, progress: progress)
+                progress.advance()
+                submit()
+            }
+        }
+        progress.clear()
+        output.summary(tally, elapsed: Date().timeIntervalSince(start), skippedLinks: walker.skippedLinks)
+
+        if tally.flagged > 0 { throw ExitCode(1) }
+        if tally.analysed == 0 && tally.errors > 0 { throw ExitCode(2) }
+    }
+}
+
+/// Counts for the closing summary and the exit status.
+struct ScanTally {
+    var analysed = 0, flagged = 0, errors = 0, other = 0
+
+    mutating func add(_ report: FileReport) {
+        if report.failure != nil { errors += 1 }
+        else if report.kind == .other { other += 1 }
+        else {
+            analysed += 1
+            if report.isSensitive { flagged += 1 }
+        }
+    }
+}
+
+/// Prints reports as text or JSON Lines.
+struct ScanOutput {
+    let json: Bool
+    let verbose: Bool
+
+    /// One JSON Lines record.
+    struct Record: Encodable {
+        struct JSONDetection: Encodable {
+            var label: String
+            var score: Double
+            var box: [Int]
+        }
+        var path: String
+        var kind: String
+        var type: String
+        var sensitive: Bool
+        var reasons: [String]
+        var detections: [JSONDetection]
+        var nsfw: Double?
+        var width: Int?
+        var height: Int?
+        var mode: String?
+        var elapsed_ms: Double
+        var error: String?
+        var error_code: String?
+    }
+
+    static func rounded(_ v: Double, _ digits: Double = 10_000) -> Double { (v * digits).rounded() / digits }
+
+    func record(_ report: FileReport) -> Record {
+        let a = report.analysis
+        return Record(path: report.path, kind: report.kind.rawValue, type: report.type.rawValue, sensitive: report.isSensitive,
+                      reasons: a?.reasons ?? [],
+                      detections: (a?.detections ?? []).map {
+                          .init(label: $0.label, score: Self.rounded($0.score),
+                                box: [Int($0.box.x), Int($0.box.y), Int($0.box.width), Int($0.box.height)])
+                      },
+                      nsfw: a?.nsfwScore.map { Self.rounded($0) }, width: a?.width, height: a?.height, mode: a?.mode.rawValue,
+                      elapsed_ms: Self.rounded(report.elapsedMilliseconds, 10),
+                      error: report.failure?.message, error_code: report.failure?.code)
+    }
+
+    func printJSON(_ record: Record) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        let data = (try? encoder.encode(record)) ?? Data("{}".utf8)
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    func emit(_ report: FileReport, progress: ProgressBar) {
+        if json {
+            printJSON(record(report))
+            return
+        }
+        if let failure = report.failure {
+            progress.clear()
+            printError("error    \(failure.message)")
+            progress.redraw()
+        } else if report.isSensitive {
+            progress.clear()
+            printOut("FLAGGED  \(report.path)  (\(report.analysis!.reasons.joined(separator: ", ")))")
+            progress.redraw()
+        } else if verbose {
+            progress.clear()
+            printOut("ok       \(report.path)\(report.kind == .other ? "  (not a picture)" : "")")
+            progress.redraw()
+        }
+    }
+
+    func emit(problem path: String, code: String, message: String, progress: ProgressBar) {
+        if json {
+            printJSON(Record(path: path, kind: "other", type: "other", sensitive: false, reasons: [], detections: [], nsfw: nil,
+                             width: nil, height: nil, mode: nil, elapsed_ms: 0, error: message, error_code: code))
+        } else {
+            printError("error    \(message)")
+        }
+    }
+
+    func summary(_ t: ScanTally, elapsed: Double, skippedLinks: Int) {
+        let rate = elapsed > 0 ? Double(t.analysed) / elapsed : 0
+        var line = "Scanned \(t.analysed) picture\(t.analysed == 1 ? "" : "s") in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", rate))/s): "
+        line += "\(t.flagged) flagged, \(t.errors) error\(t.errors == 1 ? "" : "s")"
+        if t.other > 0 { line += ", \(t.other) other file\(t.other == 1 ? "" : "s") skipped" }
+        if skippedLinks > 0 { line += ", \(skippedLinks) symbolic link\(skippedLinks == 1 ? "" : "s") not followed" }
+        if json {
+            if isTerminal(2) { printError(line) }
+        } else {
+            printOut(line)
+        }
+    }
+}

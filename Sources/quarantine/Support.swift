@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+
+/// Reads a small text file; nil when it does not exist and is not required.
+func readTextFile(_ path: String, required: Bool) throws -> String? {
+    guard FileManager.default.fileExists(atPath: path) else {
+        if required { throw CLIError("\(path): no such file") }
+        return nil
+    }
+    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        throw CLIError("\(path): cannot be read as UTF-8 text")
+    }
+    return text
+}
+
+/// An error whose message is shown as is, with exit status 2.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    init(_ message: String) { description = message }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes a line to standard output at once (no buffering, so lines and the progress bar interleave well).
+func printOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Whether a descriptor is a terminal.
+func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+/// Plain log lines on standard error: journald-friendly (no colours, no timestamps of our own
+/// when not on a terminal, since journald adds them).
+enum LoggingSetup {
+    static let once: Void = {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = ProcessInfo.processInfo.environment["QUARANTINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+            return handler
+        }
+    }()
+}
