@@ -43,8 +43,7 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding"]),
-        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding"],
-                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding"]),
         .testTarget(name: "CLITests", dependencies: []),
     ]
 )

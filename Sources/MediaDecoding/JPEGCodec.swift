@@ -26,7 +26,7 @@ public enum JPEGCodec {
         let cmyk = colorspace == Int32(TJCS_CMYK.rawValue) || colorspace == Int32(TJCS_YCCK.rawValue)
         let channels = cmyk ? 4 : 3
         var out = [UInt8](repeating: 0, count: sw * sh * channels)
-        let flags = Int32(TJFLAG_LIMITSCANS)
+        let flags = Int32(TJFLAG_LIMITSCANS | TJFLAG_ACCURATEDCT)
         let format = cmyk ? Int32(TJPF_CMYK.rawValue) : Int32(TJPF_RGB.rawValue)
         let rc = bytes.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
@@ -49,14 +49,15 @@ public enum JPEGCodec {
         return DecodedImage(image: image, originalWidth: swaps ? height : width, originalHeight: swaps ? width : height, type: .jpeg)
     }
 
-    /// Encodes an RGB picture (4:2:0 chroma, as Pillow and most cameras do).
+    /// Encodes an RGB picture (4:2:0 chroma and libjpeg's accurate integer DCT, as Pillow and
+    /// most cameras do; TurboJPEG would otherwise use its fast DCT).
     public static func encode(_ image: RGBImage, quality: Int, subsampling: TJSAMP = TJSAMP_420) throws(MediaError) -> [UInt8] {
         let handle = try Handle(decompress: false)
         var buffer: UnsafeMutablePointer<UInt8>? = nil
         var size: UInt = 0
         let rc = image.pixels.withUnsafeBufferPointer { src in
             tjCompress2(handle.raw, src.baseAddress, Int32(image.width), 0, Int32(image.height), Int32(TJPF_RGB.rawValue),
-                        &buffer, &size, Int32(subsampling.rawValue), Int32(quality), 0)
+                        &buffer, &size, Int32(subsampling.rawValue), Int32(quality), Int32(TJFLAG_ACCURATEDCT))
         }
         defer { if let buffer { tjFree(buffer) } }
         guard rc == 0, let buffer else { throw handle.error("tjCompress2", fallback: .io, "could not be encoded as JPEG") }

