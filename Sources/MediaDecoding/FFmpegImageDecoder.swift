@@ -9,6 +9,7 @@ enum FFmpegImageDecoder {
         if let size = try ImageHeader.dimensions(bytes, type: type) {
             try limits.check(width: size.width, height: size.height)
         }
+        if type == .gif { try ImageHeader.checkGIFFirstFrameComplete(bytes) }
         let codecID: AVCodecID
         switch type {
         case .png: codecID = AV_CODEC_ID_PNG

@@ -35,8 +35,72 @@ enum ImageHeader {
             case "VP8X": return (le24(24) + 1, le24(27) + 1)
             default: throw MediaError(.corrupt, "is a WebP file with an unknown first chunk '\(chunk)'")
             }
+        case .tiff:
+            try need(8)
+            return tiffDimensions(b)
         default:
             return nil
         }
+    }
+
+    /// Throws unless the GIF's first picture is complete: ffmpeg's decoder quietly returns a
+    /// partial frame when the data stops early.
+    static func checkGIFFirstFrameComplete(_ b: [UInt8]) throws(MediaError) {
+        let truncated = MediaError(.truncated, "is a truncated GIF (the data ends before the first picture does)")
+        guard b.count >= 13 else { throw truncated }
+        var i = 13
+        if b[10] & 0x80 != 0 { i += 3 << (Int(b[10] & 0x07) + 1) }
+        func skipSubBlocks() throws(MediaError) {
+            while true {
+                guard i < b.count else { throw truncated }
+                let size = Int(b[i])
+                i += 1 + size
+                if size == 0 { return }
+            }
+        }
+        while true {
+            guard i < b.count else { throw truncated }
+            switch b[i] {
+            case 0x21: // extension: label, then sub-blocks
+                i += 2
+                try skipSubBlocks()
+            case 0x2C: // image descriptor, optional local colour table, LZW code size, data
+                guard i + 10 <= b.count else { throw truncated }
+                let packed = b[i + 9]
+                i += 10
+                if packed & 0x80 != 0 { i += 3 << (Int(packed & 0x07) + 1) }
+                i += 1
+                try skipSubBlocks()
+                return
+            case 0x3B:
+                throw MediaError(.corrupt, "is a GIF with no picture in it")
+            default:
+                throw MediaError(.corrupt, "is a corrupt GIF (unknown block 0x\(String(b[i], radix: 16)))")
+            }
+        }
+    }
+
+    /// Width and height from the first IFD of a TIFF (tags 256 and 257), if readable.
+    static func tiffDimensions(_ b: [UInt8]) -> (width: Int, height: Int)? {
+        let little = b[0] == 0x49
+        func u16(_ i: Int) -> Int? {
+            guard i >= 0, i + 2 <= b.count else { return nil }
+            return little ? Int(b[i]) | Int(b[i + 1]) << 8 : Int(b[i]) << 8 | Int(b[i + 1])
+        }
+        func u32(_ i: Int) -> Int? {
+            guard let a = u16(i), let c = u16(i + 2) else { return nil }
+            return little ? a | c << 16 : a << 16 | c
+        }
+        guard let ifd = u32(4), let count = u16(ifd) else { return nil }
+        var width: Int?, height: Int?
+        for entry in 0..<min(count, 1024) {
+            let at = ifd + 2 + entry * 12
+            guard let tag = u16(at), let type = u16(at + 2) else { return nil }
+            let value = type == 3 ? u16(at + 8) : (type == 4 ? u32(at + 8) : nil)
+            if tag == 256 { width = value }
+            if tag == 257 { height = value }
+        }
+        guard let width, let height else { return nil }
+        return (width, height)
     }
 }

@@ -64,6 +64,22 @@ public enum JPEGCodec {
         return Array(UnsafeBufferPointer(start: buffer, count: Int(size)))
     }
 
+    /// Encodes packed CMYK (Adobe's inverted convention, as ``cmykToRGB(_:)`` reads it) as a
+    /// YCCK JPEG, the kind print workflows produce.
+    public static func encodeCMYK(_ cmyk: [UInt8], width: Int, height: Int, quality: Int) throws(MediaError) -> [UInt8] {
+        precondition(cmyk.count == width * height * 4)
+        let handle = try Handle(decompress: false)
+        var buffer: UnsafeMutablePointer<UInt8>? = nil
+        var size: UInt = 0
+        let rc = cmyk.withUnsafeBufferPointer { src in
+            tjCompress2(handle.raw, src.baseAddress, Int32(width), 0, Int32(height), Int32(TJPF_CMYK.rawValue),
+                        &buffer, &size, Int32(TJSAMP_444.rawValue), Int32(quality), Int32(TJFLAG_ACCURATEDCT))
+        }
+        defer { if let buffer { tjFree(buffer) } }
+        guard rc == 0, let buffer else { throw handle.error("tjCompress2", fallback: .io, "could not be encoded as CMYK JPEG") }
+        return Array(UnsafeBufferPointer(start: buffer, count: Int(size)))
+    }
+
     /// The smallest of TurboJPEG's scaling factors (≤ 1) that keeps both minimums; full size
     /// when no minimum is given.
     static func scalingFactor(width: Int, height: Int, minimumLongSide: Int, minimumShortSide: Int) -> tjscalingfactor {

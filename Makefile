@@ -1,0 +1,46 @@
+# quarantine: the two commands are `make run` and `make test` (README).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+SWIFT ?= swift
+RELEASE_BIN := .build/release/quarantine
+DOWNLOADS := $(shell xdg-user-dir DOWNLOAD 2>/dev/null || echo $$HOME/Downloads)
+
+.PHONY: help setup build run test testdata golden bench bench-photos clean
+
+help:
+	@echo "make run    set up (once), build, and scan your Downloads folder ($(DOWNLOADS))"
+	@echo "make test   set up (once), fetch the test photos, build and run the whole test suite"
+	@echo "make bench  speed and memory against the upstream Python pipelines and the floor (slow)"
+	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
+	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(SWIFT) build -c release --product quarantine
+
+# Until the agent exists, `run` scans the Downloads folder once (exit 1 = something flagged).
+run: build
+	@mkdir -p "$(DOWNLOADS)"
+	$(RELEASE_BIN) scan "$(DOWNLOADS)" || [ $$? -eq 1 ]
+
+testdata:
+	@scripts/reference/testdata.sh
+
+test: setup testdata
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+golden: setup
+	scripts/reference/reference.sh golden
+
+bench-photos:
+	@scripts/reference/testdata.sh bench --count $${BENCH_COUNT:-60}
+
+bench: build testdata bench-photos
+	$(SWIFT) build -c release --product quarantine-bench
+	scripts/bench.sh
+
+clean:
+	rm -rf .build .venv-testdata .venv-reference testdata
