@@ -1,1 +1,95 @@
-print("")
+// quarantine-bench: the "floor" of `make bench`: what analysing a folder would cost with nothing
+// but decoding (turbojpeg DCT-scaled, ffmpeg for other formats) and raw ONNX Runtime inference of
+// both models on ready-made tensors. `quarantine scan` is compared against it in the same run.
+//
+//   quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER   -> one JSON line
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+
+func usage() -> Never {
+    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER\n".utf8))
+    exit(2)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.first == "floor" else { usage() }
+arguments.removeFirst()
+var workers = ProcessInfo.processInfo.activeProcessorCount, intra = 1
+var folder: String?
+while let argument = arguments.first {
+    arguments.removeFirst()
+    switch argument {
+    case "--workers": workers = Int(arguments.removeFirst()) ?? workers
+    case "--intra-op-threads": intra = Int(arguments.removeFirst()) ?? intra
+    default: folder = argument
+    }
+}
+guard let folder else { usage() }
+
+let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+    .filter { !$0.hasPrefix(".") }.sorted().map { folder + "/" + $0 }
+let catalog = ModelCatalog.standard()
+let runtime = try OnnxRuntime(path: try catalog.verified(ModelCatalog.runtime))
+let nude = try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.nudeNet), intraOpThreads: intra)
+let nsfw = try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.openNSFW), intraOpThreads: intra)
+let factor = SensitivityAnalyzer.shrinkFloorFactor
+let decoder = ImageDecoder(minimumLongSide: factor * 320, minimumShortSide: factor * 256)
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+final class Totals: @unchecked Sendable {
+    let lock = NSLock()
+    var images = 0, cardNanos: UInt64 = 0, cardChecks = 0, cardMaxNanos: UInt64 = 0
+}
+let totals = Totals()
+let next = NSLock()
+nonisolated(unsafe) var index = 0
+
+let startWall = Date(), startCPU = cpuSeconds()
+let done = DispatchSemaphore(value: 0)
+for _ in 0..<workers {
+    Thread.detachNewThread {
+        defer { done.signal() }
+        var nudeInput = [Float](repeating: 0, count: 3 * 320 * 320)
+        var nsfwInput = [Float](repeating: 0, count: 224 * 224 * 3)
+        while true {
+            next.lock()
+            let i = index
+            index += 1
+            next.unlock()
+            guard i < files.count else { return }
+            guard let file = try? MediaFile(path: files[i]), file.type.kind == .image, let decoded = try? decoder.decode(file) else { continue }
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            _ = TestCard.recognises(decoded.image)
+            let card = DispatchTime.now().uptimeNanoseconds - t0
+            _ = try? nude.run(&nudeInput, shape: [1, 3, 320, 320])
+            _ = try? nsfw.run(&nsfwInput, shape: [1, 224, 224, 3])
+            totals.lock.lock()
+            totals.images += 1
+            totals.cardNanos += card
+            totals.cardChecks += 1
+            totals.cardMaxNanos = max(totals.cardMaxNanos, card)
+            totals.lock.unlock()
+        }
+    }
+}
+for _ in 0..<workers { done.wait() }
+let wall = Date().timeIntervalSince(startWall), cpu = cpuSeconds() - startCPU
+var peak = rusage()
+getrusage(RUSAGE_SELF.rawValue, &peak)
+let result: [String: Any] = [
+    "what": "floor", "images": totals.images, "workers": workers, "intra_op_threads": intra,
+    "wall_s": (wall * 1000).rounded() / 1000, "cpu_s": (cpu * 1000).rounded() / 1000,
+    "images_per_s": ((Double(totals.images) / wall) * 100).rounded() / 100,
+    "cpu_ms_per_image": ((cpu * 1000 / Double(max(1, totals.images))) * 10).rounded() / 10,
+    "peak_rss_mb": Double(peak.ru_maxrss) / 1024,
+    "testcard_check_ms_mean": Double(totals.cardNanos) / Double(max(1, totals.cardChecks)) / 1e6,
+    "testcard_check_ms_max": Double(totals.cardMaxNanos) / 1e6,
+]
+let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+print(String(decoding: data, as: UTF8.self))

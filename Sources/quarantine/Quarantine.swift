@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import SensitivityAnalysis
 
@@ -19,6 +20,25 @@ struct Quarantine: AsyncParsableCommand {
         version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
         subcommands: [Scan.self, TestCardCommand.self, Doctor.self]
     )
+
+    /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command that analyses shares.

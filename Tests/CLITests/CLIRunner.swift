@@ -1,0 +1,63 @@
+import Foundation
+
+/// Runs the built `quarantine` binary, as a person or a script would, and captures everything.
+struct CLIRunner {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let photos = repositoryRoot.appendingPathComponent("testdata/photos")
+
+    /// The binary `swift build` made next to this test bundle.
+    static var binary: URL {
+        let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+        let beside = bundle.appendingPathComponent("quarantine")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return repositoryRoot.appendingPathComponent(".build/debug/quarantine")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+        /// Each stdout line parsed as a JSON object.
+        func jsonLines() throws -> [[String: Any]] {
+            try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        }
+    }
+
+    /// A temporary HOME so no user's configuration leaks into a test; the models are still found
+    /// through QUARANTINE_DATA_DIR pointing at the real per-user installation.
+    let home: URL
+
+    init() throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: home) }
+
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        let realData = (env["XDG_DATA_HOME"] ?? (env["HOME"]! + "/.local/share")) + "/quarantine"
+        env["QUARANTINE_DATA_DIR"] = env["QUARANTINE_DATA_DIR"] ?? realData
+        env["HOME"] = home.path
+        env["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        for (k, v) in extra { env[k] = v }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read both pipes while the process runs so neither can fill up and block it.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        process.waitUntilExit()
+        group.wait()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    }
+}

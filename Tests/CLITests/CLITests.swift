@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+/// `quarantine` on the command line: output, JSON and exit codes of the built binary.
+@Suite("CLI", .serialized)
+struct CLITests {
+    @Test func version() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let result = try cli.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout.hasPrefix("quarantine 0."))
+    }
+
+    @Test("help names every verb")
+    func help() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let result = try cli.run(["--help"])
+        #expect(result.status == 0)
+        for verb in ["scan", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
+    }
+
+    @Test("usage errors exit 2")
+    func usageErrors() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        #expect(try cli.run(["scan"]).status == 2)
+        #expect(try cli.run(["scan", "--mode", "teenager", "x"]).status == 2)
+        #expect(try cli.run(["no-such-verb"]).status == 2)
+        let missing = try cli.run(["scan", "/nonexistent/\(UUID())"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("no such file"))
+    }
+
+    @Test("a benign photo: exit 0, a summary, nothing flagged")
+    func benign() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let result = try cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut.png").path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("Scanned 1 picture"))
+        #expect(result.stdout.contains("0 flagged"))
+        #expect(!result.stdout.contains("FLAGGED"))
+    }
+
+    @Test("the test card: exit 1 and a FLAGGED line with the reason")
+    func testCardFlagged() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let card = cli.home.appendingPathComponent("card.jpg").path
+        let written = try cli.run(["testcard", card])
+        #expect(written.status == 0)
+        let again = try cli.run(["testcard", card])
+        #expect(again.status == 2, "testcard must not overwrite")
+        let result = try cli.run(["scan", card])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("FLAGGED  \(card)  (TEST_CARD 1.00)"))
+        #expect(try cli.run(["scan", "--mode", "child", card]).status == 1)
+    }
+
+    @Test("--json: one object per file with the documented fields; folders recurse; links are not followed")
+    func jsonFolder() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let folder = cli.home.appendingPathComponent("Downloads/nested")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let photo = folder.appendingPathComponent("astronaut.png")
+        try FileManager.default.copyItem(at: CLIRunner.photos.appendingPathComponent("astronaut.png"), to: photo)
+        _ = try cli.run(["testcard", folder.deletingLastPathComponent().appendingPathComponent("card.png").path])
+        let cardBytes = try Data(contentsOf: folder.deletingLastPathComponent().appendingPathComponent("card.png"))
+        try cardBytes.prefix(cardBytes.count / 3).write(to: folder.appendingPathComponent("broken.png"))
+        try Data("notes".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link.png"), withDestinationURL: photo)
+        let before = try snapshot(cli.home.appendingPathComponent("Downloads"))
+
+        let result = try cli.run(["scan", "--json", cli.home.appendingPathComponent("Downloads").path])
+        #expect(result.status == 1)
+        let records = try result.jsonLines()
+        #expect(records.count == 4, "card, astronaut, broken, notes; the link is not followed: \(result.stdout)")
+        func record(_ suffix: String) -> [String: Any]? { records.first { ($0["path"] as? String)?.hasSuffix(suffix) == true } }
+        let card = try #require(record("/card.png"))
+        #expect(card["sensitive"] as? Bool == true)
+        #expect(card["kind"] as? String == "image")
+        #expect(card["reasons"] as? [String] == ["TEST_CARD 1.00"])
+        let detections = try #require(card["detections"] as? [[String: Any]])
+        #expect(detections.first?["label"] as? String == "TEST_CARD")
+        #expect(detections.first?["box"] as? [Int] == [0, 0, 1024, 1024])
+        #expect(card["elapsed_ms"] is Double || card["elapsed_ms"] is Int)
+        let astronaut = try #require(record("/astronaut.png"))
+        #expect(astronaut["sensitive"] as? Bool == false)
+        #expect(astronaut["nsfw"] is Double)
+        #expect((astronaut["detections"] as? [[String: Any]])?.contains { $0["label"] as? String == "FACE_FEMALE" } == true)
+        let broken = try #require(record("/broken.png"))
+        #expect(broken["error"] is String && (broken["error"] as! String).contains("broken.png"))
+        #expect(["truncated", "corrupt"].contains(broken["error_code"] as? String))
+        let notes = try #require(record("/notes.txt"))
+        #expect(notes["kind"] as? String == "other")
+        #expect(notes["error"] == nil)
+        // Read-only: nothing moved or changed.
+        #expect(try snapshot(cli.home.appendingPathComponent("Downloads")) == before)
+    }
+
+    @Test("only errors: exit 2")
+    func onlyErrors() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let bad = cli.home.appendingPathComponent("bad.jpg")
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]).write(to: bad)
+        let result = try cli.run(["scan", "--json", bad.path])
+        #expect(result.status == 2)
+        #expect(try result.jsonLines().first?["error"] != nil)
+    }
+
+    @Test("a missing model: exit 2 and a message that says what to do")
+    func missingModels() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let result = try cli.run(["scan", CLIRunner.photos.path], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("make setup"))
+        let doctor = try cli.run(["doctor"], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
+        #expect(doctor.status == 1)
+        #expect(doctor.stdout.contains("MISSING"))
+    }
+
+    @Test("a bad configuration file is named with the key at fault")
+    func badConfig() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let config = cli.home.appendingPathComponent("config.toml")
+        try Data("[policy.adult.labels]\nFACE_FEMALE = 7\n".utf8).write(to: config)
+        let result = try cli.run(["scan", "--config", config.path, CLIRunner.photos.appendingPathComponent("astronaut.png").path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("FACE_FEMALE"))
+    }
+
+    @Test("doctor: everything in place, and --json")
+    func doctor() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let text = try cli.run(["doctor"])
+        #expect(text.status == 0, "\(text.stdout)")
+        #expect(text.stdout.contains("sha256 verified"))
+        let json = try cli.run(["doctor", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true)
+        let names = (object["checks"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        for name in ["libonnxruntime.so.1.31.1", "320n.onnx", "open-nsfw.onnx", "decoder jpeg", "decoder png", "inotify max_user_watches"] {
+            #expect(names.contains(name), "\(name)")
+        }
+    }
+
+    /// Paths with size and modification time, to prove a scan changed nothing.
+    func snapshot(_ root: URL) throws -> [String: String] {
+        var out: [String: String] = [:]
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey]
+        for case let url as URL in FileManager.default.enumerator(at: root, includingPropertiesForKeys: keys)! {
+            let values = try url.resourceValues(forKeys: Set(keys))
+            out[url.path] = "\(values.fileSize ?? -1) \(values.contentModificationDate?.timeIntervalSince1970 ?? 0)"
+        }
+        return out
+    }
+}

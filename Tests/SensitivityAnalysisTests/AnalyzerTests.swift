@@ -1,0 +1,176 @@
+import Foundation
+import MediaDecoding
+import Testing
+@testable import SensitivityAnalysis
+
+/// The analyzer end to end on real models, and what happens when the installation is broken.
+@Suite("Analyzer")
+struct AnalyzerTests {
+    @Test("the test card is flagged TEST_CARD in both modes", arguments: AnalysisMode.allCases)
+    func testCardFlagged(mode: AnalysisMode) async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("card.jpg")
+        try Data(try JPEGCodec.encode(TestCard.render(width: 800, height: 600), quality: 80)).write(to: url)
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: mode), configuration: .init(workers: 1))
+        let analysis = try await analyzer.analyzeImage(at: url)
+        #expect(analysis.isSensitive)
+        #expect(analysis.detections.map(\.label) == [TestCard.label])
+        #expect(analysis.reasons == ["TEST_CARD 1.00"])
+        #expect(analysis.mode == mode)
+        #expect(analysis.width == 800 && analysis.height == 600)
+        #expect(analysis.detections[0].box == Box(x: 0, y: 0, width: 800, height: 600))
+    }
+
+    @Test("a benign photo is analysed by both models and left alone")
+    func benignPhoto() async throws {
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let analysis = try await analyzer.analyzeImage(at: TestEnvironment.photos.appendingPathComponent("astronaut.png").path)
+        #expect(!analysis.isSensitive)
+        #expect(analysis.reasons.isEmpty)
+        #expect(analysis.nsfwScore != nil)
+        #expect(analysis.detections.contains { $0.label == "FACE_FEMALE" && $0.score > 0.7 })
+    }
+
+    @Test("a failing file becomes a report with a reason, not a crash")
+    func reportForBadFile() async throws {
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("cut.jpg")
+        let jpeg = try JPEGCodec.encode(TestCard.render(width: 400, height: 400), quality: 90)
+        try Data(jpeg[0..<(jpeg.count / 3)]).write(to: url)
+        let report = await analyzer.report(forFileAt: url.path)
+        #expect(report.analysis == nil)
+        #expect(report.failure?.code == "truncated")
+        #expect(report.failure?.message.contains(url.path) == true)
+        #expect(report.kind == .image)
+        let text = dir.appendingPathComponent("readme.txt")
+        try Data("hello".utf8).write(to: text)
+        let other = await analyzer.report(forFileAt: text.path)
+        #expect(other.kind == .other && other.failure == nil && other.analysis == nil)
+    }
+
+    @Test("policy reasons: labels over their thresholds, strongest first, open_nsfw last")
+    func policyReasons() {
+        let policy = SensitivityPolicy.defaults(for: .adult)
+        let box = Box(x: 0, y: 0, width: 1, height: 1)
+        let detections = [Detection(label: "FACE_FEMALE", score: 0.9, box: box),
+                          Detection(label: "FEMALE_BREAST_EXPOSED", score: 0.83, box: box),
+                          Detection(label: "BUTTOCKS_EXPOSED", score: 0.49, box: box),
+                          Detection(label: "MALE_GENITALIA_EXPOSED", score: 0.91, box: box)]
+        #expect(policy.reasons(detections: detections, nsfw: 0.91) == ["MALE_GENITALIA_EXPOSED 0.91", "FEMALE_BREAST_EXPOSED 0.83", "open_nsfw 0.91"])
+        #expect(policy.reasons(detections: [], nsfw: 0.84).isEmpty)
+        let child = SensitivityPolicy.defaults(for: .child)
+        #expect(child.reasons(detections: [Detection(label: "BUTTOCKS_EXPOSED", score: 0.49, box: box)], nsfw: 0.6) == ["BUTTOCKS_EXPOSED 0.49", "open_nsfw 0.60"])
+    }
+
+    @Test("a missing model is named, with how to fix it")
+    func missingModel() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = ModelCatalog(runtimeDirectories: ModelCatalog.standard().runtimeDirectories, modelDirectories: [dir.path])
+        do {
+            _ = try SensitivityAnalyzer(policy: .defaults(for: .adult), catalog: catalog)
+            Issue.record("analyzer loaded without models")
+        } catch {
+            #expect(error.code == .modelMissing)
+            #expect(error.description.contains("320n.onnx") && error.description.contains("make setup"))
+        }
+    }
+
+    @Test("a damaged model is refused by its sha256")
+    func damagedModel() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let standard = ModelCatalog.standard()
+        for artifact in [ModelCatalog.nudeNet, ModelCatalog.openNSFW] {
+            try FileManager.default.copyItem(atPath: try #require(standard.locate(artifact)), toPath: dir.appendingPathComponent(artifact.fileName).path)
+        }
+        let handle = try FileHandle(forWritingTo: dir.appendingPathComponent("320n.onnx"))
+        try handle.seek(toOffset: 1000)
+        try handle.write(contentsOf: Data([0xFF, 0xFF, 0xFF]))
+        try handle.close()
+        let catalog = ModelCatalog(runtimeDirectories: standard.runtimeDirectories, modelDirectories: [dir.path])
+        do {
+            _ = try SensitivityAnalyzer(policy: .defaults(for: .adult), catalog: catalog)
+            Issue.record("analyzer loaded a damaged model")
+        } catch {
+            #expect(error.code == .modelMismatch)
+            #expect(error.description.contains(ModelCatalog.nudeNet.sha256))
+        }
+    }
+
+    @Test("a missing or foreign runtime library gives a typed error")
+    func badRuntime() throws {
+        do {
+            _ = try OnnxRuntime(path: "/nonexistent/libonnxruntime.so")
+            Issue.record("loaded a runtime that does not exist")
+        } catch {
+            #expect(error.code == .runtimeUnloadable)
+            #expect(error.cause?.contains("dlopen") == true || error.cause?.contains("No such file") == true)
+        }
+        do {
+            _ = try OnnxRuntime(path: "libz.so.1")
+            Issue.record("took zlib for ONNX Runtime")
+        } catch {
+            #expect(error.code == .runtimeUnloadable)
+            #expect(error.cause?.contains("OrtGetApiBase") == true)
+        }
+    }
+
+    @Test("an ONNX Runtime error carries ORT's own message")
+    func ortErrorMessage() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bogus = dir.appendingPathComponent("bogus.onnx")
+        try Data("this is not a protobuf".utf8).write(to: bogus)
+        let runtime = try OnnxRuntime(path: try #require(ModelCatalog.standard().locate(ModelCatalog.runtime)))
+        #expect(runtime.version == "1.31.1")
+        do {
+            _ = try InferenceSession(runtime: runtime, modelPath: bogus.path, intraOpThreads: 1)
+            Issue.record("loaded a bogus model")
+        } catch {
+            #expect(error.operation == "CreateSession")
+            #expect((error.cause ?? "").count > 10, "ORT's message: \(error.cause ?? "")")
+        }
+    }
+
+    @Test("configuration: user values override defaults key by key; bad values are named")
+    func configuration() throws {
+        let settings = try Settings().applying(toml: """
+            mode = "child"
+            [analysis]
+            workers = 3
+            [policy.child]
+            nsfw_threshold = 0.7
+            [policy.child.labels]
+            BUTTOCKS_EXPOSED = 0.5
+            ANUS_COVERED = false
+            """, from: "test.toml")
+        #expect(settings.mode == .child)
+        #expect(settings.analyzer.workers == 3)
+        #expect(settings.policy.nsfwThreshold == 0.7)
+        #expect(settings.policy.labelThresholds["BUTTOCKS_EXPOSED"] == 0.5)
+        #expect(settings.policy.labelThresholds["ANUS_COVERED"] == nil)
+        #expect(settings.policy.labelThresholds["FEMALE_GENITALIA_EXPOSED"] == 0.3)
+        #expect(settings.policies[.adult] == .defaults(for: .adult))
+        for bad in ["mode = \"teen\"", "[policy.adult.labels]\nNOT_A_LABEL = 0.5", "[policy.adult.labels]\nFACE_MALE = 0.1", "[analysis]\nworkers = -1", "mode = "] {
+            #expect(throws: Settings.ConfigurationError.self) { _ = try Settings().applying(toml: bad, from: "bad.toml") }
+        }
+    }
+
+    @Test("etc/quarantine/config.toml states exactly the built-in defaults")
+    func shippedDefaultsMatch() throws {
+        let path = TestEnvironment.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var empty = Settings()
+        for mode in AnalysisMode.allCases { empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil) }
+        empty.mode = .child
+        let parsed = try empty.applying(toml: text, from: path)
+        #expect(parsed.mode == .adult)
+        for mode in AnalysisMode.allCases { #expect(parsed.policies[mode] == .defaults(for: mode), "\(mode)") }
+        #expect(parsed.analyzer.limits == MediaLimits.default)
+        #expect(parsed.analyzer.intraOpThreads == SensitivityAnalyzer.Configuration().intraOpThreads)
+    }
+}
