@@ -12,6 +12,7 @@ func usage() -> Never {
     exit(2)
 }
 
+MemoryTuning.apply()
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.first == "floor" else { usage() }
 arguments.removeFirst()

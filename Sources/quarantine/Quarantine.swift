@@ -23,6 +23,7 @@ struct Quarantine: AsyncParsableCommand {
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
     static func main() async {
+        MemoryTuning.apply()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
