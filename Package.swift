@@ -21,11 +21,12 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSystemShims"),
 
         // MARK: - Libraries
         .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
         .target(name: "SensitivityAnalysis", dependencies: [
-            "MediaDecoding", "COnnxRuntime",
+            "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "TOMLKit", package: "TOMLKit"),
