@@ -5,7 +5,7 @@ SWIFT ?= swift
 RELEASE_BIN := .build/release/quarantine
 DOWNLOADS := $(shell xdg-user-dir DOWNLOAD 2>/dev/null || echo $$HOME/Downloads)
 
-.PHONY: help setup build run test testdata golden bench bench-photos clean
+.PHONY: help setup build run test testdata golden bench bench-photos man clean
 
 help:
 	@echo "make run    set up (once), build, and scan your Downloads folder ($(DOWNLOADS))"
@@ -41,6 +41,13 @@ bench-photos:
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
 	scripts/bench.sh
+
+# The man page and shell completions in packaging/ are generated from the CLI's own help.
+man:
+	$(SWIFT) package generate-manual --configuration debug --date 2026-11-22 --authors "quarantine maintainers"
+	cp .build/plugins/GenerateManual/outputs/quarantine/quarantine.1 packaging/man/quarantine.1
+	$(SWIFT) build --product quarantine
+	for s in bash zsh fish; do .build/debug/quarantine --generate-completion-script $$s > packaging/completions/quarantine.$$s; done
 
 clean:
 	rm -rf .build .venv-testdata .venv-reference testdata

@@ -141,6 +141,18 @@ struct CLITests {
         }
     }
 
+    @Test("packaging/ ships completions and a man page that match the CLI ('make man' regenerates them)")
+    func shippedCompletionsAndManual() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        for shell in ["bash", "zsh", "fish"] {
+            let generated = try cli.run(["--generate-completion-script", shell]).stdout
+            let shipped = try String(contentsOf: CLIRunner.repositoryRoot.appendingPathComponent("packaging/completions/quarantine.\(shell)"), encoding: .utf8)
+            #expect(generated == shipped, "packaging/completions/quarantine.\(shell) is stale: run 'make man'")
+        }
+        let manual = try String(contentsOf: CLIRunner.repositoryRoot.appendingPathComponent("packaging/man/quarantine.1"), encoding: .utf8)
+        for verb in ["scan", "testcard", "doctor", "--json", "--mode"] { #expect(manual.contains(verb), "man page lacks \(verb): run 'make man'") }
+    }
+
     /// Paths with size and modification time, to prove a scan changed nothing.
     func snapshot(_ root: URL) throws -> [String: String] {
         var out: [String: String] = [:]

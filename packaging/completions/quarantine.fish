@@ -1,0 +1,107 @@
+function __quarantine_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __quarantine_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __quarantine_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __quarantine_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __quarantine_parse_tokens -S
+    set -l unparsed_tokens (__quarantine_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'quarantine'
+        __quarantine_parse_subcommand 0 'version' 'h/help'
+        switch $unparsed_tokens[1]
+        case 'scan'
+            __quarantine_parse_subcommand -r 1 'json' 'v/verbose' 'mode=' 'config=' 'workers=' 'version' 'h/help'
+        case 'testcard'
+            __quarantine_parse_subcommand 1 'size=' 'quality=' 'force' 'version' 'h/help'
+        case 'doctor'
+            __quarantine_parse_subcommand 0 'json' 'version' 'h/help'
+        case 'help'
+            __quarantine_parse_subcommand -r 1 'version'
+        end
+    end
+end
+
+function __quarantine_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __quarantine_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __quarantine_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __quarantine_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__quarantine_tokens -p)
+    if test -z "$(__quarantine_tokens -t)"
+        set -l index (count (__quarantine_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'quarantine' -f
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine" version' -l 'version' -d 'Show the version.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine" -eq 1' -fa 'scan' -d 'Check files and folders for nudity (read-only: nothing is moved or changed).'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine" -eq 1' -fa 'testcard' -d 'Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine" -eq 1' -fa 'doctor' -d 'Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" json' -l 'json' -d 'Print one JSON object per file (JSON Lines) instead of text.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" v verbose' -s 'v' -l 'verbose' -d 'Also list files that are not flagged.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" mode' -l 'mode' -d 'Policy to judge by: adult or child (default: the config file\'s mode).' -rfka 'adult child'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" config' -l 'config' -d 'Configuration file (default: ~/.config/quarantine/config.toml).' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" workers' -l 'workers' -d 'Files analysed at once (default: one per core).' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" version' -l 'version' -d 'Show the version.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" size' -l 'size' -d 'Size in pixels, WIDTHxHEIGHT.' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" quality' -l 'quality' -d 'JPEG quality, 1-100.' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" force' -l 'force' -d 'Replace FILE if it exists.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" version' -l 'version' -d 'Show the version.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" json' -l 'json' -d 'Print one JSON object instead of text.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" version' -l 'version' -d 'Show the version.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine help" version' -l 'version' -d 'Show the version.'

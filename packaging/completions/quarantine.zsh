@@ -1,0 +1,132 @@
+#compdef quarantine
+
+__quarantine_complete() {
+    local -ar non_empty_completions=("${@:#(|:*)}")
+    local -ar empty_completions=("${(M)@:#(|:*)}")
+    _describe -V '' non_empty_completions -- empty_completions -P $'\'\''
+}
+
+__quarantine_custom_complete() {
+    local -a completions
+    completions=("${(@f)"$("${command_name}" "${@}" "${command_line[@]}")"}")
+    if [[ "${#completions[@]}" -gt 1 ]]; then
+        __quarantine_complete "${completions[@]:0:-1}"
+    fi
+}
+
+__quarantine_cursor_index_in_current_word() {
+    if [[ -z "${QIPREFIX}${IPREFIX}${PREFIX}" ]]; then
+        printf 0
+    else
+        printf %s "${#${(z)LBUFFER}[-1]}"
+    fi
+}
+
+_quarantine() {
+    emulate -RL zsh -G
+    setopt extendedglob nullglob numericglobsort
+    unsetopt aliases banghist
+
+    local -xr SAP_SHELL=zsh
+    local -x SAP_SHELL_VERSION
+    SAP_SHELL_VERSION="$(builtin emulate zsh -c 'printf %s "${ZSH_VERSION}"')"
+    local -r SAP_SHELL_VERSION
+
+    local context state state_descr line
+    local -A opt_args
+
+    local -r command_name="${words[1]}"
+    local -ar command_line=("${words[@]}")
+    local -ir current_word_index="$((CURRENT - 1))"
+
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'scan:Check files and folders for nudity (read-only: nothing is moved or changed).'
+            'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
+            'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
+            'help:Show subcommand help information.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        scan|testcard|doctor|help)
+            "_quarantine_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_quarantine_scan() {
+    local -i ret=1
+    local -ar ___mode=('adult' 'child')
+    local -ar arg_specs=(
+        '--json[Print one JSON object per file (JSON Lines) instead of text.]'
+        '(-v --verbose)'{-v,--verbose}'[Also list files that are not flagged.]'
+        '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
+        '--workers[Files analysed at once (default\: one per core).]:n:'
+        '*:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_testcard() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--size[Size in pixels, WIDTHxHEIGHT.]:WxH:'
+        '--quality[JPEG quality, 1-100.]:quality:'
+        '--force[Replace FILE if it exists.]'
+        ':file:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_doctor() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print one JSON object instead of text.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_help() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*:subcommands:'
+        '--version[Show the version.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+if [[ "${funcstack[1]}" = _quarantine ]]; then
+    _quarantine "${@}"
+else
+    compdef _quarantine quarantine
+fi
