@@ -39,11 +39,12 @@ enum FFmpeg {
     }
 
     /// The size a picture is reduced to before analysis: unchanged unless it is more than twice
-    /// what both models need, then shrunk (keeping its aspect) to just what they need.
-    static func reducedSize(width: Int, height: Int, minimumLongSide: Int, minimumShortSide: Int) -> (width: Int, height: Int) {
+    /// what both models need (or larger at all, with `alwaysShrink`), then shrunk, keeping its
+    /// aspect, to just what they need.
+    static func reducedSize(width: Int, height: Int, minimumLongSide: Int, minimumShortSide: Int, alwaysShrink: Bool = false) -> (width: Int, height: Int) {
         let long = max(width, height), short = min(width, height)
         let factor = max(Double(minimumLongSide) / Double(long), Double(minimumShortSide) / Double(short))
-        guard factor > 0, factor <= 0.5 else { return (width, height) }
+        guard factor > 0, factor <= (alwaysShrink ? 0.999 : 0.5) else { return (width, height) }
         return (max(1, Int((Double(width) * factor).rounded(.up))), max(1, Int((Double(height) * factor).rounded(.up))))
     }
 

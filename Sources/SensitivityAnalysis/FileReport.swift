@@ -39,11 +39,45 @@ public struct FileReport: Sendable {
 extension SensitivityAnalyzer {
     /// Analyses whatever is at `path`: pictures are judged, other files are reported as such,
     /// and every problem becomes the report's ``FileReport/failure``.
-    public func report(forFileAt path: String) async -> FileReport {
+    ///
+    /// Videos report their progress to `progress` as they go.
+    public func report(forFileAt path: String, progress: (@Sendable (VideoProgress) -> Void)? = nil) async -> FileReport {
         do {
+            let type = try await pool.run { try MediaFile(path: path).type }
+            if type.kind == .video {
+                return await videoReport(forFileAt: path, type: type, progress: progress)
+            }
             return try await pool.run { [self] in reportSynchronously(forFileAt: path) }
         } catch {
             return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
+        }
+    }
+
+    func videoReport(forFileAt path: String, type: MediaType, progress: (@Sendable (VideoProgress) -> Void)?) async -> FileReport {
+        let start = DispatchTime.now().uptimeNanoseconds
+        func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
+        let handler = videoAnalysis(forFileAt: path, options: videoOptions)
+        let watcher = Task {
+            for await update in handler.progressUpdates { progress?(update) }
+        }
+        defer { watcher.cancel() }
+        do {
+            let video = try await handler.hasSensitiveContent()
+            let swaps = video.info.rotation == 90 || video.info.rotation == 270
+            var analysis = SensitivityAnalysis(
+                path: path, kind: .video, type: type, isSensitive: video.isSensitive, detections: video.detections,
+                nsfwScore: video.nsfwScore, reasons: video.reasons, mode: video.mode,
+                width: swaps ? video.info.height : video.info.width, height: swaps ? video.info.width : video.info.height,
+                identity: try MediaFile(path: path).identity, elapsedMilliseconds: elapsed())
+            analysis.frameTime = video.frameTime
+            analysis.samples = video.samples
+            analysis.duration = video.duration
+            analysis.coverage = video.coverage
+            analysis.flaggedRanges = videoOptions.allFlaggedRanges ? video.flaggedRanges.map { [$0.lowerBound, $0.upperBound] } : nil
+            analysis.partialReason = video.endedEarly ? (video.endReason ?? "damaged or missing data") : nil
+            return FileReport(path: path, kind: .video, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: elapsed())
+        } catch {
+            return FileReport(path: path, kind: .video, type: type, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: elapsed())
         }
     }
 
@@ -59,7 +93,7 @@ extension SensitivityAnalyzer {
             case .other:
                 return FileReport(path: path, kind: .other, type: type, analysis: nil, failure: nil, elapsedMilliseconds: elapsed())
             case .video:
-                throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); video analysis is not part of this version yet", path: path)
+                throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); analyse it with report(forFileAt:) or videoAnalysis(forFileAt:)", path: path)
             case .image:
                 let decoded = try decoder.decode(file)
                 var analysis = try analyze(decoded, path: path, identity: file.identity)

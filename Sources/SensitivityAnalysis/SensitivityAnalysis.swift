@@ -21,4 +21,19 @@ public struct SensitivityAnalysis: Sendable, Codable {
     public var identity: FileIdentity
     /// Wall time spent on this file, in milliseconds.
     public var elapsedMilliseconds: Double
+
+    // MARK: Videos (nil for pictures)
+
+    /// Media time of the first flagged frame, seconds.
+    public var frameTime: Double? = nil
+    /// Frames analysed.
+    public var samples: Int? = nil
+    /// Duration in seconds, when known.
+    public var duration: Double? = nil
+    /// Fraction of the duration covered (below 1: truncated, damaged, or stopped at the first flag).
+    public var coverage: Double? = nil
+    /// Every flagged stretch as [start, end] seconds (with --all).
+    public var flaggedRanges: [[Double]]? = nil
+    /// Why the decoder stopped before the end, for a partial-coverage verdict.
+    public var partialReason: String? = nil
 }

@@ -38,11 +38,17 @@ public final class SensitivityAnalyzer: Sendable {
     let classifier: NSFWClassifier
     let decoder: ImageDecoder
     let pool: WorkerPool
+    /// Videos run on their own threads (half the workers, at least one), so a long video is
+    /// analysed beside new pictures, never in front of them.
+    let videoPool: WorkerPool
+    public let videoOptions: VideoOptions
 
     /// Loads the runtime and both models from `catalog`, verifying every sha256.
-    public init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), catalog: ModelCatalog = .standard()) throws(InferenceError) {
+    public init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), videoOptions: VideoOptions = VideoOptions(),
+                catalog: ModelCatalog = .standard()) throws(InferenceError) {
         self.policy = policy
         self.configuration = configuration
+        self.videoOptions = videoOptions
         let runtimePath = try catalog.verified(ModelCatalog.runtime)
         let nudePath = try catalog.verified(ModelCatalog.nudeNet)
         let nsfwPath = try catalog.verified(ModelCatalog.openNSFW)
@@ -53,6 +59,7 @@ public final class SensitivityAnalyzer: Sendable {
                                minimumLongSide: Self.shrinkFloorFactor * NudeDetector.inputSize,
                                minimumShortSide: Self.shrinkFloorFactor * NSFWClassifier.resizeSide)
         pool = WorkerPool(threads: configuration.workers, name: "analysis")
+        videoPool = WorkerPool(threads: max(1, configuration.workers / 2), name: "video")
     }
 
     /// Analyses the picture at `path` (never following a symbolic link), off the caller's thread.

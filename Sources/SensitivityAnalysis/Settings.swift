@@ -9,13 +9,15 @@ public struct Settings: Sendable, Equatable {
     public var mode: AnalysisMode
     public var policies: [AnalysisMode: SensitivityPolicy]
     public var analyzer: SensitivityAnalyzer.Configuration
+    public var video: VideoOptions
 
     public init(mode: AnalysisMode = .adult,
                 policies: [AnalysisMode: SensitivityPolicy] = [.adult: .defaults(for: .adult), .child: .defaults(for: .child)],
-                analyzer: SensitivityAnalyzer.Configuration = .init()) {
+                analyzer: SensitivityAnalyzer.Configuration = .init(), video: VideoOptions = .init()) {
         self.mode = mode
         self.policies = policies
         self.analyzer = analyzer
+        self.video = video
     }
 
     /// The policy of the mode in force.
@@ -56,6 +58,12 @@ public struct Settings: Sendable, Equatable {
             if let n = try positiveInt("max_dimension") { result.analyzer.limits.maxDimension = n }
             if let n = try positiveInt("max_megapixels") { result.analyzer.limits.maxPixels = n * 1_000_000 }
             if let n = try positiveInt("max_image_file_mib") { result.analyzer.limits.maxImageFileBytes = n << 20 }
+        }
+        if let video = table["video"]?.table, let value = video["max_gap"] {
+            guard let gap = value.double ?? value.int.map(Double.init), gap >= 0.1, gap <= 60 else {
+                throw fail("video.max_gap must be a number of seconds from 0.1 to 60")
+            }
+            result.video.maxGap = gap
         }
         if let policyTable = table["policy"]?.table {
             for key in policyTable.keys {

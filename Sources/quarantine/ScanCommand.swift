@@ -25,6 +25,9 @@ struct Scan: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Also list files that are not flagged.")
     var verbose = false
 
+    @Flag(name: .long, help: "Videos: list every flagged time range instead of stopping at the first flagged frame.")
+    var all = false
+
     @OptionGroup var options: AnalysisOptions
 
     @Argument(help: ArgumentHelp("Files or folders to check.", valueName: "path"))
@@ -47,7 +50,9 @@ struct Scan: AsyncParsableCommand {
 
         let analyzer: SensitivityAnalyzer
         do {
-            analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer)
+            var video = settings.video
+            video.allFlaggedRanges = all
+            analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: video)
         } catch {
             printError("quarantine: cannot analyse: \(error)")
             throw ExitCode(2)
@@ -70,13 +75,13 @@ struct Scan: AsyncParsableCommand {
                 guard next < files.count else { return }
                 let path = files[next]
                 next += 1
-                group.addTask { await analyzer.report(forFileAt: path) }
+                group.addTask { await analyzer.report(forFileAt: path) { progress.video(path, $0) } }
             }
             for _ in 0..<min(lead, files.count) { submit() }
             while let report = await group.next() {
                 tally.add(report)
                 output.emit(report, progress: progress)
-                progress.advance()
+                progress.advance(finished: report.path)
                 submit()
             }
         }
@@ -127,6 +132,13 @@ struct ScanOutput {
         var elapsed_ms: Double
         var error: String?
         var error_code: String?
+        // Videos
+        var frame_time: Double?
+        var samples: Int?
+        var duration: Double?
+        var coverage: Double?
+        var flagged_ranges: [[Double]]?
+        var partial: String?
     }
 
     static func rounded(_ v: Double, _ digits: Double = 10_000) -> Double { (v * digits).rounded() / digits }
@@ -141,50 +153,51 @@ struct ScanOutput {
                       },
                       nsfw: a?.nsfwScore.map { Self.rounded($0) }, width: a?.width, height: a?.height, mode: a?.mode.rawValue,
                       elapsed_ms: Self.rounded(report.elapsedMilliseconds, 10),
-                      error: report.failure?.message, error_code: report.failure?.code)
+                      error: report.failure?.message, error_code: report.failure?.code,
+                      frame_time: a?.frameTime.map { Self.rounded($0, 1000) }, samples: a?.samples,
+                      duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
+                      flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason)
     }
 
-    func printJSON(_ record: Record) {
+    func jsonText(_ record: Record) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        let data = (try? encoder.encode(record)) ?? Data("{}".utf8)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        return String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     func emit(_ report: FileReport, progress: ProgressBar) {
         if json {
-            printJSON(record(report))
+            progress.print(jsonText(record(report)), to: .standardOutput)
             return
         }
+        let partial = report.analysis?.partialReason.map { "  [partial: covered \(Int((report.analysis?.coverage ?? 0) * 100))%, \($0)]" } ?? ""
         if let failure = report.failure {
-            progress.clear()
-            printError("error    \(failure.message)")
-            progress.redraw()
-        } else if report.isSensitive {
-            progress.clear()
-            printOut("FLAGGED  \(report.path)  (\(report.analysis!.reasons.joined(separator: ", ")))")
-            progress.redraw()
-        } else if verbose {
-            progress.clear()
-            printOut("ok       \(report.path)\(report.kind == .other ? "  (not a picture)" : "")")
-            progress.redraw()
+            progress.print("error    \(failure.message)", to: .standardError)
+        } else if report.isSensitive, let a = report.analysis {
+            var at = a.frameTime.map { " at \(ProgressBar.duration($0))" } ?? ""
+            if let ranges = a.flaggedRanges, !ranges.isEmpty {
+                at = " at " + ranges.map { "\(ProgressBar.duration($0[0]))-\(ProgressBar.duration($0[1]))" }.joined(separator: ", ")
+            }
+            progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)", to: .standardOutput)
+        } else if verbose || !partial.isEmpty {
+            progress.print("ok       \(report.path)\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
         }
     }
 
     func emit(problem path: String, code: String, message: String, progress: ProgressBar) {
         if json {
-            printJSON(Record(path: path, kind: "other", type: "other", sensitive: false, reasons: [], detections: [], nsfw: nil,
-                             width: nil, height: nil, mode: nil, elapsed_ms: 0, error: message, error_code: code))
+            progress.print(jsonText(Record(path: path, kind: "other", type: "other", sensitive: false, reasons: [], detections: [], nsfw: nil,
+                                           width: nil, height: nil, mode: nil, elapsed_ms: 0, error: message, error_code: code)), to: .standardOutput)
         } else {
-            printError("error    \(message)")
+            progress.print("error    \(message)", to: .standardError)
         }
     }
 
     func summary(_ t: ScanTally, elapsed: Double, skippedLinks: Int) {
         let rate = elapsed > 0 ? Double(t.analysed) / elapsed : 0
-        var line = "Scanned \(t.analysed) picture\(t.analysed == 1 ? "" : "s") in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", rate))/s): "
+        var line = "Scanned \(t.analysed) file\(t.analysed == 1 ? "" : "s") in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.1f", rate))/s): "
         line += "\(t.flagged) flagged, \(t.errors) error\(t.errors == 1 ? "" : "s")"
-        if t.other > 0 { line += ", \(t.other) other file\(t.other == 1 ? "" : "s") skipped" }
+        if t.other > 0 { line += ", \(t.other) other file\(t.other == 1 ? "" : "s") (not pictures or videos) skipped" }
         if skippedLinks > 0 { line += ", \(skippedLinks) symbolic link\(skippedLinks == 1 ? "" : "s") not followed" }
         if json {
             if isTerminal(2) { printError(line) }

@@ -35,7 +35,7 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let result = try cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut.png").path])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("Scanned 1 picture"))
+        #expect(result.stdout.contains("Scanned 1 file"))
         #expect(result.stdout.contains("0 flagged"))
         #expect(!result.stdout.contains("FLAGGED"))
     }

@@ -186,7 +186,7 @@ _quarantine() {
 
 _quarantine_scan() {
     repeating_flags=()
-    non_repeating_flags=(--json -v --verbose --version -h --help)
+    non_repeating_flags=(--json -v --verbose --all --version -h --help)
     repeating_options=()
     non_repeating_options=(--mode --config --workers)
     __quarantine_offer_flags_options -1

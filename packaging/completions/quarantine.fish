@@ -23,7 +23,7 @@ function __quarantine_parse_tokens -S
         __quarantine_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'scan'
-            __quarantine_parse_subcommand -r 1 'json' 'v/verbose' 'mode=' 'config=' 'workers=' 'version' 'h/help'
+            __quarantine_parse_subcommand -r 1 'json' 'v/verbose' 'all' 'mode=' 'config=' 'workers=' 'version' 'h/help'
         case 'testcard'
             __quarantine_parse_subcommand 1 'size=' 'quality=' 'force' 'version' 'h/help'
         case 'doctor'
@@ -91,6 +91,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positiona
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine" -eq 1' -fa 'help' -d 'Show subcommand help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" json' -l 'json' -d 'Print one JSON object per file (JSON Lines) instead of text.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" v verbose' -s 'v' -l 'verbose' -d 'Also list files that are not flagged.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" all' -l 'all' -d 'Videos: list every flagged time range instead of stopping at the first flagged frame.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" mode' -l 'mode' -d 'Policy to judge by: adult or child (default: the config file\'s mode).' -rfka 'adult child'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" config' -l 'config' -d 'Configuration file (default: ~/.config/quarantine/config.toml).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine scan" workers' -l 'workers' -d 'Files analysed at once (default: one per core).' -rfka ''

@@ -75,6 +75,7 @@ _quarantine_scan() {
     local -ar arg_specs=(
         '--json[Print one JSON object per file (JSON Lines) instead of text.]'
         '(-v --verbose)'{-v,--verbose}'[Also list files that are not flagged.]'
+        '--all[Videos\: list every flagged time range instead of stopping at the first flagged frame.]'
         '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--workers[Files analysed at once (default\: one per core).]:n:'

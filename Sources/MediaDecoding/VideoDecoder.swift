@@ -1,0 +1,371 @@
+import CFFmpeg
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Samples a video's frames for analysis through libavformat and libavcodec, doing only the
+/// decoding that the samples need.
+///
+/// The file is read through the descriptor ``MediaFile`` already opened (a custom AVIO context),
+/// so it is never re-opened by path. Samples cover the whole duration with at most `maxGap`
+/// seconds between them. Where the container's index lists keyframes, the decoder seeks to the
+/// latest keyframe before each sample time; between a keyframe and a sample it decodes forward,
+/// skipping non-reference frames and the loop filter until half a second before the sample.
+/// Frames are converted once, with swscale, straight to the analysis size.
+///
+/// One thread samples; ``cancel()`` (atomic) is the only method another thread may call.
+public final class VideoDecoder: @unchecked Sendable {
+    /// What the container says about the video stream.
+    public struct Info: Sendable, Codable, Equatable {
+        public var width: Int
+        public var height: Int
+        /// Seconds, when known.
+        public var duration: Double?
+        public var codec: String
+        public var container: String
+        /// Clockwise rotation to apply for display (0, 90, 180, 270).
+        public var rotation: Int
+        public var frameRate: Double?
+        /// Mean keyframe interval from the index, when the container has one.
+        public var keyframeInterval: Double?
+    }
+
+    /// One sampled frame, upright, at analysis size.
+    public struct Sample {
+        public var image: RGBImage
+        /// Media time in seconds.
+        public var time: Double
+        /// The displayed frame size (after rotation).
+        public var displayWidth: Int
+        public var displayHeight: Int
+    }
+
+    /// How far sampling got.
+    public struct Summary: Sendable, Equatable {
+        public var samples: Int
+        /// The latest media time decoded.
+        public var reachedTime: Double
+        public var duration: Double?
+        /// The largest distance between two consecutive samples, seconds.
+        public var largestGap: Double
+        /// The decoder stopped at damaged or missing data before the end.
+        public var endedEarly: Bool
+        /// Why it ended early, in the decoder's words.
+        public var endReason: String?
+    }
+
+    public let info: Info
+    let file: MediaFile
+    let reader: DescriptorReader
+    let limits: MediaLimits
+    let minimumLongSide: Int
+    let minimumShortSide: Int
+    var format: UnsafeMutablePointer<AVFormatContext>?
+    var codecContext: UnsafeMutablePointer<AVCodecContext>?
+    let streamIndex: Int32
+    let timeBase: AVRational
+    let startTime: Double
+    /// Keyframe times from the index, ascending (empty without an index).
+    let keyframes: [Double]
+    private let stopRequested = Atomic<Bool>(false)
+
+    /// Opens the video in `file`, checking its dimensions against `limits` before decoding.
+    public init(file: MediaFile, limits: MediaLimits = .default, minimumLongSide: Int = 640, minimumShortSide: Int = 512) throws(MediaError) {
+        FFmpeg.configureLogging()
+        self.file = file
+        self.limits = limits
+        self.minimumLongSide = minimumLongSide
+        self.minimumShortSide = minimumShortSide
+        reader = DescriptorReader(descriptor: file.descriptor)
+        do {
+            (format, streamIndex) = try Self.openContainer(reader: reader)
+        } catch {
+            throw error.at(file.path)
+        }
+        let fmt = format!
+        let stream = fmt.pointee.streams[Int(streamIndex)]!
+        let parameters = stream.pointee.codecpar!
+        timeBase = stream.pointee.time_base
+        let width = Int(parameters.pointee.width), height = Int(parameters.pointee.height)
+        do {
+            try limits.check(width: width, height: height)
+        } catch {
+            Self.close(&format)
+            throw MediaError(.dimensionsTooLarge, "is a \(width)x\(height) video, over the limit of \(limits.maxDimension) per side and \(limits.maxPixels / 1_000_000) megapixels; refused without decoding", path: file.path)
+        }
+        let startPTS = stream.pointee.start_time
+        startTime = startPTS == qff_nopts_value() ? 0 : Double(startPTS) * av_q2d(timeBase)
+        var duration: Double? = nil
+        if stream.pointee.duration > 0 && stream.pointee.duration != qff_nopts_value() {
+            duration = Double(stream.pointee.duration) * av_q2d(timeBase)
+        } else if fmt.pointee.duration > 0 && fmt.pointee.duration != qff_nopts_value() {
+            duration = Double(fmt.pointee.duration) / Double(AV_TIME_BASE)
+        }
+        var rotation = 0
+        if let matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, nil) {
+            let degrees = matrix.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+            if degrees.isFinite {
+                // FFmpeg reports the counter-clockwise angle; display needs the clockwise turn.
+                rotation = ((Int((-degrees).rounded()) % 360) + 360) % 360
+            }
+        }
+        var frames: [Double] = []
+        let entries = avformat_index_get_entries_count(stream)
+        if entries > 1 {
+            for i in 0..<entries {
+                guard let entry = avformat_index_get_entry(stream, i), entry.pointee.flags & AVINDEX_KEYFRAME != 0 else { continue }
+                frames.append(Double(entry.pointee.timestamp) * av_q2d(timeBase) - startTime)
+            }
+            frames.sort()
+        }
+        keyframes = frames.count > 1 ? frames : []
+        var keyframeInterval: Double? = nil
+        if keyframes.count > 1, let last = keyframes.last { keyframeInterval = (last - keyframes[0]) / Double(keyframes.count - 1) }
+        let rate = stream.pointee.avg_frame_rate.den > 0 ? av_q2d(stream.pointee.avg_frame_rate) : nil
+        info = Info(width: width, height: height, duration: duration,
+                    codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)),
+                    container: String(cString: fmt.pointee.iformat.pointee.name), rotation: rotation,
+                    frameRate: rate.flatMap { $0 > 0 && $0 < 1000 ? $0 : nil }, keyframeInterval: keyframeInterval)
+
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            Self.close(&format)
+            throw MediaError(.unsupportedFormat, "uses the \(info.codec) video codec, which this ffmpeg cannot decode", path: file.path)
+        }
+        codecContext = avcodec_alloc_context3(codec)
+        guard let ctx = codecContext, avcodec_parameters_to_context(ctx, parameters) >= 0 else {
+            Self.close(&format)
+            throw MediaError(.io, "out of memory", path: file.path, operation: "avcodec_alloc_context3")
+        }
+        ctx.pointee.max_pixels = Int64(limits.maxPixels)
+        ctx.pointee.thread_count = 1
+        ctx.pointee.pkt_timebase = timeBase
+        let opened = avcodec_open2(ctx, codec, nil)
+        if opened < 0 {
+            avcodec_free_context(&codecContext)
+            Self.close(&format)
+            throw FFmpeg.error(opened, "avcodec_open2", type: file.type).at(file.path)
+        }
+    }
+
+    deinit {
+        avcodec_free_context(&codecContext)
+        Self.close(&format)
+    }
+
+    /// Asks a running ``sample(maxGap:body:)`` to stop as soon as possible (any thread).
+    public func cancel() { stopRequested.store(true, ordering: .relaxed) }
+
+    /// Decodes samples at most `maxGap` seconds apart and hands each to `body`, which returns
+    /// `false` to stop (early exit). Damaged data ends sampling early; the summary says so.
+    public func sample(maxGap: Double, body: (Sample) throws -> Bool) throws -> Summary {
+        guard let fmt = format, let ctx = codecContext else { throw MediaError(.io, "the video is closed", path: file.path) }
+        let gap = max(0.1, maxGap)
+        let frameDuration = 1 / (info.frameRate ?? 25)
+        var summary = Summary(samples: 0, reachedTime: 0, duration: info.duration, largestGap: 0, endedEarly: false, endReason: nil)
+        var lastSample: Double? = nil
+        var nextTarget = 0.0
+        var position = -Double.infinity // media time the decoder has reached
+        var packet = av_packet_alloc()
+        var frame = av_frame_alloc()
+        defer { av_packet_free(&packet); av_frame_free(&frame) }
+        guard let pkt = packet, let frm = frame else { throw MediaError(.io, "out of memory", path: file.path) }
+        var draining = false
+        var stop = false
+
+        /// Takes the decoded frame if it is the next sample; returns whether sampling continues.
+        func consider(_ time: Double) throws -> Bool {
+            position = max(position, time)
+            summary.reachedTime = max(summary.reachedTime, time)
+            guard time >= nextTarget - frameDuration / 2 else { return true }
+            let image = try convert(frm)
+            if let lastSample { summary.largestGap = max(summary.largestGap, time - lastSample) }
+            lastSample = time
+            summary.samples += 1
+            // Leave room for one frame of rounding so no gap exceeds maxGap.
+            nextTarget = time + max(gap - frameDuration, frameDuration)
+            let swaps = info.rotation == 90 || info.rotation == 270
+            let sample = Sample(image: image, time: time, displayWidth: swaps ? info.height : info.width, displayHeight: swaps ? info.width : info.height)
+            return try body(sample)
+        }
+
+        outer: while !stop {
+            if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
+            // Jump ahead when the index has a keyframe past the decoder's position that still
+            // comes at or before the next sample time.
+            if !draining, let keyframe = keyframes.last(where: { $0 <= nextTarget + 1e-6 }), keyframe > position + frameDuration / 2 {
+                let ts = Int64(((keyframe + startTime) / av_q2d(timeBase)).rounded())
+                if av_seek_frame(fmt, streamIndex, ts, AVSEEK_FLAG_BACKWARD) >= 0 {
+                    avcodec_flush_buffers(ctx)
+                    position = keyframe - frameDuration
+                }
+            }
+            // Read and decode until the next sample has been taken.
+            let samplesBefore = summary.samples
+            while summary.samples == samplesBefore {
+                if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
+                if !draining {
+                    let read = av_read_frame(fmt, pkt)
+                    if read < 0 {
+                        if read != qff_averror_eof() {
+                            summary.endedEarly = true
+                            summary.endReason = FFmpeg.message(read)
+                        }
+                        draining = true
+                        _ = avcodec_send_packet(ctx, nil)
+                    } else {
+                        defer { av_packet_unref(pkt) }
+                        guard pkt.pointee.stream_index == streamIndex else { continue }
+                        let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
+                        let time = pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime
+                        let far = time < nextTarget - 0.5
+                        ctx.pointee.skip_frame = far ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+                        ctx.pointee.skip_loop_filter = far ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+                        let sent = avcodec_send_packet(ctx, pkt)
+                        if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
+                            summary.endedEarly = true
+                            summary.endReason = FFmpeg.message(sent)
+                            draining = true
+                            _ = avcodec_send_packet(ctx, nil)
+                        }
+                    }
+                }
+                // Take every frame the decoder has ready.
+                while true {
+                    let received = avcodec_receive_frame(ctx, frm)
+                    if received == qff_averror(EAGAIN) { break }
+                    if received == qff_averror_eof() || (received < 0 && draining) { break outer }
+                    if received < 0 { break }
+                    defer { av_frame_unref(frm) }
+                    let ts = frm.pointee.best_effort_timestamp
+                    let time = ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
+                    if !(try consider(time)) { stop = true; break outer }
+                    if summary.samples != samplesBefore { break }
+                }
+                if draining && summary.samples == samplesBefore {
+                    // The decoder may still hold frames after the last packet.
+                    let received = avcodec_receive_frame(ctx, frm)
+                    if received < 0 { break outer }
+                    let ts = frm.pointee.best_effort_timestamp
+                    let time = ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
+                    let keepGoing = try consider(time)
+                    av_frame_unref(frm)
+                    if !keepGoing { stop = true; break outer }
+                }
+            }
+        }
+        if let duration = info.duration, let lastSample {
+            summary.largestGap = max(summary.largestGap, max(0, duration - lastSample - frameDuration))
+        }
+        if summary.samples == 0 && !stop {
+            throw MediaError(summary.endedEarly ? .corrupt : .truncated, "has no decodable video frame", path: file.path, cause: summary.endReason)
+        }
+        return summary
+    }
+
+    /// Converts a frame to upright RGB at analysis size in one swscale pass.
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> RGBImage {
+        let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
+        try limits.check(width: w, height: h)
+        let swaps = info.rotation == 90 || info.rotation == 270
+        let displayW = swaps ? h : w, displayH = swaps ? w : h
+        let target = FFmpeg.reducedSize(width: displayW, height: displayH, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, alwaysShrink: true)
+        let storedW = swaps ? target.height : target.width, storedH = swaps ? target.width : target.height
+        let image = try FFmpeg.convertToRGB(frame, width: storedW, height: storedH)
+        switch info.rotation {
+        case 90: return image.applyingOrientation(6)
+        case 180: return image.applyingOrientation(3)
+        case 270: return image.applyingOrientation(8)
+        default: return image
+        }
+    }
+
+    // MARK: - Container
+
+    /// Opens the container on `reader` and picks the best video stream.
+    static func openContainer(reader: DescriptorReader) throws(MediaError) -> (UnsafeMutablePointer<AVFormatContext>, Int32) {
+        let bufferSize = 1 << 16
+        guard let buffer = av_malloc(bufferSize)?.assumingMemoryBound(to: UInt8.self) else {
+            throw MediaError(.io, "out of memory", operation: "av_malloc")
+        }
+        let opaque = Unmanaged.passUnretained(reader).toOpaque()
+        guard let io = avio_alloc_context(buffer, Int32(bufferSize), 0, opaque, DescriptorReader.readCallback, nil, DescriptorReader.seekCallback) else {
+            av_free(buffer)
+            throw MediaError(.io, "out of memory", operation: "avio_alloc_context")
+        }
+        var fmt = avformat_alloc_context()
+        guard fmt != nil else {
+            var ioContext: UnsafeMutablePointer<AVIOContext>? = io
+            avio_context_free(&ioContext)
+            throw MediaError(.io, "out of memory", operation: "avformat_alloc_context")
+        }
+        fmt!.pointee.pb = io
+        fmt!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        let opened = avformat_open_input(&fmt, nil, nil, nil)
+        if opened < 0 {
+            // avformat_open_input frees the context on failure, but not a custom AVIO context.
+            var ioContext: UnsafeMutablePointer<AVIOContext>? = io
+            av_freep(&ioContext!.pointee.buffer)
+            avio_context_free(&ioContext)
+            throw MediaError(opened == qff_averror_eof() ? .truncated : .corrupt,
+                             opened == qff_averror_eof() ? "is a truncated video (the data ends inside its header)" : "is not a readable video container",
+                             cause: FFmpeg.message(opened), operation: "avformat_open_input")
+        }
+        let info = avformat_find_stream_info(fmt, nil)
+        if info < 0 {
+            close(&fmt)
+            throw MediaError(.corrupt, "is a damaged video: its streams cannot be read", cause: FFmpeg.message(info), operation: "avformat_find_stream_info")
+        }
+        let index = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        if index < 0 {
+            close(&fmt)
+            throw MediaError(.noVideoStream, "has no video stream (audio only, or no picture at all)", operation: "av_find_best_stream")
+        }
+        return (fmt!, index)
+    }
+
+    static func close(_ format: inout UnsafeMutablePointer<AVFormatContext>?) {
+        guard let fmt = format else { return }
+        var io: UnsafeMutablePointer<AVIOContext>? = fmt.pointee.pb
+        avformat_close_input(&format)
+        if io != nil {
+            av_freep(&io!.pointee.buffer)
+            avio_context_free(&io)
+        }
+    }
+}
+
+/// Serves libavformat's reads from an open descriptor with `pread`, so the path is never used.
+final class DescriptorReader {
+    let descriptor: Int32
+    var position: Int64 = 0
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    static let readCallback: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, buffer, size in
+        let reader = Unmanaged<DescriptorReader>.fromOpaque(opaque!).takeUnretainedValue()
+        while true {
+            let n = pread(reader.descriptor, buffer, Int(size), off_t(reader.position))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return qff_averror(errno) }
+            if n == 0 { return qff_averror_eof() }
+            reader.position += Int64(n)
+            return Int32(n)
+        }
+    }
+
+    static let seekCallback: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
+        let reader = Unmanaged<DescriptorReader>.fromOpaque(opaque!).takeUnretainedValue()
+        var info = stat()
+        guard fstat(reader.descriptor, &info) == 0 else { return Int64(qff_averror(errno)) }
+        let size = Int64(info.st_size)
+        switch whence & ~Int32(AVSEEK_FORCE) {
+        case Int32(AVSEEK_SIZE): return size
+        case SEEK_SET: reader.position = offset
+        case SEEK_CUR: reader.position += offset
+        case SEEK_END: reader.position = size + offset
+        default: return -1
+        }
+        return reader.position
+    }
+}
