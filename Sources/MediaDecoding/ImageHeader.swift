@@ -1,6 +1,6 @@
 /// Width and height read straight from a still image's header, so limits are enforced before a
 /// decoder allocates anything (a 60000×60000 PNG is refused by reading 24 bytes).
-enum ImageHeader {
+public enum ImageHeader {
     /// The declared size, or nil when the format keeps it somewhere this parser does not read
     /// (TIFF: there the decoder's own `max_pixels` bound applies).
     static func dimensions(_ b: [UInt8], type: MediaType) throws(MediaError) -> (width: Int, height: Int)? {
@@ -46,6 +46,11 @@ enum ImageHeader {
     /// Throws unless the GIF's first picture is complete: ffmpeg's decoder quietly returns a
     /// partial frame when the data stops early.
     static func checkGIFFirstFrameComplete(_ b: [UInt8]) throws(MediaError) {
+        _ = try gifFrameCount(b, upTo: 1)
+    }
+
+    /// Counts the GIF's pictures, stopping at `limit`; throws if the first one is incomplete.
+    static func gifFrameCount(_ b: [UInt8], upTo limit: Int) throws(MediaError) -> Int {
         let truncated = MediaError(.truncated, "is a truncated GIF (the data ends before the first picture does)")
         guard b.count >= 13 else { throw truncated }
         var i = 13
@@ -58,25 +63,40 @@ enum ImageHeader {
                 if size == 0 { return }
             }
         }
+        var frames = 0
         while true {
-            guard i < b.count else { throw truncated }
+            guard i < b.count else {
+                if frames > 0 { return frames }
+                throw truncated
+            }
             switch b[i] {
             case 0x21: // extension: label, then sub-blocks
                 i += 2
-                try skipSubBlocks()
+                do { try skipSubBlocks() } catch { if frames > 0 { return frames }; throw error }
             case 0x2C: // image descriptor, optional local colour table, LZW code size, data
-                guard i + 10 <= b.count else { throw truncated }
+                guard i + 10 <= b.count else { if frames > 0 { return frames }; throw truncated }
                 let packed = b[i + 9]
                 i += 10
                 if packed & 0x80 != 0 { i += 3 << (Int(packed & 0x07) + 1) }
                 i += 1
-                try skipSubBlocks()
-                return
+                do { try skipSubBlocks() } catch { if frames > 0 { return frames }; throw error }
+                frames += 1
+                if frames >= limit { return frames }
             case 0x3B:
+                if frames > 0 { return frames }
                 throw MediaError(.corrupt, "is a GIF with no picture in it")
             default:
                 throw MediaError(.corrupt, "is a corrupt GIF (unknown block 0x\(String(b[i], radix: 16)))")
             }
+        }
+    }
+
+    /// Whether a GIF or WebP holds more than one picture (it then goes through the video path).
+    public static func isAnimated(_ b: [UInt8], type: MediaType) -> Bool {
+        switch type {
+        case .gif: return ((try? gifFrameCount(b, upTo: 2)) ?? 0) > 1
+        case .webp: return b.count >= 21 && String(decoding: b[12..<16], as: UTF8.self) == "VP8X" && b[20] & 0x02 != 0
+        default: return false
         }
     }
 

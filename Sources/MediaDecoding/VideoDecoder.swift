@@ -254,8 +254,16 @@ public final class VideoDecoder: @unchecked Sendable {
                 }
             }
         }
-        if let duration = info.duration, let lastSample {
-            summary.largestGap = max(summary.largestGap, max(0, duration - lastSample - frameDuration))
+        if !stop, let duration = info.duration {
+            // Data that ends well before the declared duration is a truncated file, even when
+            // the demuxer calls it a normal end of file.
+            if summary.reachedTime + gap + frameDuration < duration && !summary.endedEarly {
+                summary.endedEarly = true
+                summary.endReason = "the data ends at \(Int(summary.reachedTime)) s of \(Int(duration)) s"
+            }
+            if !summary.endedEarly, let lastSample {
+                summary.largestGap = max(summary.largestGap, max(0, duration - lastSample - frameDuration))
+            }
         }
         if summary.samples == 0 && !stop {
             throw MediaError(summary.endedEarly ? .corrupt : .truncated, "has no decodable video frame", path: file.path, cause: summary.endReason)

@@ -43,8 +43,13 @@ extension SensitivityAnalyzer {
     /// Videos report their progress to `progress` as they go.
     public func report(forFileAt path: String, progress: (@Sendable (VideoProgress) -> Void)? = nil) async -> FileReport {
         do {
-            let type = try await pool.run { try MediaFile(path: path).type }
-            if type.kind == .video {
+            let (type, animated) = try await pool.run { [configuration] in
+                let file = try MediaFile(path: path)
+                guard file.type == .gif || file.type == .webp else { return (file.type, false) }
+                let bytes = try file.readAll(limit: configuration.limits.maxImageFileBytes)
+                return (file.type, ImageHeader.isAnimated(bytes, type: file.type))
+            }
+            if type.kind == .video || animated {
                 return await videoReport(forFileAt: path, type: type, progress: progress)
             }
             return try await pool.run { [self] in reportSynchronously(forFileAt: path) }
@@ -76,6 +81,10 @@ extension SensitivityAnalyzer {
             analysis.flaggedRanges = videoOptions.allFlaggedRanges ? video.flaggedRanges.map { [$0.lowerBound, $0.upperBound] } : nil
             analysis.partialReason = video.endedEarly ? (video.endReason ?? "damaged or missing data") : nil
             return FileReport(path: path, kind: .video, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: elapsed())
+        } catch let error as MediaError where type == .webp && error.code != .cancelled {
+            let failure = FileReport.Failure(code: MediaError.Code.unsupportedFormat.rawValue,
+                                             message: "\(path): is an animated WebP, which Debian 12's ffmpeg 5.1 cannot decode (\(error.message))")
+            return FileReport(path: path, kind: .video, type: type, analysis: nil, failure: failure, elapsedMilliseconds: elapsed())
         } catch {
             return FileReport(path: path, kind: .video, type: type, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: elapsed())
         }

@@ -127,8 +127,9 @@ public final class VideoAnalysisHandler: Sendable {
         try file.verifyUnchanged()
         var coverage: Double? = nil
         if let duration, duration > 0 {
-            coverage = min(1, (summary.reachedTime + (decoder.info.frameRate.map { 1 / $0 } ?? 0)) / duration)
-            if !summary.endedEarly && first == nil { coverage = 1 }
+            coverage = summary.endedEarly || (first != nil && !options.allFlaggedRanges)
+                ? min(1, (summary.reachedTime + (decoder.info.frameRate.map { 1 / $0 } ?? 0)) / duration)
+                : 1
         }
         let result = VideoSensitivityAnalysis(
             isSensitive: first != nil, frameTime: first?.time, detections: first?.analysis.detections ?? [],
@@ -173,12 +174,13 @@ public struct VideoOptions: Sendable, Equatable {
 
 extension SensitivityAnalyzer {
     /// A handler that analyses the video at `path` when asked (``VideoAnalysisHandler/hasSensitiveContent()``).
-    public func videoAnalysis(forFileAt path: String, options: VideoOptions = VideoOptions()) -> VideoAnalysisHandler {
-        VideoAnalysisHandler(path: path, analyzer: self, options: options)
+    /// `options` default to the analyzer's own ``videoOptions``.
+    public func videoAnalysis(forFileAt path: String, options: VideoOptions? = nil) -> VideoAnalysisHandler {
+        VideoAnalysisHandler(path: path, analyzer: self, options: options ?? videoOptions)
     }
 
     /// A handler for the video at `url`.
-    public func videoAnalysis(forFileAt url: URL, options: VideoOptions = VideoOptions()) -> VideoAnalysisHandler {
+    public func videoAnalysis(forFileAt url: URL, options: VideoOptions? = nil) -> VideoAnalysisHandler {
         videoAnalysis(forFileAt: url.path, options: options)
     }
 }

@@ -95,6 +95,32 @@ struct CLITests {
         #expect(try snapshot(cli.home.appendingPathComponent("Downloads")) == before)
     }
 
+    @Test("a video: --json adds frame_time, samples, duration and coverage")
+    func videoJSON() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let card = cli.home.appendingPathComponent("card.png"), video = cli.home.appendingPathComponent("clip.mp4")
+        _ = try cli.run(["testcard", "--size", "320x240", card.path])
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
+                            "-filter_complex", "[0][1]overlay=enable='between(t,4,6.5)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
+                            "-preset", "ultrafast", video.path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        let result = try cli.run(["scan", "--json", video.path])
+        #expect(result.status == 1)
+        let record = try #require(try result.jsonLines().first)
+        #expect(record["kind"] as? String == "video")
+        #expect(record["sensitive"] as? Bool == true)
+        let time = try #require(record["frame_time"] as? Double)
+        #expect(time >= 3.9 && time <= 6.6)
+        #expect((record["samples"] as? Int ?? 0) >= 2)
+        #expect(record["duration"] as? Double == 8)
+        #expect(record["coverage"] is Double)
+        let text = try cli.run(["scan", video.path])
+        #expect(text.stdout.contains("FLAGGED  \(video.path) at 0:0"))
+    }
+
     @Test("only errors: exit 2")
     func onlyErrors() throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }

@@ -1,0 +1,257 @@
+import Foundation
+import MediaDecoding
+import Synchronization
+import Testing
+@testable import SensitivityAnalysis
+
+/// Videos made in the test with ffmpeg: a moving test pattern with the test card shown full
+/// frame at a known time, in several codecs and containers.
+enum VideoFixtures {
+    static func ffmpeg(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-hide_banner", "-loglevel", "error", "-y"] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw MediaError(.io, "ffmpeg \(arguments.joined(separator: " ")) failed: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        }
+    }
+
+    /// A `seconds`-long 320x240 clip, the card shown from `cardFrom` to `cardTo` (if given).
+    static func make(_ url: URL, seconds: Int = 12, cardFrom: Double? = nil, cardTo: Double? = nil, encoder: [String],
+                     size: String = "320x240", extraInput: [String] = [], filter: String? = nil) throws {
+        let parts = size.split(separator: "x").map { Int($0)! }
+        let card = url.deletingLastPathComponent().appendingPathComponent("card-\(size).png")
+        if !FileManager.default.fileExists(atPath: card.path) {
+            try Data(try PNGEncoder.encode(TestCard.render(width: parts[0], height: parts[1]))).write(to: card)
+        }
+        var args = ["-f", "lavfi", "-i", "testsrc2=s=\(size):r=25:d=\(seconds)", "-i", card.path] + extraInput
+        var graph = cardFrom.map { "[0][1]overlay=enable='between(t,\($0),\(cardTo ?? $0 + 1))'" } ?? "[0]null"
+        if let filter { graph += ",\(filter)" }
+        args += ["-filter_complex", graph, "-pix_fmt", "yuv420p"] + encoder + [url.path]
+        try ffmpeg(args)
+    }
+}
+
+@Suite("Video analysis", .serialized)
+struct VideoAnalysisTests {
+    static let codecs: [(name: String, ext: String, encoder: [String])] = [
+        ("h264-long-gop", "mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "250"]),
+        ("h264-1s-gop", "mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"]),
+        ("h264-mov", "mov", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "100", "-bf", "3"]),
+        ("hevc", "mkv", ["-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error:keyint=100"]),
+        ("vp9", "webm", ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k", "-g", "100"]),
+        ("vp8", "webm", ["-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "8", "-b:v", "300k"]),
+        ("av1", "mkv", ["-c:v", "libsvtav1", "-preset", "12", "-g", "100"]),
+        ("mpeg4", "avi", ["-c:v", "mpeg4", "-q:v", "4"]),
+        ("mjpeg", "avi", ["-c:v", "mjpeg", "-q:v", "4", "-pix_fmt", "yuvj420p"]),
+    ]
+
+    func analyzer(gap: Double = 2, all: Bool = false, limits: MediaLimits = .default) throws -> SensitivityAnalyzer {
+        try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2, limits: limits),
+                                videoOptions: VideoOptions(maxGap: gap, allFlaggedRanges: all))
+    }
+
+    @Test("the card is found at its time, within the gap", arguments: codecs.map(\.name))
+    func cardFound(codec: String) async throws {
+        let spec = try #require(Self.codecs.first { $0.name == codec })
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("clip.\(spec.ext)")
+        try VideoFixtures.make(url, seconds: 12, cardFrom: 7, cardTo: 9.5, encoder: spec.encoder)
+        let result = try await analyzer().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+        #expect(result.isSensitive, "\(codec): card not found in \(result.samples) samples")
+        let time = try #require(result.frameTime)
+        #expect(time >= 6.9 && time <= 9.6, "\(codec): card found at \(time)")
+        #expect(result.reasons == ["TEST_CARD 1.00"])
+        #expect(result.flaggedFrame != nil)
+        #expect(result.largestGap <= 2.0 + 1e-6)
+        let clean = dir.appendingPathComponent("plain.\(spec.ext)")
+        try VideoFixtures.make(clean, seconds: 12, encoder: spec.encoder)
+        let plain = try await analyzer().videoAnalysis(forFileAt: clean.path).hasSensitiveContent()
+        #expect(!plain.isSensitive)
+        #expect(plain.samples >= 6, "\(codec): \(plain.samples) samples over 12 s")
+        #expect(plain.largestGap <= 2.0 + 1e-6, "\(codec): largest gap \(plain.largestGap)")
+        #expect(plain.coverage == 1)
+    }
+
+    @Test("--all lists every flagged range")
+    func allRanges() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let card = dir.appendingPathComponent("card-320x240.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 320, height: 240))).write(to: card)
+        let url = dir.appendingPathComponent("two.mp4")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=20", "-i", card.path, "-filter_complex",
+                                  "[0][1]overlay=enable='between(t,3,6)+between(t,13,16)'", "-pix_fmt", "yuv420p",
+                                  "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", url.path])
+        let result = try await analyzer(gap: 1, all: true).videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+        #expect(result.flaggedRanges.count == 2, "\(result.flaggedRanges)")
+        if result.flaggedRanges.count == 2 {
+            #expect(result.flaggedRanges[0].lowerBound >= 2.9 && result.flaggedRanges[0].upperBound <= 6.1)
+            #expect(result.flaggedRanges[1].lowerBound >= 12.9 && result.flaggedRanges[1].upperBound <= 16.1)
+        }
+        #expect(result.coverage == 1)
+    }
+
+    @Test("rotation metadata is applied: a card stored sideways is upright again")
+    func rotation() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let stored = dir.appendingPathComponent("stored.mp4"), url = dir.appendingPathComponent("rotated.mp4")
+        // Store the card turned a quarter clockwise, then tag the stream (a stream-copy remux
+        // writes the display matrix) so that players, ffmpeg's autorotate included, show it upright.
+        try VideoFixtures.make(stored, seconds: 6, cardFrom: 0, cardTo: 6, encoder: ["-c:v", "libx264", "-preset", "ultrafast"], filter: "transpose=1")
+        try VideoFixtures.ffmpeg(["-i", stored.path, "-c", "copy", "-metadata:s:v:0", "rotate=90", url.path])
+        let result = try await analyzer().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+        #expect(result.info.rotation == 270)
+        #expect(result.isSensitive, "the sideways card was not turned upright")
+        #expect(result.flaggedFrame.map { $0.width > $0.height } == true)
+        let unturned = try await analyzer().videoAnalysis(forFileAt: stored.path).hasSensitiveContent()
+        #expect(!unturned.isSensitive, "a sideways card without rotation metadata must not match")
+    }
+
+    @Test("progress only grows and ends at 1.0")
+    func progressGrows() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("p.mp4")
+        try VideoFixtures.make(url, seconds: 10, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        let handler = try analyzer().videoAnalysis(forFileAt: url.path)
+        let seen = Mutex<[VideoProgress]>([])
+        let watcher = Task { for await p in handler.progressUpdates { seen.withLock { $0.append(p) } } }
+        _ = try await handler.hasSensitiveContent()
+        await watcher.value
+        let updates = seen.withLock { $0 }
+        #expect(updates.count >= 2)
+        let fractions = updates.compactMap(\.fraction)
+        #expect(fractions == fractions.sorted(), "progress went backwards: \(fractions)")
+        #expect(fractions.last == 1.0)
+        #expect(handler.progress.fraction == 1.0)
+        #expect(updates.map(\.samples) == updates.map(\.samples).sorted())
+    }
+
+    @Test("cancellation stops decoding within a second")
+    func cancellation() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("long.mp4")
+        try VideoFixtures.make(url, seconds: 240, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "250"])
+        let handler = try analyzer(gap: 0.5).videoAnalysis(forFileAt: url.path)
+        let task = Task { try await handler.hasSensitiveContent() }
+        while handler.progress.samples < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        let asked = ContinuousClock.now
+        task.cancel()
+        do {
+            _ = try await task.value
+            Issue.record("a cancelled analysis finished normally")
+        } catch let error as MediaError {
+            #expect(error.code == .cancelled)
+        }
+        let took = ContinuousClock.now - asked
+        #expect(took < .seconds(1), "cancellation took \(took)")
+        #expect((handler.progress.fraction ?? 1) < 0.9)
+    }
+
+    @Test("a truncated video gives a partial-coverage verdict that says how much was covered")
+    func truncated() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("whole.mp4")
+        try VideoFixtures.make(url, seconds: 20, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-movflags", "+faststart"])
+        let bytes = try Data(contentsOf: url)
+        let cut = dir.appendingPathComponent("cut.mp4")
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        let result = try await analyzer().videoAnalysis(forFileAt: cut.path).hasSensitiveContent()
+        let coverage = try #require(result.coverage)
+        #expect(coverage > 0.2 && coverage < 0.8, "coverage \(coverage)")
+        #expect(result.samples >= 2)
+        // Without the index at the front, a cut MP4 cannot be opened at all: a clear error.
+        let late = dir.appendingPathComponent("late.mp4")
+        try VideoFixtures.make(late, seconds: 8, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        let lateBytes = try Data(contentsOf: late)
+        try lateBytes.prefix(lateBytes.count / 2).write(to: late)
+        await #expect(throws: MediaError.self) { _ = try await analyzer().videoAnalysis(forFileAt: late.path).hasSensitiveContent() }
+    }
+
+    @Test("audio only: no video stream")
+    func audioOnly() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("song.mp4")
+        try VideoFixtures.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=3", "-c:a", "aac", url.path])
+        do {
+            _ = try await analyzer().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+            Issue.record("audio-only file analysed as video")
+        } catch let error as MediaError {
+            #expect(error.code == .noVideoStream)
+            #expect(error.description.contains(url.path))
+        }
+    }
+
+    @Test("unknown duration and no index: still sampled, with no fraction to report")
+    func unknownDuration() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("stream.ts")
+        try VideoFixtures.make(url, seconds: 8, cardFrom: 5, cardTo: 7.5, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-f", "mpegts"])
+        let result = try await analyzer().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+        #expect(result.isSensitive)
+        #expect(result.frameTime.map { $0 >= 4.9 && $0 <= 7.6 } == true)
+        let mkv = dir.appendingPathComponent("live.mkv")
+        try VideoFixtures.make(mkv, seconds: 6, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-f", "matroska", "-live", "1"])
+        let live = try await analyzer().videoAnalysis(forFileAt: mkv.path).hasSensitiveContent()
+        #expect(!live.isSensitive)
+        #expect(live.samples >= 3)
+    }
+
+    @Test("absurd dimensions are refused before decoding")
+    func hugeDimensions() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("wide.mp4")
+        try VideoFixtures.make(url, seconds: 2, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        do {
+            _ = try await analyzer(limits: MediaLimits(maxDimension: 200)).videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+            Issue.record("over-limit video decoded")
+        } catch let error as MediaError {
+            #expect(error.code == .dimensionsTooLarge)
+        }
+    }
+
+    @Test("a file that grows while it is analysed is reported, not judged")
+    func growing() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("growing.mp4")
+        try VideoFixtures.make(url, seconds: 60, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        let handler = try analyzer(gap: 0.5).videoAnalysis(forFileAt: url.path)
+        let task = Task { try await handler.hasSensitiveContent() }
+        while handler.progress.samples < 1 { try await Task.sleep(for: .milliseconds(10)) }
+        let append = try FileHandle(forWritingTo: url)
+        try append.seekToEnd()
+        try append.write(contentsOf: Data(repeating: 0, count: 4096))
+        try append.close()
+        do {
+            _ = try await task.value
+            Issue.record("a file that changed during analysis was judged")
+        } catch let error as MediaError {
+            #expect(error.code == .changedDuringRead)
+        }
+    }
+
+    @Test("an animated GIF goes through the video path")
+    func animatedGIF() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("anim.gif")
+        try VideoFixtures.make(url, seconds: 8, cardFrom: 4, cardTo: 6.5, encoder: ["-r", "5"])
+        let report = await try analyzer().report(forFileAt: url.path)
+        #expect(report.kind == .video)
+        #expect(report.isSensitive, "\(String(describing: report.failure))")
+        #expect(report.analysis?.frameTime.map { $0 >= 3.9 && $0 <= 6.6 } == true)
+    }
+}
