@@ -40,7 +40,7 @@ bench-photos:
 
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
-	scripts/bench.sh
+	scripts/bench.sh; status=$$?; scripts/bench-video.sh || status=1; exit $$status
 
 # The man page and shell completions in packaging/ are generated from the CLI's own help.
 man:

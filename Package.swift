@@ -43,8 +43,9 @@ let package = Package(
         ]),
 
         // MARK: - Tests
-        .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding"]),
-        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding"]),
-        .testTarget(name: "CLITests", dependencies: []),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
+        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `quarantine` on the command line: output, JSON and exit codes of the built binary.
 @Suite("CLI", .serialized)
@@ -100,13 +101,9 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.png"), video = cli.home.appendingPathComponent("clip.mp4")
         _ = try cli.run(["testcard", "--size", "320x240", card.path])
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
                             "-filter_complex", "[0][1]overlay=enable='between(t,4,6.5)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
-                            "-preset", "ultrafast", video.path]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
+                            "-preset", "ultrafast", video.path])
         let result = try cli.run(["scan", "--json", video.path])
         #expect(result.status == 1)
         let record = try #require(try result.jsonLines().first)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import MediaDecoding
 
 /// Builds test inputs at run time: nothing binary is committed.
@@ -52,24 +53,7 @@ enum Fixtures {
     }
 
     /// Runs the ffmpeg command-line tool (installed by `make setup`) and fails loudly without it.
-    static func ffmpeg(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-hide_banner", "-loglevel", "error", "-y"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        if process.terminationStatus != 0 {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw FixtureError("ffmpeg \(arguments.joined(separator: " ")) failed: \(text)")
-        }
-    }
-
-    struct FixtureError: Error, CustomStringConvertible {
-        var description: String
-        init(_ d: String) { description = d }
-    }
+    static func ffmpeg(_ arguments: [String]) throws { try FFmpegTool.run(arguments) }
 
     static func write(_ bytes: [UInt8], to url: URL) throws {
         try Data(bytes).write(to: url)

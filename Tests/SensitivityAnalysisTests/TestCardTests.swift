@@ -1,6 +1,7 @@
 import Foundation
 import MediaDecoding
 import Testing
+import TestSupport
 @testable import SensitivityAnalysis
 
 /// The synthetic test card: always recognised, whatever happens to it on the way, and never in
@@ -83,12 +84,5 @@ struct TestCardTests {
         #expect(!TestCard.recognises(RGBImage(width: 256, height: 256, filledWith: (128, 128, 128))))
     }
 
-    func runFFmpeg(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-hide_banner", "-loglevel", "error", "-y"] + arguments
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "ffmpeg \(arguments)")
-    }
+    func runFFmpeg(_ arguments: [String]) throws { try FFmpegTool.run(arguments) }
 }

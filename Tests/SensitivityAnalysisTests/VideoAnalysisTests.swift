@@ -2,23 +2,13 @@ import Foundation
 import MediaDecoding
 import Synchronization
 import Testing
+import TestSupport
 @testable import SensitivityAnalysis
 
 /// Videos made in the test with ffmpeg: a moving test pattern with the test card shown full
 /// frame at a known time, in several codecs and containers.
 enum VideoFixtures {
-    static func ffmpeg(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = ["-hide_banner", "-loglevel", "error", "-y"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw MediaError(.io, "ffmpeg \(arguments.joined(separator: " ")) failed: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-        }
-    }
+    static func ffmpeg(_ arguments: [String]) throws { try FFmpegTool.run(arguments) }
 
     /// A `seconds`-long 320x240 clip, the card shown from `cardFrom` to `cardTo` (if given).
     static func make(_ url: URL, seconds: Int = 12, cardFrom: Double? = nil, cardTo: Double? = nil, encoder: [String],
