@@ -66,8 +66,9 @@ public final class VideoDecoder: @unchecked Sendable {
     let streamIndex: Int32
     let timeBase: AVRational
     let startTime: Double
-    /// Keyframe times from the index, ascending (empty without an index).
-    let keyframes: [Double]
+    /// Keyframes from the index, ascending by time (empty without an index): media time in
+    /// seconds and the exact timestamp to seek to.
+    let keyframes: [(time: Double, pts: Int64)]
     private let stopRequested = Atomic<Bool>(false)
 
     /// Opens the video in `file`, checking its dimensions against `limits` before decoding.
@@ -110,18 +111,18 @@ public final class VideoDecoder: @unchecked Sendable {
                 rotation = ((Int((-degrees).rounded()) % 360) + 360) % 360
             }
         }
-        var frames: [Double] = []
+        var frames: [(time: Double, pts: Int64)] = []
         let entries = avformat_index_get_entries_count(stream)
         if entries > 1 {
             for i in 0..<entries {
                 guard let entry = avformat_index_get_entry(stream, i), entry.pointee.flags & AVINDEX_KEYFRAME != 0 else { continue }
-                frames.append(Double(entry.pointee.timestamp) * av_q2d(timeBase) - startTime)
+                frames.append((Double(entry.pointee.timestamp) * av_q2d(timeBase) - startTime, entry.pointee.timestamp))
             }
-            frames.sort()
+            frames.sort { $0.time < $1.time }
         }
         keyframes = frames.count > 1 ? frames : []
         var keyframeInterval: Double? = nil
-        if keyframes.count > 1, let last = keyframes.last { keyframeInterval = (last - keyframes[0]) / Double(keyframes.count - 1) }
+        if keyframes.count > 1, let last = keyframes.last { keyframeInterval = (last.time - keyframes[0].time) / Double(keyframes.count - 1) }
         let rate = stream.pointee.avg_frame_rate.den > 0 ? av_q2d(stream.pointee.avg_frame_rate) : nil
         info = Info(width: width, height: height, duration: duration,
                     codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)),
@@ -193,11 +194,14 @@ public final class VideoDecoder: @unchecked Sendable {
             if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
             // Jump ahead when the index has a keyframe past the decoder's position that still
             // comes at or before the next sample time.
-            if !draining, let keyframe = keyframes.last(where: { $0 <= nextTarget + 1e-6 }), keyframe > position + frameDuration / 2 {
-                let ts = Int64(((keyframe + startTime) / av_q2d(timeBase)).rounded())
-                if av_seek_frame(fmt, streamIndex, ts, AVSEEK_FLAG_BACKWARD) >= 0 {
+            // Index times can be decode times: with B-frames a keyframe is shown up to the reorder
+            // delay later, so leave that much room before the sample time.
+            let reorder = Double(ctx.pointee.has_b_frames + 1) * frameDuration
+            if !draining, let keyframe = lastKeyframe(atOrBefore: nextTarget - reorder + 1e-6), keyframe.time > position + frameDuration / 2 {
+                // The index's own timestamp: a float round trip could land on the keyframe before.
+                if av_seek_frame(fmt, streamIndex, keyframe.pts, 0) >= 0 || av_seek_frame(fmt, streamIndex, keyframe.pts, AVSEEK_FLAG_BACKWARD) >= 0 {
                     avcodec_flush_buffers(ctx)
-                    position = keyframe - frameDuration
+                    position = keyframe.time - frameDuration
                 }
             }
             // Read and decode until the next sample has been taken.
@@ -269,6 +273,16 @@ public final class VideoDecoder: @unchecked Sendable {
             throw MediaError(summary.endedEarly ? .corrupt : .truncated, "has no decodable video frame", path: file.path, cause: summary.endReason)
         }
         return summary
+    }
+
+    /// The last indexed keyframe at or before `time` (binary search).
+    func lastKeyframe(atOrBefore time: Double) -> (time: Double, pts: Int64)? {
+        var low = 0, high = keyframes.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keyframes[mid].time <= time { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? keyframes[low - 1] : nil
     }
 
     /// Converts a frame to upright RGB at analysis size in one swscale pass.

@@ -105,23 +105,49 @@ public final class VideoAnalysisHandler: Sendable {
         if cancelledAlready { throw MediaError(.cancelled, "analysis was cancelled", path: path) }
 
         let start = DispatchTime.now().uptimeNanoseconds
-        var first: (time: Double, analysis: SensitivityAnalysis, frame: RGBImage)? = nil
+        let duration = decoder.info.duration
+        // Decoding stays on this thread; each sample's inference goes to the analysis workers,
+        // at most two at a time, so decoding the next sample overlaps judging this one.
+        let inFlight = DispatchSemaphore(value: 2)
+        let pending = DispatchGroup()
+        let judged = Mutex<[(time: Double, analysis: SensitivityAnalysis, frame: RGBImage)]>([])
+        let failure = Mutex<(any Error)?>(nil)
+        let flagged = Atomic<Bool>(false)
+        let identity = file.identity, type = file.type
+        let summary = try decoder.sample(maxGap: options.maxGap) { sample in
+            if failure.withLock({ $0 != nil }) { return false }
+            if flagged.load(ordering: .relaxed) && !options.allFlaggedRanges { return false }
+            inFlight.wait()
+            pending.enter()
+            let decoded = DecodedImage(image: sample.image, originalWidth: sample.displayWidth, originalHeight: sample.displayHeight, type: type)
+            let time = sample.time
+            analyzer.pool.enqueue { [analyzer, path] in
+                defer { inFlight.signal(); pending.leave() }
+                do {
+                    let analysis = try analyzer.analyze(decoded, path: path, identity: identity)
+                    if analysis.isSensitive { flagged.store(true, ordering: .relaxed) }
+                    judged.withLock { $0.append((time, analysis, decoded.image)) }
+                    self.publish(time: time, duration: duration, start: start, samplesDelta: 1)
+                } catch {
+                    failure.withLock { $0 = error }
+                }
+            }
+            return true
+        }
+        pending.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        let results = judged.withLock { $0 }.sorted { $0.time < $1.time }
+        let first = results.first { $0.analysis.isSensitive }
         var ranges: [ClosedRange<Double>] = []
         var rangeStart: Double? = nil, lastFlagged = 0.0
-        let duration = decoder.info.duration
-        let summary = try decoder.sample(maxGap: options.maxGap) { sample in
-            let decoded = DecodedImage(image: sample.image, originalWidth: sample.displayWidth, originalHeight: sample.displayHeight, type: file.type)
-            let analysis = try analyzer.analyze(decoded, path: path, identity: file.identity)
-            if analysis.isSensitive {
-                if first == nil { first = (sample.time, analysis, sample.image) }
-                if rangeStart == nil { rangeStart = sample.time }
-                lastFlagged = sample.time
+        for result in results {
+            if result.analysis.isSensitive {
+                if rangeStart == nil { rangeStart = result.time }
+                lastFlagged = result.time
             } else if let begin = rangeStart {
                 ranges.append(begin...lastFlagged)
                 rangeStart = nil
             }
-            publish(time: sample.time, duration: duration, start: start, samplesDelta: 1)
-            return options.allFlaggedRanges || first == nil
         }
         if let begin = rangeStart { ranges.append(begin...lastFlagged) }
         try file.verifyUnchanged()
@@ -134,14 +160,14 @@ public final class VideoAnalysisHandler: Sendable {
         let result = VideoSensitivityAnalysis(
             isSensitive: first != nil, frameTime: first?.time, detections: first?.analysis.detections ?? [],
             nsfwScore: first?.analysis.nsfwScore, reasons: first?.analysis.reasons ?? [], flaggedFrame: first?.frame,
-            flaggedRanges: ranges, samples: summary.samples, duration: duration, coverage: coverage,
+            flaggedRanges: ranges, samples: results.count, duration: duration, coverage: coverage,
             largestGap: summary.largestGap, endedEarly: summary.endedEarly, endReason: summary.endReason,
             info: decoder.info, mode: analyzer.policy.mode)
         publish(time: summary.reachedTime, duration: duration, start: start, samplesDelta: 0, finished: true)
         return result
     }
 
-    private func publish(time: Double, duration: Double?, start: UInt64, samplesDelta: Int, finished: Bool = false) {
+    func publish(time: Double, duration: Double?, start: UInt64, samplesDelta: Int, finished: Bool = false) {
         let progress = state.withLock { s -> VideoProgress in
             s.progress.samples += samplesDelta
             s.progress.mediaTime = max(s.progress.mediaTime, time)

@@ -42,7 +42,8 @@ public final class WorkerPool: @unchecked Sendable {
         return jobs.count - head
     }
 
-    private func enqueue(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job` without waiting for it (for callers on their own threads).
+    func enqueue(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
         condition.signal()
