@@ -139,7 +139,10 @@ public final class VideoDecoder: @unchecked Sendable {
             throw MediaError(.io, "out of memory", path: file.path, operation: "avcodec_alloc_context3")
         }
         ctx.pointee.max_pixels = Int64(limits.maxPixels)
+        // One decoding thread: frame threads cost more CPU than they save, and the other core
+        // runs inference on the previous sample (measured: README, videos).
         ctx.pointee.thread_count = 1
+        ctx.pointee.flags2 |= AV_CODEC_FLAG2_FAST
         ctx.pointee.pkt_timebase = timeBase
         let opened = avcodec_open2(ctx, codec, nil)
         if opened < 0 {
@@ -173,6 +176,9 @@ public final class VideoDecoder: @unchecked Sendable {
         guard let pkt = packet, let frm = frame else { throw MediaError(.io, "out of memory", path: file.path) }
         var draining = false
         var stop = false
+        /// How much later than its decode position a frame may be shown (B-frame reordering),
+        /// plus one frame: the margin kept before each sample time.
+        var reorder: Double { Double(max(ctx.pointee.has_b_frames, 0) + 1) * frameDuration }
 
         /// Takes the decoded frame if it is the next sample; returns whether sampling continues.
         func consider(_ time: Double) throws -> Bool {
@@ -183,8 +189,9 @@ public final class VideoDecoder: @unchecked Sendable {
             if let lastSample { summary.largestGap = max(summary.largestGap, time - lastSample) }
             lastSample = time
             summary.samples += 1
-            // Leave room for one frame of rounding so no gap exceeds maxGap.
-            nextTarget = time + max(gap - frameDuration, frameDuration)
+            // Aim early by the reorder margin: skipped non-reference frames and rounding can
+            // then delay the actual sample without any gap exceeding maxGap.
+            nextTarget = time + max(gap - reorder - frameDuration, frameDuration)
             let swaps = info.rotation == 90 || info.rotation == 270
             let sample = Sample(image: image, time: time, displayWidth: swaps ? info.height : info.width, displayHeight: swaps ? info.width : info.height)
             return try body(sample)
@@ -196,7 +203,6 @@ public final class VideoDecoder: @unchecked Sendable {
             // comes at or before the next sample time.
             // Index times can be decode times: with B-frames a keyframe is shown up to the reorder
             // delay later, so leave that much room before the sample time.
-            let reorder = Double(ctx.pointee.has_b_frames + 1) * frameDuration
             if !draining, let keyframe = lastKeyframe(atOrBefore: nextTarget - reorder + 1e-6), keyframe.time > position + frameDuration / 2 {
                 // The index's own timestamp: a float round trip could land on the keyframe before.
                 if av_seek_frame(fmt, streamIndex, keyframe.pts, 0) >= 0 || av_seek_frame(fmt, streamIndex, keyframe.pts, AVSEEK_FLAG_BACKWARD) >= 0 {
@@ -222,9 +228,11 @@ public final class VideoDecoder: @unchecked Sendable {
                         guard pkt.pointee.stream_index == streamIndex else { continue }
                         let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
                         let time = pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime
-                        let far = time < nextTarget - 0.5
-                        ctx.pointee.skip_frame = far ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
-                        ctx.pointee.skip_loop_filter = far ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+                        // Non-reference frames are never needed: a sample is taken from the next
+                        // reference frame, and targets are set early by the reorder delay for it.
+                        // The loop filter runs only within a few frames of the sample.
+                        ctx.pointee.skip_frame = AVDISCARD_NONREF
+                        ctx.pointee.skip_loop_filter = time < nextTarget - reorder ? AVDISCARD_ALL : AVDISCARD_DEFAULT
                         let sent = avcodec_send_packet(ctx, pkt)
                         if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
                             summary.endedEarly = true

@@ -110,7 +110,7 @@ public final class VideoAnalysisHandler: Sendable {
         // at most two at a time, so decoding the next sample overlaps judging this one.
         let inFlight = DispatchSemaphore(value: 2)
         let pending = DispatchGroup()
-        let judged = Mutex<[(time: Double, analysis: SensitivityAnalysis, frame: RGBImage)]>([])
+        let judged = Mutex<[(time: Double, analysis: SensitivityAnalysis, frame: RGBImage?)]>([])
         let failure = Mutex<(any Error)?>(nil)
         let flagged = Atomic<Bool>(false)
         let identity = file.identity, type = file.type
@@ -126,7 +126,8 @@ public final class VideoAnalysisHandler: Sendable {
                 do {
                     let analysis = try analyzer.analyze(decoded, path: path, identity: identity)
                     if analysis.isSensitive { flagged.store(true, ordering: .relaxed) }
-                    judged.withLock { $0.append((time, analysis, decoded.image)) }
+                    // Only flagged frames are kept (the vault blurs the first for its preview).
+                    judged.withLock { $0.append((time, analysis, analysis.isSensitive ? decoded.image : nil)) }
                     self.publish(time: time, duration: duration, start: start, samplesDelta: 1)
                 } catch {
                     failure.withLock { $0 = error }
@@ -159,7 +160,7 @@ public final class VideoAnalysisHandler: Sendable {
         }
         let result = VideoSensitivityAnalysis(
             isSensitive: first != nil, frameTime: first?.time, detections: first?.analysis.detections ?? [],
-            nsfwScore: first?.analysis.nsfwScore, reasons: first?.analysis.reasons ?? [], flaggedFrame: first?.frame,
+            nsfwScore: first?.analysis.nsfwScore, reasons: first?.analysis.reasons ?? [], flaggedFrame: first?.frame ?? nil,
             flaggedRanges: ranges, samples: results.count, duration: duration, coverage: coverage,
             largestGap: summary.largestGap, endedEarly: summary.endedEarly, endReason: summary.endReason,
             info: decoder.info, mode: analyzer.policy.mode)

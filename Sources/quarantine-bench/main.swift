@@ -14,6 +14,17 @@ func usage() -> Never {
 
 MemoryTuning.apply()
 var arguments = Array(CommandLine.arguments.dropFirst())
+// `video-decode FILE [GAP]`: the decoding part of a video analysis alone (sampling, seeking,
+// conversion to analysis size), for finding where video time goes.
+if arguments.first == "video-decode", arguments.count >= 2 {
+    let file = try MediaFile(path: arguments[1])
+    let decoder = try VideoDecoder(file: file)
+    let gap = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
+    let start = Date()
+    let summary = try decoder.sample(maxGap: gap) { _ in true }
+    print("{\"what\":\"video-decode\",\"samples\":\(summary.samples),\"wall_s\":\(Date().timeIntervalSince(start)),\"largest_gap\":\(summary.largestGap)}")
+    exit(0)
+}
 guard arguments.first == "floor" else { usage() }
 arguments.removeFirst()
 var workers = ProcessInfo.processInfo.activeProcessorCount, intra = 1
