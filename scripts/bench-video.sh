@@ -18,10 +18,12 @@ if [ ! -f "$DIR/v1080_gop1.mp4" ]; then
   echo "bench-video: making a 10-minute 1080p H.264 clip, keyframe every second..." >&2
   enc -f lavfi -i "testsrc2=s=1920x1080:r=25:d=600" -pix_fmt yuv420p -c:v libx264 -preset veryfast -g 25 -keyint_min 25 -sc_threshold 0 "$DIR/v1080_gop1.mp4"
 fi
-if [ ! -f "$DIR/v720_card420.mp4" ]; then
+# As an encoder would make it: a keyframe every 8 s at most and x264's default scene-cut
+# detection (a new keyframe where the picture changes completely, as when the card appears).
+if [ ! -f "$DIR/v720_card420_sc.mp4" ]; then
   echo "bench-video: making a 10-minute 720p clip with the test card from 7:00 to 7:01..." >&2
   enc -f lavfi -i "testsrc2=s=1280x720:r=25:d=600" -i "$DIR/card720.png" -filter_complex "[0][1]overlay=enable='between(t,420,421)'" \
-      -pix_fmt yuv420p -c:v libx264 -preset veryfast -g 200 -keyint_min 200 -sc_threshold 0 "$DIR/v720_card420.mp4"
+      -pix_fmt yuv420p -c:v libx264 -preset veryfast -g 200 "$DIR/v720_card420_sc.mp4"
 fi
 if [ ! -f "$DIR/v2160.mp4" ]; then
   echo "bench-video: making a 60-second 4K clip..." >&2
@@ -33,7 +35,7 @@ ff720=$(scripts/measure.py ffmpeg -hide_banner -loglevel error -i "$DIR/v720_gop
 q720=$(scripts/measure.py "$BIN" scan "$DIR/v720_gop8.mp4")
 ff1080=$(scripts/measure.py ffmpeg -hide_banner -loglevel error -i "$DIR/v1080_gop1.mp4" -f null -)
 q1080=$(scripts/measure.py "$BIN" scan "$DIR/v1080_gop1.mp4")
-card=$("$BIN" scan --json "$DIR/v720_card420.mp4" || true)
+card=$("$BIN" scan --json "$DIR/v720_card420_sc.mp4" || true)
 q2160=$(scripts/measure.py "$BIN" scan "$DIR/v2160.mp4")
 samples720=$("$BIN" scan --json "$DIR/v720_gop8.mp4" | python3 -c "import json,sys; r=json.load(sys.stdin); print(r.get('samples'))")
 

@@ -49,10 +49,12 @@ enum FFmpeg {
     }
 
     /// Converts a decoded frame to packed RGB at the given size (area averaging when shrinking).
-    static func convertToRGB(_ frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int) throws(MediaError) -> RGBImage {
+    /// `fast` (video samples): plain bilinear filtering, without swscale's accurate-rounding and
+    /// full-chroma paths.
+    static func convertToRGB(_ frame: UnsafeMutablePointer<AVFrame>, width: Int, height: Int, fast: Bool = false) throws(MediaError) -> RGBImage {
         let srcW = frame.pointee.width, srcH = frame.pointee.height
         let shrinking = width < Int(srcW) || height < Int(srcH)
-        let flags = (shrinking ? SWS_AREA : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
+        let flags = fast ? SWS_BILINEAR : (shrinking ? SWS_AREA : SWS_BILINEAR) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT
         guard let sws = sws_getContext(srcW, srcH, AVPixelFormat(frame.pointee.format), Int32(width), Int32(height),
                                        AV_PIX_FMT_RGB24, flags, nil, nil, nil) else {
             throw MediaError(.unsupportedFormat, "has a pixel format swscale cannot convert (\(frame.pointee.format))", operation: "sws_getContext")

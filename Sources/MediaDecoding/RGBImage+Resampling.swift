@@ -101,37 +101,51 @@ extension RGBImage {
     public func resizedPillowBilinear(width outW: Int, height outH: Int) -> RGBImage {
         let horizontal = Self.pillowCoefficients(inSize: width, outSize: outW)
         let vertical = Self.pillowCoefficients(inSize: height, outSize: outH)
-        // Horizontal pass: height rows of outW pixels.
-        var mid = [UInt8](repeating: 0, count: outW * height * 3)
-        let w = width
+        let w = width, h = height
+        // Horizontal pass: h rows of outW pixels. 32-bit sums as in Pillow: the weights add up
+        // to 2^22, so 255 · 2^22 still fits.
+        var mid = [UInt8](repeating: 0, count: outW * h * 3)
         pixels.withUnsafeBufferPointer { src in
             mid.withUnsafeMutableBufferPointer { dst in
-                for y in 0..<height {
-                    let rowBase = y * w * 3
-                    for ox in 0..<outW {
-                        let (start, weights) = horizontal[ox]
-                        var r = Int64(1 << 21), g = Int64(1 << 21), b = Int64(1 << 21)
-                        for (k, wt) in weights.enumerated() {
-                            let s = rowBase + (start + k) * 3
-                            r += Int64(src[s]) * wt; g += Int64(src[s + 1]) * wt; b += Int64(src[s + 2]) * wt
+                horizontal.weights.withUnsafeBufferPointer { k in
+                    let k = k.baseAddress!, s = src.baseAddress!, d = dst.baseAddress!
+                    for y in 0..<h {
+                        let row = s + y * w * 3
+                        let out = d + y * outW * 3
+                        for ox in 0..<outW {
+                            let start = horizontal.starts[ox], count = horizontal.counts[ox]
+                            let kk = k + ox * horizontal.stride
+                            var r: Int32 = 1 << 21, g: Int32 = 1 << 21, b: Int32 = 1 << 21
+                            var p = row + start * 3
+                            for t in 0..<count {
+                                let wt = kk[t]
+                                r &+= Int32(p[0]) &* wt; g &+= Int32(p[1]) &* wt; b &+= Int32(p[2]) &* wt
+                                p += 3
+                            }
+                            out[ox * 3] = Self.clip8(r); out[ox * 3 + 1] = Self.clip8(g); out[ox * 3 + 2] = Self.clip8(b)
                         }
-                        let d = (y * outW + ox) * 3
-                        dst[d] = Self.clip8(r); dst[d + 1] = Self.clip8(g); dst[d + 2] = Self.clip8(b)
                     }
                 }
             }
         }
+        // Vertical pass over whole rows.
         var out = [UInt8](repeating: 0, count: outW * outH * 3)
+        let rowLength = outW * 3
+        var accumulator = [Int32](repeating: 0, count: rowLength)
         mid.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
-                for oy in 0..<outH {
-                    let (start, weights) = vertical[oy]
-                    for x in 0..<(outW * 3) {
-                        var acc = Int64(1 << 21)
-                        for (k, wt) in weights.enumerated() {
-                            acc += Int64(src[(start + k) * outW * 3 + x]) * wt
+                accumulator.withUnsafeMutableBufferPointer { acc in
+                    let s = src.baseAddress!, a = acc.baseAddress!
+                    for oy in 0..<outH {
+                        let start = vertical.starts[oy], count = vertical.counts[oy]
+                        for x in 0..<rowLength { a[x] = 1 << 21 }
+                        for t in 0..<count {
+                            let wt = vertical.weights[oy * vertical.stride + t]
+                            let row = s + (start + t) * rowLength
+                            for x in 0..<rowLength { a[x] &+= Int32(row[x]) &* wt }
                         }
-                        dst[oy * outW * 3 + x] = Self.clip8(acc)
+                        let o = dst.baseAddress! + oy * rowLength
+                        for x in 0..<rowLength { o[x] = Self.clip8(a[x]) }
                     }
                 }
             }
@@ -139,13 +153,30 @@ extension RGBImage {
         return RGBImage(width: outW, height: outH, pixels: out)
     }
 
-    @inline(__always) static func clip8(_ value: Int64) -> UInt8 {
+    @inline(__always) static func clip8(_ value: Int32) -> UInt8 {
         let v = value >> 22
-        return v < 0 ? 0 : (v > 255 ? 255 : UInt8(v))
+        return v < 0 ? 0 : (v > 255 ? 255 : UInt8(truncatingIfNeeded: v))
+    }
+
+    /// Pillow's resampling coefficients, flattened: for output `i`, `counts[i]` weights from
+    /// `weights[i * stride]`, applied from input `starts[i]`.
+    struct PillowCoefficients {
+        var starts: [Int]
+        var counts: [Int]
+        var weights: [Int32]
+        var stride: Int
     }
 
     /// Pillow's `precompute_coeffs` for the bilinear filter, then its 8-bit normalisation.
-    static func pillowCoefficients(inSize: Int, outSize: Int) -> [(Int, [Int64])] {
+    static func pillowCoefficients(inSize: Int, outSize: Int) -> PillowCoefficients {
+        let rows = pillowCoefficientRows(inSize: inSize, outSize: outSize)
+        let stride = rows.map { $0.1.count }.max() ?? 0
+        var weights = [Int32](repeating: 0, count: stride * outSize)
+        for (i, row) in rows.enumerated() { for (t, w) in row.1.enumerated() { weights[i * stride + t] = Int32(w) } }
+        return PillowCoefficients(starts: rows.map(\.0), counts: rows.map { $0.1.count }, weights: weights, stride: stride)
+    }
+
+    static func pillowCoefficientRows(inSize: Int, outSize: Int) -> [(Int, [Int64])] {
         let scale = Double(inSize) / Double(outSize)
         let filterScale = max(scale, 1.0)
         let support = 1.0 * filterScale

@@ -180,11 +180,31 @@ public final class VideoDecoder: @unchecked Sendable {
         /// plus one frame: the margin kept before each sample time.
         var reorder: Double { Double(max(ctx.pointee.has_b_frames, 0) + 1) * frameDuration }
 
+        /// How much later a keyframe is shown than its index time, learned at the first seek
+        /// (MOV and MP4 index decode times); the reorder delay until then.
+        var keyframeShift: Double? = nil
+        var seekedTo: Double? = nil
+        var previousIntraFrame: Double? = nil
+
         /// Takes the decoded frame if it is the next sample; returns whether sampling continues.
         func consider(_ time: Double) throws -> Bool {
             position = max(position, time)
             summary.reachedTime = max(summary.reachedTime, time)
-            guard time >= nextTarget - frameDuration / 2 else { return true }
+            if let keyframe = seekedTo {
+                keyframeShift = max(0, time - keyframe)
+                seekedTo = nil
+            }
+            // An intra frame off the index's regular keyframe grid is a scene cut: something new
+            // is on screen, so it is sampled too (it was decoded anyway).
+            var sceneCut = false
+            if frm.pointee.pict_type == AV_PICTURE_TYPE_I {
+                if let interval = info.keyframeInterval, let previous = previousIntraFrame, time - previous < 0.75 * interval,
+                   time - (lastSample ?? -.infinity) >= 0.5 {
+                    sceneCut = true
+                }
+                previousIntraFrame = time
+            }
+            guard time >= nextTarget - frameDuration / 2 || sceneCut else { return true }
             let image = try convert(frm)
             if let lastSample { summary.largestGap = max(summary.largestGap, time - lastSample) }
             lastSample = time
@@ -203,11 +223,13 @@ public final class VideoDecoder: @unchecked Sendable {
             // comes at or before the next sample time.
             // Index times can be decode times: with B-frames a keyframe is shown up to the reorder
             // delay later, so leave that much room before the sample time.
-            if !draining, let keyframe = lastKeyframe(atOrBefore: nextTarget - reorder + 1e-6), keyframe.time > position + frameDuration / 2 {
+            let deadline = (lastSample ?? -gap) + gap
+            if !draining, let keyframe = lastKeyframe(atOrBefore: deadline - (keyframeShift ?? reorder) + 1e-6), keyframe.time > position + frameDuration / 2 {
                 // The index's own timestamp: a float round trip could land on the keyframe before.
                 if av_seek_frame(fmt, streamIndex, keyframe.pts, 0) >= 0 || av_seek_frame(fmt, streamIndex, keyframe.pts, AVSEEK_FLAG_BACKWARD) >= 0 {
                     avcodec_flush_buffers(ctx)
                     position = keyframe.time - frameDuration
+                    seekedTo = keyframe.time
                 }
             }
             // Read and decode until the next sample has been taken.
@@ -301,7 +323,7 @@ public final class VideoDecoder: @unchecked Sendable {
         let displayW = swaps ? h : w, displayH = swaps ? w : h
         let target = FFmpeg.reducedSize(width: displayW, height: displayH, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, alwaysShrink: true)
         let storedW = swaps ? target.height : target.width, storedH = swaps ? target.width : target.height
-        let image = try FFmpeg.convertToRGB(frame, width: storedW, height: storedH)
+        let image = try FFmpeg.convertToRGB(frame, width: storedW, height: storedH, fast: true)
         switch info.rotation {
         case 90: return image.applyingOrientation(6)
         case 180: return image.applyingOrientation(3)
