@@ -3,7 +3,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 SWIFT ?= swift
 RELEASE_BIN := .build/release/quarantine
-DOWNLOADS := $(shell xdg-user-dir DOWNLOAD 2>/dev/null || echo $$HOME/Downloads)
+# xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
+DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
 .PHONY: help setup build run test testdata golden bench bench-photos man clean
 
