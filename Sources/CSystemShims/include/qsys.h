@@ -1,5 +1,13 @@
 #ifndef QUARANTINE_QSYS_H
 #define QUARANTINE_QSYS_H
+#include <stddef.h>
+#include <sys/types.h>
 /// Caps glibc's number of malloc arenas (mallopt M_ARENA_MAX); returns 1 on success.
 int qsys_limit_malloc_arenas(int count);
+/// renameat2(..., RENAME_NOREPLACE): fails with EEXIST instead of replacing anything.
+int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+/// Extended attributes of an open file (flistxattr, fgetxattr, fsetxattr).
+ssize_t qsys_flistxattr(int fd, char *list, size_t size);
+ssize_t qsys_fgetxattr(int fd, const char *name, void *value, size_t size);
+int qsys_fsetxattr(int fd, const char *name, const void *value, size_t size);
 #endif

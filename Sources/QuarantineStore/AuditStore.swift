@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+
+/// The audit database shared by the CLI and the agent: vault items, every event, the allow and
+/// block lists, and the intent journal that makes moves recoverable.
+///
+/// SQLite in WAL mode through a GRDB `DatabasePool`, with a busy timeout, so several processes
+/// use it at once; migrations are named and append-only.
+public final class AuditStore: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    /// Opens (creating if needed) the database at `path`.
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    /// Named, append-only migrations: never edit one that has shipped; add a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: items, events, allow and block lists, journal") { db in
+            try db.create(table: "item") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("createdAt", .datetime).notNull()
+                t.column("originalPath", .text).notNull()
+                t.column("vaultName", .text)
+                t.column("previewName", .text)
+                t.column("size", .integer).notNull()
+                t.column("sha256", .text).notNull().indexed()
+                t.column("mode", .integer).notNull()
+                t.column("uid", .integer).notNull()
+                t.column("gid", .integer).notNull()
+                t.column("accessNanoseconds", .integer).notNull()
+                t.column("modificationNanoseconds", .integer).notNull()
+                t.column("extendedAttributes", .blob).notNull()
+                t.column("originURL", .text)
+                t.column("referrerURL", .text)
+                t.column("reasons", .text).notNull()
+                t.column("analysisMode", .text).notNull()
+                t.column("status", .text).notNull().indexed()
+            }
+            try db.create(table: "event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("itemId", .integer).references("item", onDelete: .setNull)
+                t.column("at", .datetime).notNull()
+                t.column("kind", .text).notNull()
+                t.column("mode", .text).notNull()
+                t.column("actor", .text).notNull()
+                t.column("path", .text)
+                t.column("detail", .text)
+            }
+            try db.create(table: "allowedHash") { t in
+                t.primaryKey("sha256", .text)
+                t.column("addedAt", .datetime).notNull()
+                t.column("itemId", .integer)
+            }
+            try db.create(table: "blockedHash") { t in
+                t.primaryKey("sha256", .text)
+                t.column("addedAt", .datetime).notNull()
+                t.column("itemId", .integer)
+                t.column("reason", .text).notNull()
+            }
+            try db.create(table: "blockedOrigin") { t in
+                t.primaryKey("host", .text)
+                t.column("addedAt", .datetime).notNull()
+                t.column("itemId", .integer)
+            }
+            try db.create(table: "journal") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("itemId", .integer).notNull()
+                t.column("operation", .text).notNull()
+                t.column("source", .text).notNull()
+                t.column("destination", .text).notNull()
+                t.column("state", .text).notNull()
+                t.column("startedAt", .datetime).notNull()
+            }
+        }
+        return migrator
+    }
+
+    // MARK: - Writing
+
+    func write<T>(_ body: (Database) throws -> T) throws -> T { try pool.write(body) }
+    func read<T>(_ body: (Database) throws -> T) throws -> T { try pool.read(body) }
+
+    /// Records one event.
+    public func record(_ kind: EventKind, itemId: Int64? = nil, path: String? = nil, mode: String, actor: String, detail: String? = nil) throws {
+        try write { db in
+            var event = AuditEvent(id: nil, itemId: itemId, at: Date(), kind: kind.rawValue, mode: mode, actor: actor, path: path, detail: detail)
+            try event.insert(db)
+        }
+    }
+
+    // MARK: - Reading
+
+    /// Items, newest first; without `includeClosed` only those still in the vault.
+    public func items(includeClosed: Bool = false) throws -> [VaultItem] {
+        try read { db in
+            var request = VaultItem.order(Column("id").desc)
+            if !includeClosed { request = request.filter([VaultItem.Status.quarantined.rawValue, VaultItem.Status.sealed.rawValue].contains(Column("status"))) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    public func item(_ id: Int64) throws -> VaultItem? {
+        try read { db in try VaultItem.fetchOne(db, key: id) }
+    }
+
+    /// Events, newest first, optionally for one item.
+    public func events(itemId: Int64? = nil) throws -> [AuditEvent] {
+        try read { db in
+            var request = AuditEvent.order(Column("id").desc)
+            if let itemId { request = request.filter(Column("itemId") == itemId) }
+            return try request.fetchAll(db)
+        }
+    }
+
+    public func isAllowed(sha256: String) throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM allowedHash WHERE sha256 = ?", arguments: [sha256]) ?? false }
+    }
+
+    /// Why these bytes are blocked, if they are.
+    public func blockReason(sha256: String) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT reason FROM blockedHash WHERE sha256 = ?", arguments: [sha256]) }
+    }
+
+    public func isBlocked(host: String) throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin WHERE host = ?", arguments: [host.lowercased()]) ?? false }
+    }
+
+    /// Journal entries of moves that did not finish.
+    func unfinishedMoves() throws -> [JournalEntry] {
+        try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done.rawValue).order(Column("id")).fetchAll(db) }
+    }
+}
+
+/// What happened, as recorded in the audit log.
+public enum EventKind: String, Sendable, Codable {
+    case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged
+}
+
+/// One line of the audit log.
+public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "event"
+    public var id: Int64?
+    public var itemId: Int64?
+    public var at: Date
+    public var kind: String
+    public var mode: String
+    public var actor: String
+    public var path: String?
+    public var detail: String?
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// An intent recorded before a move, so a crash at any instant can be finished or rolled back.
+struct JournalEntry: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "journal"
+    enum Operation: String { case quarantine, release }
+    enum State: String { case begun, copied, done }
+    var id: Int64?
+    var itemId: Int64
+    var operation: String
+    var source: String
+    var destination: String
+    var state: String
+    var startedAt: Date
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}

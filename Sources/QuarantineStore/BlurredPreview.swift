@@ -1,0 +1,41 @@
+import MediaDecoding
+
+/// A preview so blurred that nothing identifiable remains: shrunk to at most 24 px on its long
+/// side, blurred, then enlarged to 256 px, as JPEG. The tool never shows the original itself.
+public enum BlurredPreview {
+    public static let tinySide = 24
+    public static let shownSide = 256
+
+    public static func image(from picture: RGBImage) -> RGBImage {
+        let scale = Double(tinySide) / Double(max(picture.width, picture.height))
+        let w = max(1, Int((Double(picture.width) * scale).rounded())), h = max(1, Int((Double(picture.height) * scale).rounded()))
+        var tiny = picture.resizedPillowBilinear(width: w, height: h)
+        tiny = boxBlur(tiny)
+        let big = Double(shownSide) / Double(max(w, h))
+        return tiny.resizedPillowBilinear(width: max(1, Int(Double(w) * big)), height: max(1, Int(Double(h) * big)))
+    }
+
+    public static func jpeg(from picture: RGBImage) throws(MediaError) -> [UInt8] {
+        try JPEGCodec.encode(image(from: picture), quality: 80)
+    }
+
+    /// A 3x3 box blur, edges clamped.
+    static func boxBlur(_ image: RGBImage) -> RGBImage {
+        var out = image.pixels
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                for c in 0..<3 {
+                    var sum = 0, n = 0
+                    for dy in -1...1 {
+                        for dx in -1...1 {
+                            let sx = min(max(x + dx, 0), image.width - 1), sy = min(max(y + dy, 0), image.height - 1)
+                            sum += Int(image.pixels[(sy * image.width + sx) * 3 + c]); n += 1
+                        }
+                    }
+                    out[(y * image.width + x) * 3 + c] = UInt8(sum / n)
+                }
+            }
+        }
+        return RGBImage(width: image.width, height: image.height, pixels: out)
+    }
+}

@@ -1,0 +1,412 @@
+import CSystemShims
+import Crypto
+import Foundation
+import GRDB
+import MediaDecoding
+
+/// Where flagged files are kept out of sight, never lost, and from where they come back exactly
+/// as they were.
+///
+/// Each item has a folder `vault/<id>/` (0700) holding `item` (0600) and `preview.jpg`. A move
+/// is written to the journal before it starts and marked done after; ``recover()`` finishes or
+/// rolls back whatever a crash interrupted, so every file ends up in exactly one place.
+/// Same filesystem: `renameat2(RENAME_NOREPLACE)`; across filesystems: copy, fsync, verify the
+/// hash, then unlink. Nothing is ever overwritten.
+public final class Vault: Sendable {
+    public let root: String
+    public let store: AuditStore
+
+    /// Opens the vault at `root` (created 0700) and recovers interrupted moves.
+    public init(root: String, store: AuditStore) throws {
+        self.root = root
+        self.store = store
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chmod(root, 0o700)
+        _ = try recover()
+    }
+
+    /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Vault {
+        let base = (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share") + "/quarantine"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try Vault(root: base + "/vault", store: AuditStore(path: base + "/audit.sqlite3"))
+    }
+
+    func folder(_ name: String) -> String { root + "/" + name }
+    func itemPath(_ name: String) -> String { folder(name) + "/item" }
+
+    // MARK: - Quarantine
+
+    /// Moves the file at `path` into the vault. When `expected` is given, the file must still be
+    /// exactly what was analysed (device, inode, size, modification time).
+    @discardableResult
+    public func quarantine(path: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String,
+                           preview: RGBImage? = nil) throws -> VaultItem {
+        do {
+            return try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview)
+        } catch {
+            // Every refusal is in the audit log too; nothing was moved.
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not quarantined: \(error)")
+            throw error
+        }
+    }
+
+    func moveIn(path: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String, preview: RGBImage?) throws -> VaultItem {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw VaultError.system("cannot open \(path) to quarantine it", errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw VaultError.system("cannot examine \(path)", errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.refused("\(path) is not a regular file") }
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                                    modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        if let expected, expected != identity {
+            throw VaultError.refused("\(path) changed after it was analysed; it was left where it is")
+        }
+        let digest = try Self.sha256(fd: fd)
+        let attributes = Self.extendedAttributes(fd: fd)
+        var item = VaultItem(
+            id: nil, createdAt: Date(), originalPath: path, vaultName: nil, previewName: nil, size: Int64(info.st_size), sha256: digest,
+            mode: UInt32(info.st_mode), uid: info.st_uid, gid: info.st_gid,
+            accessNanoseconds: Int64(info.st_atim.tv_sec) * 1_000_000_000 + Int64(info.st_atim.tv_nsec),
+            modificationNanoseconds: identity.modificationNanoseconds, extendedAttributes: VaultItem.encode(attributes: attributes),
+            originURL: attributes["user.xdg.origin.url"].flatMap { String(data: $0, encoding: .utf8) },
+            referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
+            reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
+            status: VaultItem.Status.quarantining.rawValue)
+        // Intent first: the journal names both places before anything moves.
+        let (id, journalId) = try store.write { db -> (Int64, Int64) in
+            try item.insert(db)
+            let name = "\(item.id!)"
+            item.vaultName = name
+            try item.update(db)
+            var entry = JournalEntry(id: nil, itemId: item.id!, operation: JournalEntry.Operation.quarantine.rawValue, source: path,
+                                     destination: itemPath(name), state: JournalEntry.State.begun.rawValue, startedAt: Date())
+            try entry.insert(db)
+            return (item.id!, entry.id!)
+        }
+        let name = "\(id)"
+        do {
+            guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
+            try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId)
+            chmod(itemPath(name), 0o600)
+        } catch {
+            // Nothing moved (or the move was undone): forget the intent, keep the record.
+            try? store.write { db in
+                try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
+                try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id])
+            }
+            rmdir(folder(name))
+            throw error
+        }
+        if let preview, let jpeg = try? BlurredPreview.jpeg(from: preview) {
+            let previewPath = folder(name) + "/preview.jpg"
+            if FileManager.default.createFile(atPath: previewPath, contents: Data(jpeg), attributes: [.posixPermissions: 0o600]) {
+                item.previewName = "preview.jpg"
+            }
+        }
+        item.status = VaultItem.Status.quarantined.rawValue
+        let finished = item
+        try store.write { db in
+            try finished.update(db)
+            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, journalId])
+            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.quarantined.rawValue, mode: mode, actor: actor,
+                                   path: path, detail: reasons.joined(separator: ", "))
+            try event.insert(db)
+        }
+        return finished
+    }
+
+    // MARK: - Release
+
+    /// What a release did.
+    public struct Release: Sendable {
+        public var path: String
+        /// The original name was taken, so the file came back under another.
+        public var renamed: Bool
+        public var ownerRestored: Bool
+    }
+
+    /// Puts item `id` back (at its original path, or into `directory`), never overwriting: a
+    /// taken name becomes `name (1).ext`; a missing folder is recreated. Restores mode, owner
+    /// where permitted, times and extended attributes, and allows its hash from then on.
+    @discardableResult
+    public func release(id: Int64, to directory: String? = nil, mode: String, actor: String) throws -> Release {
+        guard var item = try store.item(id) else { throw VaultError.refused("there is no item \(id) in the vault") }
+        guard item.status == VaultItem.Status.quarantined.rawValue, let name = item.vaultName else {
+            throw VaultError.refused("item \(id) is \(item.status), not in the vault")
+        }
+        let original = URL(fileURLWithPath: item.originalPath)
+        let folderPath = directory ?? original.deletingLastPathComponent().path
+        try FileManager.default.createDirectory(atPath: folderPath, withIntermediateDirectories: true)
+        let source = itemPath(name)
+        let fd = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw VaultError.system("the vault copy of item \(id) cannot be opened", errno) }
+        defer { close(fd) }
+        var info = stat()
+        fstat(fd, &info)
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                                    modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        var attempt = 0
+        var destination = ""
+        var journalId: Int64 = 0
+        while true {
+            destination = folderPath + "/" + Self.candidateName(original.lastPathComponent, attempt: attempt)
+            if access(destination, F_OK) == 0 || errno != ENOENT { attempt += 1; continue }
+            let target = destination
+            journalId = try store.write { db -> Int64 in
+                var entry = JournalEntry(id: nil, itemId: id, operation: JournalEntry.Operation.release.rawValue, source: source,
+                                         destination: target, state: JournalEntry.State.begun.rawValue, startedAt: Date())
+                try entry.insert(db)
+                try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.releasing.rawValue, id])
+                return entry.id!
+            }
+            do {
+                try move(fd: fd, identity: identity, from: source, to: destination, sha256: item.sha256, journalId: journalId)
+                break
+            } catch VaultError.exists {
+                // Someone took the name meanwhile: nothing moved; try the next name.
+                try store.write { db in
+                    try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
+                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.quarantined.rawValue, id])
+                }
+                attempt += 1
+            } catch {
+                try? store.write { db in
+                    try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
+                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.quarantined.rawValue, id])
+                }
+                throw error
+            }
+        }
+        let ownerRestored = restoreMetadata(of: item, at: destination)
+        try? FileManager.default.removeItem(atPath: folder(name))
+        item.status = VaultItem.Status.released.rawValue
+        let released = item
+        let renamed = attempt > 0
+        try store.write { db in
+            try released.update(db)
+            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, journalId])
+            try db.execute(sql: "INSERT OR IGNORE INTO allowedHash (sha256, addedAt, itemId) VALUES (?, ?, ?)", arguments: [item.sha256, Date(), id])
+            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.released.rawValue, mode: mode, actor: actor,
+                                   path: destination, detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil)
+            try event.insert(db)
+        }
+        return Release(path: destination, renamed: renamed, ownerRestored: ownerRestored)
+    }
+
+    /// `name.ext`, `name (1).ext`, `name (2).ext`, ...
+    static func candidateName(_ name: String, attempt: Int) -> String {
+        guard attempt > 0 else { return name }
+        let url = URL(fileURLWithPath: name)
+        let ext = url.pathExtension
+        let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        return ext.isEmpty ? "\(stem) (\(attempt))" : "\(stem) (\(attempt)).\(ext)"
+    }
+
+    // MARK: - Moving
+
+    /// Moves the file open as `fd` from `source` to `destination` (which must not exist).
+    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: String, sha256: String, journalId: Int64) throws {
+        if qsys_rename_noreplace(AT_FDCWD, source, AT_FDCWD, destination) == 0 {
+            // Make sure what moved is the file we hold, not one swapped in at that path.
+            var moved = stat()
+            if lstat(destination, &moved) == 0, UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
+                fsyncDirectory(of: destination)
+                fsyncDirectory(of: source)
+                return
+            }
+            _ = qsys_rename_noreplace(AT_FDCWD, destination, AT_FDCWD, source)
+            throw VaultError.refused("\(source) was replaced while it was being moved; left in place")
+        }
+        let code = errno
+        if code == EEXIST { throw VaultError.exists }
+        guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination)", code) }
+        // Another filesystem: copy, flush, verify, then remove the original.
+        let partial = destination + ".part"
+        let out = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard out >= 0 else { throw VaultError.system("cannot create \(partial)", errno) }
+        do {
+            try Self.copy(from: fd, to: out)
+            guard fsync(out) == 0 else { throw VaultError.system("cannot flush \(partial)", errno) }
+            close(out)
+            let check = open(partial, O_RDONLY | O_CLOEXEC)
+            defer { close(check) }
+            guard try Self.sha256(fd: check) == sha256 else { throw VaultError.refused("the copy of \(source) does not match its hash; nothing was removed") }
+            guard qsys_rename_noreplace(AT_FDCWD, partial, AT_FDCWD, destination) == 0 else {
+                throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination) in place", errno)
+            }
+            fsyncDirectory(of: destination)
+        } catch {
+            close(out)
+            unlink(partial)
+            throw error
+        }
+        try store.write { db in
+            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.copied.rawValue, journalId])
+        }
+        // Remove the original only if the path still names the file we copied.
+        var current = stat()
+        if lstat(source, &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
+            unlink(source)
+            fsyncDirectory(of: source)
+        }
+    }
+
+    func fsyncDirectory(of path: String) {
+        let dir = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dir >= 0 { fsync(dir); close(dir) }
+    }
+
+    /// Mode, owner (where permitted), extended attributes, then times. Returns whether the owner
+    /// was restored.
+    func restoreMetadata(of item: VaultItem, at path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        fchmod(fd, mode_t(item.mode & 0o7777))
+        let owner = fchown(fd, uid_t(item.uid), gid_t(item.gid)) == 0
+        for (name, value) in item.attributes {
+            _ = value.withUnsafeBytes { qsys_fsetxattr(fd, name, $0.baseAddress, value.count) }
+        }
+        var times = [timespec(tv_sec: Int(item.accessNanoseconds / 1_000_000_000), tv_nsec: Int(item.accessNanoseconds % 1_000_000_000)),
+                     timespec(tv_sec: Int(item.modificationNanoseconds / 1_000_000_000), tv_nsec: Int(item.modificationNanoseconds % 1_000_000_000))]
+        futimens(fd, &times)
+        return owner
+    }
+
+    // MARK: - Recovery
+
+    /// Finishes or rolls back every move a crash interrupted, so each file is in exactly one
+    /// place. Returns one line per entry handled.
+    @discardableResult
+    public func recover() throws -> [String] {
+        var lines: [String] = []
+        for entry in try store.unfinishedMoves() {
+            let atSource = access(entry.source, F_OK) == 0, atDestination = access(entry.destination, F_OK) == 0
+            unlink(entry.destination + ".part")
+            let item = try store.item(entry.itemId)
+            var outcome: String
+            if atDestination && atSource {
+                // A cross-filesystem copy finished but the original was not yet removed.
+                let copyOK = (try? Self.sha256(path: entry.destination)) == item?.sha256
+                let sourceOK = (try? Self.sha256(path: entry.source)) == item?.sha256
+                if copyOK && sourceOK {
+                    unlink(entry.source)
+                    outcome = "finished"
+                } else {
+                    unlink(entry.destination)
+                    outcome = "rolled back (the copy did not match)"
+                }
+            } else if atDestination {
+                outcome = "finished"
+            } else if atSource {
+                outcome = "rolled back"
+            } else {
+                outcome = "lost track: neither \(entry.source) nor \(entry.destination) exists"
+            }
+            let finished = outcome == "finished"
+            let operation = JournalEntry.Operation(rawValue: entry.operation) ?? .quarantine
+            let status: VaultItem.Status = switch (operation, finished) {
+            case (.quarantine, true): .quarantined
+            case (.quarantine, false): .purged
+            case (.release, true): .released
+            case (.release, false): .quarantined
+            }
+            try store.write { db in
+                try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, entry.id])
+                if operation == .quarantine && !finished {
+                    try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [entry.itemId])
+                } else {
+                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [status.rawValue, entry.itemId])
+                }
+                var event = AuditEvent(id: nil, itemId: operation == .quarantine && !finished ? nil : entry.itemId, at: Date(),
+                                       kind: EventKind.recovered.rawValue, mode: item?.analysisMode ?? "adult", actor: "recovery",
+                                       path: entry.source, detail: "\(entry.operation) \(outcome)")
+                try event.insert(db)
+            }
+            if operation == .release && finished, let item { _ = restoreMetadata(of: item, at: entry.destination) }
+            if operation == .quarantine && finished { chmod(entry.destination, 0o600) }
+            if operation == .quarantine && !finished { rmdir(URL(fileURLWithPath: entry.destination).deletingLastPathComponent().path) }
+            lines.append("\(entry.operation) of \(entry.source): \(outcome)")
+        }
+        return lines
+    }
+
+    // MARK: - Bytes
+
+    static func sha256(fd: Int32) throws -> String {
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw VaultError.system("cannot read for hashing", errno) }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += off_t(n)
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func sha256(path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
+        defer { close(fd) }
+        return try sha256(fd: fd)
+    }
+
+    static func copy(from input: Int32, to output: Int32) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress, $0.count, offset) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw VaultError.system("cannot read while copying", errno) }
+            if n == 0 { return }
+            var written = 0
+            while written < n {
+                let w = buffer.withUnsafeBytes { write(output, $0.baseAddress! + written, n - written) }
+                if w < 0 && errno == EINTR { continue }
+                if w < 0 { throw VaultError.system("cannot write while copying (disk full?)", errno) }
+                written += w
+            }
+            offset += off_t(n)
+        }
+    }
+
+    static func extendedAttributes(fd: Int32) -> [String: Data] {
+        let size = qsys_flistxattr(fd, nil, 0)
+        guard size > 0 else { return [:] }
+        var names = [CChar](repeating: 0, count: size)
+        let got = qsys_flistxattr(fd, &names, size)
+        guard got > 0 else { return [:] }
+        var result: [String: Data] = [:]
+        for raw in names[0..<got].split(separator: 0) {
+            let name = String(decoding: raw.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let length = qsys_fgetxattr(fd, name, nil, 0)
+            guard length >= 0 else { continue }
+            var value = [UInt8](repeating: 0, count: length)
+            let read = qsys_fgetxattr(fd, name, &value, length)
+            if read >= 0 { result[name] = Data(value[0..<read]) }
+        }
+        return result
+    }
+}
+
+/// Why the vault did not act; nothing was moved or lost when it throws.
+public enum VaultError: Error, CustomStringConvertible {
+    case refused(String)
+    case system(String, Int32)
+    case exists
+
+    public var description: String {
+        switch self {
+        case .refused(let message): return message
+        case .system(let message, let code): return "\(message): \(String(cString: strerror(code)))"
+        case .exists: return "the destination exists"
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import CSystemShims
+import Foundation
+import GRDB
+import MediaDecoding
+import Testing
+@testable import QuarantineStore
+
+/// The vault and the audit database, on real files in fresh temporary folders.
+@Suite("Vault", .serialized)
+struct VaultTests {
+    /// A home with Downloads, and a vault in `vaultParent` (another filesystem when it is /dev/shm).
+    struct Place {
+        let home: URL
+        let vault: Vault
+        var downloads: URL { home.appendingPathComponent("Downloads") }
+
+        init(vaultParent: String? = nil) throws {
+            home = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-vault-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: home.appendingPathComponent("Downloads"), withIntermediateDirectories: true)
+            let base = vaultParent.map { URL(fileURLWithPath: $0).appendingPathComponent("quarantine-\(UUID().uuidString)") } ?? home.appendingPathComponent("data")
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            vault = try Vault(root: base.appendingPathComponent("vault").path, store: AuditStore(path: base.appendingPathComponent("audit.sqlite3").path))
+        }
+
+        func cleanUp() {
+            try? FileManager.default.removeItem(at: home)
+            try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: vault.root).deletingLastPathComponent().path)
+        }
+
+        /// A file with mode 0640, an old modification time and browser-style extended attributes.
+        func download(_ name: String, bytes: Int = 200_000) throws -> (URL, String) {
+            let url = downloads.appendingPathComponent(name)
+            var data = Data(count: bytes)
+            for i in 0..<bytes { data[i] = UInt8(truncatingIfNeeded: i &* 31 &+ 7) }
+            try data.write(to: url)
+            chmod(url.path, 0o640)
+            var times = [timespec(tv_sec: 1_600_000_000, tv_nsec: 123_456_789), timespec(tv_sec: 1_500_000_000, tv_nsec: 987_654_321)]
+            utimensat(AT_FDCWD, url.path, &times, 0)
+            let fd = open(url.path, O_RDONLY)
+            _ = "https://example.invalid/picture".withCString { qsys_fsetxattr(fd, "user.xdg.origin.url", $0, strlen($0)) }
+            _ = "https://example.invalid/".withCString { qsys_fsetxattr(fd, "user.xdg.referrer.url", $0, strlen($0)) }
+            close(fd)
+            return (url, try Vault.sha256(path: url.path))
+        }
+    }
+
+    static func stat(_ path: String) -> stat {
+        var info = Glibc.stat()
+        lstat(path, &info)
+        return info
+    }
+
+    static func xattr(_ path: String, _ name: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        let n = qsys_fgetxattr(fd, name, &buffer, buffer.count)
+        return n >= 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+    }
+
+    @Test("quarantine then release: bytes, mode, times and xattrs come back; the hash is allowed", arguments: [nil, "/dev/shm"])
+    func roundTrip(vaultParent: String?) throws {
+        let place = try Place(vaultParent: vaultParent)
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("beach.jpg")
+        let preview = RGBImage(width: 64, height: 48, filledWith: (200, 150, 120))
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: "adult", actor: "test", preview: preview)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "the original is out of sight")
+        let stored = place.vault.itemPath(try #require(item.vaultName))
+        #expect(Self.stat(stored).st_mode & 0o777 == 0o600)
+        #expect(Self.stat(place.vault.folder(item.vaultName!)).st_mode & 0o777 == 0o700)
+        #expect(try Vault.sha256(path: stored) == digest)
+        #expect(item.originURL == "https://example.invalid/picture")
+        #expect(item.referrerURL == "https://example.invalid/")
+        #expect(FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!) + "/preview.jpg"))
+        #expect(try place.vault.store.items().map(\.id) == [item.id])
+
+        let release = try place.vault.release(id: item.id!, mode: "adult", actor: "test")
+        #expect(release.path == url.path && !release.renamed)
+        #expect(try Vault.sha256(path: url.path) == digest)
+        let info = Self.stat(url.path)
+        #expect(info.st_mode & 0o777 == 0o640)
+        #expect(info.st_mtim.tv_sec == 1_500_000_000 && info.st_mtim.tv_nsec == 987_654_321)
+        #expect(Self.xattr(url.path, "user.xdg.origin.url") == "https://example.invalid/picture")
+        #expect(try place.vault.store.isAllowed(sha256: digest))
+        #expect(try place.vault.store.item(item.id!)?.status == "released")
+        #expect(try place.vault.store.items().isEmpty)
+        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind)) == ["quarantined", "released"])
+        #expect(!FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!)))
+    }
+
+    @Test("release never overwrites: a taken name becomes 'name (1).ext', then 'name (2).ext'")
+    func conflicts() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("photo.jpg")
+        let first = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        try Data("a new file with the same name".utf8).write(to: url)
+        let (second, _) = try place.download("photo (1).jpg")
+        let other = try place.vault.quarantine(path: second.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        try Data("taken too".utf8).write(to: second)
+        let release = try place.vault.release(id: first.id!, mode: "adult", actor: "test")
+        #expect(release.renamed)
+        #expect(release.path == place.downloads.appendingPathComponent("photo (2).jpg").path)
+        #expect(try String(contentsOf: url, encoding: .utf8) == "a new file with the same name")
+        #expect(try String(contentsOf: second, encoding: .utf8) == "taken too")
+        #expect(try Vault.sha256(path: release.path) == digest)
+        #expect(try place.vault.store.events(itemId: first.id).first?.detail?.contains("new name") == true)
+        _ = other
+    }
+
+    @Test("a missing folder is recreated; --to puts the file elsewhere")
+    func missingFolder() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let nested = place.downloads.appendingPathComponent("trip/day1")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        let url = nested.appendingPathComponent("a.png")
+        try Data(repeating: 7, count: 5000).write(to: url)
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        try FileManager.default.removeItem(at: place.downloads.appendingPathComponent("trip"))
+        let release = try place.vault.release(id: item.id!, mode: "adult", actor: "test")
+        #expect(release.path == url.path && FileManager.default.fileExists(atPath: url.path))
+        let (other, _) = try place.download("b.png")
+        let second = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        let elsewhere = place.home.appendingPathComponent("Restored")
+        let moved = try place.vault.release(id: second.id!, to: elsewhere.path, mode: "adult", actor: "test")
+        #expect(moved.path == elsewhere.appendingPathComponent("b.png").path)
+    }
+
+    @Test("a file that changed after analysis is left where it is")
+    func changedAfterAnalysis() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("x.jpg")
+        let file = try MediaFile(path: url.path)
+        let analysed = file.identity
+        try Data("replaced".utf8).write(to: url)
+        #expect(throws: VaultError.self) {
+            try place.vault.quarantine(path: url.path, expected: analysed, reasons: [], mode: "adult", actor: "test")
+        }
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        #expect(try place.vault.store.items(includeClosed: true).isEmpty)
+        #expect(try place.vault.store.events().first?.kind == "error")
+    }
+
+    @Test("symbolic links are not quarantined")
+    func symlinkRefused() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("real.jpg")
+        let link = place.downloads.appendingPathComponent("link.jpg")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        #expect(throws: VaultError.self) { try place.vault.quarantine(path: link.path, expected: nil, reasons: [], mode: "adult", actor: "test") }
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
+    // MARK: - Recovery from each interrupted state
+
+    /// Writes an item and a journal entry as a crash would have left them.
+    func interrupted(_ place: Place, operation: String, state: String, source: String, destination: String, sha256: String, status: String) throws -> Int64 {
+        try place.vault.store.write { db -> Int64 in
+            var item = VaultItem(id: nil, createdAt: Date(), originalPath: operation == "quarantine" ? source : destination, vaultName: nil,
+                                 previewName: nil, size: 0, sha256: sha256, mode: 0o100644, uid: getuid(), gid: getgid(), accessNanoseconds: 0,
+                                 modificationNanoseconds: 1_000_000_000, extendedAttributes: Data("{}".utf8), originURL: nil, referrerURL: nil,
+                                 reasons: "[]", analysisMode: "adult", status: status)
+            try item.insert(db)
+            item.vaultName = "\(item.id!)"
+            try item.update(db)
+            var entry = JournalEntry(id: nil, itemId: item.id!, operation: operation, source: source, destination: destination, state: state, startedAt: Date())
+            try entry.insert(db)
+            return item.id!
+        }
+    }
+
+    @Test("crash before the move: rolled back, the file stays where it was")
+    func recoverBeforeMove() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        let id = try interrupted(place, operation: "quarantine", state: "begun", source: url.path, destination: place.vault.itemPath("99"), sha256: digest, status: "quarantining")
+        let lines = try place.vault.recover()
+        #expect(lines.count == 1 && lines[0].contains("rolled back"))
+        #expect(try Vault.sha256(path: url.path) == digest)
+        #expect(try place.vault.store.item(id) == nil)
+    }
+
+    @Test("crash after a cross-filesystem copy, before the unlink: finished, one copy left")
+    func recoverAfterCopy() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        try FileManager.default.createDirectory(atPath: place.vault.folder("7"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: url.path, toPath: place.vault.itemPath("7"))
+        let id = try interrupted(place, operation: "quarantine", state: "copied", source: url.path, destination: place.vault.itemPath("7"), sha256: digest, status: "quarantining")
+        #expect(try place.vault.recover().first?.contains("finished") == true)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(try Vault.sha256(path: place.vault.itemPath("7")) == digest)
+        #expect(try place.vault.store.item(id)?.status == "quarantined")
+    }
+
+    @Test("crash after a copy that does not match: the copy is discarded, the original kept")
+    func recoverBadCopy() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        try FileManager.default.createDirectory(atPath: place.vault.folder("8"), withIntermediateDirectories: true)
+        try Data("half a copy".utf8).write(to: URL(fileURLWithPath: place.vault.itemPath("8")))
+        _ = try interrupted(place, operation: "quarantine", state: "copied", source: url.path, destination: place.vault.itemPath("8"), sha256: digest, status: "quarantining")
+        #expect(try place.vault.recover().first?.contains("rolled back") == true)
+        #expect(try Vault.sha256(path: url.path) == digest)
+        #expect(!FileManager.default.fileExists(atPath: place.vault.itemPath("8")))
+    }
+
+    @Test("crash in a release after the rename: finished and recorded as released")
+    func recoverRelease() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        let id = try interrupted(place, operation: "release", state: "begun", source: place.vault.itemPath("5"), destination: url.path, sha256: digest, status: "releasing")
+        #expect(try place.vault.recover().first?.contains("finished") == true)
+        #expect(try place.vault.store.item(id)?.status == "released")
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test("the database is shared safely: a second connection sees the first one's writes")
+    func sharedDatabase() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("a.jpg")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.91"], mode: "child", actor: "agent")
+        let other = try AuditStore(path: place.vault.store.path)
+        #expect(try other.item(item.id!)?.reasonList == ["open_nsfw 0.91"])
+        #expect(try other.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
+    @Test("the blurred preview keeps nothing finer than 24 pixels")
+    func previewIsBlurred() throws {
+        var pixels = [UInt8]()
+        for y in 0..<480 { for x in 0..<640 { let v: UInt8 = (x / 4 + y / 4) % 2 == 0 ? 255 : 0; pixels += [v, v, v] } }
+        let preview = BlurredPreview.image(from: RGBImage(width: 640, height: 480, pixels: pixels))
+        #expect(max(preview.width, preview.height) == 256)
+        // A 4-pixel checkerboard has nothing left: every pixel is mid-grey.
+        #expect(preview.pixels.allSatisfy { $0 > 100 && $0 < 156 })
+    }
+}
