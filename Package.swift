@@ -41,7 +41,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

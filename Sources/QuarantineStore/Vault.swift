@@ -52,7 +52,10 @@ public final class Vault: Sendable {
         }
     }
 
-    func moveIn(path: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String, preview: RGBImage?) throws -> VaultItem {
+    func moveIn(path given: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String, preview: RGBImage?) throws -> VaultItem {
+        // Stored absolute (without resolving links), so a release from anywhere finds the place.
+        let path = given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
+            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw VaultError.system("cannot open \(path) to quarantine it", errno) }
         defer { close(fd) }

@@ -32,6 +32,10 @@ public struct FileReport: Sendable {
     public var analysis: SensitivityAnalysis?
     public var failure: Failure?
     public var elapsedMilliseconds: Double
+    /// The flagged picture or video frame at analysis size, for the vault's blurred preview.
+    public var flaggedFrame: RGBImage? = nil
+    /// Set by callers that moved the file into the vault.
+    public var vaultItem: Int64? = nil
 
     public var isSensitive: Bool { analysis?.isSensitive ?? false }
 }
@@ -80,7 +84,8 @@ extension SensitivityAnalyzer {
             analysis.coverage = video.coverage
             analysis.flaggedRanges = videoOptions.allFlaggedRanges ? video.flaggedRanges.map { [$0.lowerBound, $0.upperBound] } : nil
             analysis.partialReason = video.endedEarly ? (video.endReason ?? "damaged or missing data") : nil
-            return FileReport(path: path, kind: .video, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: elapsed())
+            return FileReport(path: path, kind: .video, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: elapsed(),
+                              flaggedFrame: video.flaggedFrame)
         } catch let error as MediaError where type == .webp && error.code != .cancelled {
             let failure = FileReport.Failure(code: MediaError.Code.unsupportedFormat.rawValue,
                                              message: "\(path): is an animated WebP, which Debian 12's ffmpeg 5.1 cannot decode (\(error.message))")
@@ -108,7 +113,8 @@ extension SensitivityAnalyzer {
                 var analysis = try analyze(decoded, path: path, identity: file.identity)
                 try file.verifyUnchanged()
                 analysis.elapsedMilliseconds = elapsed()
-                return FileReport(path: path, kind: .image, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: analysis.elapsedMilliseconds)
+                return FileReport(path: path, kind: .image, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: analysis.elapsedMilliseconds,
+                                  flaggedFrame: analysis.isSensitive ? decoded.image : nil)
             }
         } catch {
             return FileReport(path: path, kind: type.kind, type: type, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: elapsed())

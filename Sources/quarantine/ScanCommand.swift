@@ -1,14 +1,16 @@
 import ArgumentParser
 import Foundation
 import MediaDecoding
+import QuarantineStore
 import SensitivityAnalysis
 
 /// `quarantine scan`: analyses files and folders, read-only.
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check files and folders for nudity (read-only: nothing is moved or changed).",
+        abstract: "Check files and folders for nudity (read-only unless --quarantine).",
         discussion: """
-        Folders are scanned recursively; symbolic links are never followed. The file type comes \
+        Folders are scanned recursively; symbolic links are never followed. With --quarantine, flagged \
+        files are moved into the vault instead (restorable with 'quarantine release'). The file type comes \
         from the bytes, not the name. On a terminal a progress bar shows count, rate and ETA.
 
         Exit status: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
@@ -27,6 +29,9 @@ struct Scan: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Videos: list every flagged time range instead of stopping at the first flagged frame.")
     var all = false
+
+    @Flag(name: .long, help: "Move what is flagged into the vault (see 'quarantine list'); like clamscan --move, but restorable.")
+    var quarantine = false
 
     @OptionGroup var options: AnalysisOptions
 
@@ -58,6 +63,7 @@ struct Scan: AsyncParsableCommand {
             throw ExitCode(2)
         }
 
+        let vault: Vault? = quarantine ? try openVault() : nil
         let output = ScanOutput(json: json, verbose: verbose)
         let progress = ProgressBar(total: files.count, enabled: isTerminal(2))
         var tally = ScanTally()
@@ -78,7 +84,16 @@ struct Scan: AsyncParsableCommand {
                 group.addTask { await analyzer.report(forFileAt: path) { progress.video(path, $0) } }
             }
             for _ in 0..<min(lead, files.count) { submit() }
-            while let report = await group.next() {
+            while var report = await group.next() {
+                if let vault, report.isSensitive, let analysis = report.analysis {
+                    do {
+                        let item = try vault.quarantine(path: report.path, expected: analysis.identity, reasons: analysis.reasons,
+                                                        mode: analysis.mode.rawValue, actor: "scan", preview: report.flaggedFrame)
+                        report.vaultItem = item.id
+                    } catch {
+                        report.failure = FileReport.Failure(code: "not_quarantined", message: "\(report.path): flagged but not moved: \(error)")
+                    }
+                }
                 tally.add(report)
                 output.emit(report, progress: progress)
                 progress.advance(finished: report.path)
@@ -98,7 +113,7 @@ struct ScanTally {
     var analysed = 0, flagged = 0, errors = 0, other = 0
 
     mutating func add(_ report: FileReport) {
-        if report.failure != nil { errors += 1 }
+        if report.failure != nil && !report.isSensitive { errors += 1 }
         else if report.kind == .other { other += 1 }
         else {
             analysed += 1
@@ -139,6 +154,7 @@ struct ScanOutput {
         var coverage: Double?
         var flagged_ranges: [[Double]]?
         var partial: String?
+        var vault_item: Int64?
     }
 
     static func rounded(_ v: Double, _ digits: Double = 10_000) -> Double { (v * digits).rounded() / digits }
@@ -156,7 +172,8 @@ struct ScanOutput {
                       error: report.failure?.message, error_code: report.failure?.code,
                       frame_time: a?.frameTime.map { Self.rounded($0, 1000) }, samples: a?.samples,
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
-                      flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason)
+                      flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
+                      vault_item: report.vaultItem)
     }
 
     func jsonText(_ record: Record) -> String {
@@ -178,7 +195,8 @@ struct ScanOutput {
             if let ranges = a.flaggedRanges, !ranges.isEmpty {
                 at = " at " + ranges.map { "\(ProgressBar.duration($0[0]))-\(ProgressBar.duration($0[1]))" }.joined(separator: ", ")
             }
-            progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)", to: .standardOutput)
+            let moved = report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? ""
+            progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
         } else if verbose || !partial.isEmpty {
             progress.print("ok       \(report.path)\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
         }

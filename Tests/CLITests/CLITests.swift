@@ -17,7 +17,7 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let result = try cli.run(["--help"])
         #expect(result.status == 0)
-        for verb in ["scan", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
+        for verb in ["scan", "list", "show", "release", "history", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
     }
 
     @Test("usage errors exit 2")
@@ -116,6 +116,47 @@ struct CLITests {
         #expect(record["coverage"] is Double)
         let text = try cli.run(["scan", video.path])
         #expect(text.stdout.contains("FLAGGED  \(video.path) at 0:0"))
+    }
+
+    @Test("scan --quarantine, list, show, release (no overwrite), history: end to end in a temporary home")
+    func vaultRoundTrip() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let downloads = cli.home.appendingPathComponent("Downloads")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let card = downloads.appendingPathComponent("card.jpg")
+        _ = try cli.run(["testcard", card.path])
+        let original = try Data(contentsOf: card)
+        try FileManager.default.copyItem(at: CLIRunner.photos.appendingPathComponent("astronaut.png"), to: downloads.appendingPathComponent("astronaut.png"))
+
+        let scan = try cli.run(["scan", "--quarantine", "--json", downloads.path])
+        #expect(scan.status == 1)
+        let flagged = try #require(try scan.jsonLines().first { $0["sensitive"] as? Bool == true })
+        let id = try #require(flagged["vault_item"] as? Int)
+        #expect(!FileManager.default.fileExists(atPath: card.path), "the flagged file left Downloads")
+        #expect(FileManager.default.fileExists(atPath: downloads.appendingPathComponent("astronaut.png").path), "the benign photo stayed")
+
+        let list = try cli.run(["list", "--json"])
+        let item = try #require(try list.jsonLines().first)
+        #expect(item["id"] as? Int == id && item["original_path"] as? String == card.path && item["status"] as? String == "quarantined")
+        #expect(item["reasons"] as? [String] == ["TEST_CARD 1.00"])
+        let show = try cli.run(["show", "--json", String(id)])
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
+        let preview = try #require(shown["preview"] as? String)
+        #expect(FileManager.default.fileExists(atPath: preview))
+
+        #expect(try cli.run(["release", String(id)]).status == 1, "no terminal and no --yes: nothing happens")
+        try Data("someone else's file".utf8).write(to: card)
+        let release = try cli.run(["release", "--yes", String(id)])
+        #expect(release.status == 0, "\(release.stderr)")
+        let restored = downloads.appendingPathComponent("card (1).jpg")
+        #expect(release.stdout.contains(restored.path) && release.stdout.contains("nothing was overwritten"))
+        #expect(try Data(contentsOf: restored) == original)
+        #expect(try String(contentsOf: card, encoding: .utf8) == "someone else's file")
+        #expect(try cli.run(["list", "--json"]).stdout.isEmpty)
+        let history = try cli.run(["history", "--json"]).jsonLines().map { $0["kind"] as? String }
+        #expect(history == ["released", "quarantined"])
+        // Released content is allowed from then on: its hash is on the allow list.
+        #expect(try cli.run(["show", String(id)]).stdout.contains("released"))
     }
 
     @Test("only errors: exit 2")

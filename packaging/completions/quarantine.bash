@@ -173,20 +173,20 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|testcard|doctor|help)
+    scan|list|show|release|history|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan list show release history testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
 
 _quarantine_scan() {
     repeating_flags=()
-    non_repeating_flags=(--json -v --verbose --all --version -h --help)
+    non_repeating_flags=(--json -v --verbose --all --quarantine --version -h --help)
     repeating_options=()
     non_repeating_options=(--mode --config --workers)
     __quarantine_offer_flags_options -1
@@ -204,6 +204,45 @@ _quarantine_scan() {
         return
         ;;
     esac
+}
+
+_quarantine_list() {
+    repeating_flags=()
+    non_repeating_flags=(--json --all --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+}
+
+_quarantine_show() {
+    repeating_flags=()
+    non_repeating_flags=(--open --json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
+}
+
+_quarantine_release() {
+    repeating_flags=()
+    non_repeating_flags=(-y --yes --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--to)
+    __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--to')
+        return
+        ;;
+    esac
+}
+
+_quarantine_history() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
 }
 
 _quarantine_testcard() {

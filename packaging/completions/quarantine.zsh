@@ -50,7 +50,11 @@ _quarantine() {
     case "${state}" in
     command)
         local -ar subcommands=(
-            'scan:Check files and folders for nudity (read-only: nothing is moved or changed).'
+            'scan:Check files and folders for nudity (read-only unless --quarantine).'
+            'list:List what is in the vault, newest first.'
+            'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
+            'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
+            'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
             'help:Show subcommand help information.'
@@ -59,7 +63,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|testcard|doctor|help)
+        scan|list|show|release|history|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -76,10 +80,64 @@ _quarantine_scan() {
         '--json[Print one JSON object per file (JSON Lines) instead of text.]'
         '(-v --verbose)'{-v,--verbose}'[Also list files that are not flagged.]'
         '--all[Videos\: list every flagged time range instead of stopping at the first flagged frame.]'
+        '--quarantine[Move what is flagged into the vault (see '\''quarantine list'\''); like clamscan --move, but restorable.]'
         '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--workers[Files analysed at once (default\: one per core).]:n:'
         '*:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print one JSON object per item (JSON Lines).]'
+        '--all[Also list released, blocked and purged items.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_show() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':id:'
+        '--open[Open the blurred preview (never the original) with xdg-open.]'
+        '--json[Print one JSON object.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_release() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':id:'
+        '--to[Restore into this folder instead of the original one.]:dir:'
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_history() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print one JSON object per event (JSON Lines).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

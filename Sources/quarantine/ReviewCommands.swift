@@ -1,0 +1,182 @@
+import ArgumentParser
+import Foundation
+import QuarantineStore
+import SensitivityAnalysis
+
+/// Opens the per-user vault, or exits 2 with the reason.
+func openVault() throws -> Vault {
+    do { return try Vault.standard() } catch {
+        printError("quarantine: cannot open the vault: \(error)")
+        throw ExitCode(2)
+    }
+}
+
+/// Asks a yes/no question on the terminal; false without a terminal.
+func confirm(_ question: String) -> Bool {
+    guard isTerminal(0) else { return false }
+    FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+    guard let answer = readLine() else { return false }
+    return ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces))
+}
+
+extension VaultItem {
+    var displaySize: String {
+        let units = ["B", "KB", "MB", "GB"]
+        var value = Double(size), unit = 0
+        while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(size) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    var json: [String: Any] {
+        var object: [String: Any] = [
+            "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": originalPath,
+            "reasons": reasonList, "size": size, "status": status, "sha256": sha256, "mode": analysisMode,
+        ]
+        if let originURL { object["origin_url"] = originURL }
+        if let referrerURL { object["referrer_url"] = referrerURL }
+        return object
+    }
+}
+
+func printJSONObject(_ object: Any) {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    printOut(String(decoding: data, as: UTF8.self))
+}
+
+/// `quarantine list`: what is in the vault.
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List what is in the vault, newest first.")
+
+    @Flag(name: .long, help: "Print one JSON object per item (JSON Lines).")
+    var json = false
+
+    @Flag(name: .long, help: "Also list released, blocked and purged items.")
+    var all = false
+
+    func run() throws {
+        let vault = try openVault()
+        let items = try vault.store.items(includeClosed: all)
+        if json {
+            for item in items { printJSONObject(item.json) }
+            return
+        }
+        if items.isEmpty {
+            printOut(all ? "The vault has never held anything." : "The vault is empty.")
+            return
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        for item in items {
+            let reason = item.reasonList.first ?? "-"
+            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.originalPath)  (\(reason))")
+        }
+    }
+}
+
+/// `quarantine show ID`: everything about one item.
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show one item: where it came from, why it was hidden, and its blurred preview.")
+
+    @Argument(help: "The item's number, from 'quarantine list'.")
+    var id: Int64
+
+    @Flag(name: .long, help: "Open the blurred preview (never the original) with xdg-open.")
+    var open = false
+
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let vault = try openVault()
+        guard let item = try vault.store.item(id) else {
+            printError("quarantine: there is no item \(id); see 'quarantine list --all'")
+            throw ExitCode(2)
+        }
+        let preview = item.previewName.flatMap { name in item.vaultName.map { vault.root + "/" + $0 + "/" + name } }
+            .flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        if json {
+            var object = item.json
+            object["preview"] = preview
+            object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
+            printJSONObject(object)
+        } else {
+            printOut("Item \(id): \(item.status)")
+            printOut("  from      \(item.originalPath)")
+            printOut("  hidden    \(item.createdAt) (\(item.analysisMode) mode)")
+            printOut("  why       \(item.reasonList.joined(separator: ", "))")
+            printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
+            if let origin = item.originURL { printOut("  origin    \(origin)") }
+            if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
+            printOut("  preview   \(preview ?? "(none)")")
+            for event in try vault.store.events(itemId: id).reversed() {
+                printOut("  \(event.at)  \(event.kind) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
+            }
+        }
+        if open, let preview {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["xdg-open", preview]
+            try process.run()
+        }
+    }
+}
+
+/// `quarantine release ID`: puts a file back exactly as it was.
+struct ReleaseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "release",
+        abstract: "Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.",
+        discussion: "Its contents are then allowed: the same bytes are never flagged again.")
+
+    @Argument(help: "The item's number, from 'quarantine list'.")
+    var id: Int64
+
+    @Option(name: .long, help: ArgumentHelp("Restore into this folder instead of the original one.", valueName: "dir"))
+    var to: String?
+
+    @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
+    var yes = false
+
+    func run() throws {
+        let vault = try openVault()
+        guard let item = try vault.store.item(id) else {
+            printError("quarantine: there is no item \(id); see 'quarantine list'")
+            throw ExitCode(2)
+        }
+        let where_ = to ?? URL(fileURLWithPath: item.originalPath).deletingLastPathComponent().path
+        if !yes && !confirm("Release \(URL(fileURLWithPath: item.originalPath).lastPathComponent) (\(item.reasonList.first ?? "flagged")) into \(where_)?") {
+            printError("quarantine: not released (confirm on a terminal, or pass --yes)")
+            throw ExitCode(1)
+        }
+        do {
+            let result = try vault.release(id: id, to: to, mode: item.analysisMode, actor: "cli")
+            printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
+        } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// `quarantine history`: the audit log.
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the audit log: every quarantine, release, block and error, newest first.")
+
+    @Flag(name: .long, help: "Print one JSON object per event (JSON Lines).")
+    var json = false
+
+    func run() throws {
+        let vault = try openVault()
+        for event in try vault.store.events() {
+            if json {
+                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind, "mode": event.mode, "actor": event.actor]
+                object["item"] = event.itemId
+                object["path"] = event.path
+                object["detail"] = event.detail
+                printJSONObject(object)
+            } else {
+                printOut("\(event.at)  \(event.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
+            }
+        }
+    }
+}
