@@ -35,17 +35,36 @@ struct CLIRunner {
 
     func cleanUp() { try? FileManager.default.removeItem(at: home) }
 
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+    /// The environment a run sees: a private HOME, the real models.
+    func environment(_ extra: [String: String]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         let realData = (env["XDG_DATA_HOME"] ?? (env["HOME"]! + "/.local/share")) + "/quarantine"
         env["QUARANTINE_DATA_DIR"] = env["QUARANTINE_DATA_DIR"] ?? realData
         env["HOME"] = home.path
         env["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
+        env["XDG_DATA_HOME"] = home.appendingPathComponent(".local/share").path
         for (k, v) in extra { env[k] = v }
-        process.environment = env
+        return env
+    }
+
+    /// Starts the binary without waiting (for tests that kill it).
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment(extra)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment(extra)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
