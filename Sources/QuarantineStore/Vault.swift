@@ -208,6 +208,57 @@ public final class Vault: Sendable {
         return ext.isEmpty ? "\(stem) (\(attempt))" : "\(stem) (\(attempt)).\(ext)"
     }
 
+    // MARK: - Block
+
+    /// What a block did.
+    public struct Block: Sendable {
+        public var deleted: Bool
+        /// The host now blocked, with `origin`.
+        public var blockedHost: String?
+    }
+
+    /// Blocks item `id`: deletes it (or, with `keep`, seals it in the vault for good), puts its
+    /// sha256 on the block list so the same bytes arriving again are quarantined without
+    /// analysis, and with `origin` blocks the host of its origin URL too.
+    @discardableResult
+    public func block(id: Int64, keep: Bool, origin: Bool, mode: String, actor: String) throws -> Block {
+        guard var item = try store.item(id) else { throw VaultError.refused("there is no item \(id) in the vault") }
+        guard item.status == VaultItem.Status.quarantined.rawValue, let name = item.vaultName else {
+            throw VaultError.refused("item \(id) is \(item.status), not in the vault")
+        }
+        var host: String? = nil
+        if origin {
+            guard let url = item.originURL.flatMap(URL.init(string:)), let h = url.host, !h.isEmpty else {
+                throw VaultError.refused("item \(id) has no origin URL to block (the browser did not record one)")
+            }
+            host = h.lowercased()
+        }
+        if !keep {
+            let path = itemPath(name)
+            guard unlink(path) == 0 || errno == ENOENT else { throw VaultError.system("cannot delete \(path)", errno) }
+            try? FileManager.default.removeItem(atPath: folder(name))
+        }
+        item.status = (keep ? VaultItem.Status.sealed : VaultItem.Status.blocked).rawValue
+        let blocked = item
+        let reason = "blocked by \(actor) on \(ISO8601DateFormatter().string(from: Date())): \(item.reasonList.joined(separator: ", "))"
+        try store.write { db in
+            try blocked.update(db)
+            try db.execute(sql: "INSERT OR REPLACE INTO blockedHash (sha256, addedAt, itemId, reason) VALUES (?, ?, ?, ?)",
+                           arguments: [item.sha256, Date(), id, reason])
+            if let host {
+                try db.execute(sql: "INSERT OR IGNORE INTO blockedOrigin (host, addedAt, itemId) VALUES (?, ?, ?)", arguments: [host, Date(), id])
+            }
+            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.blocked.rawValue, mode: mode, actor: actor,
+                                   path: item.originalPath, detail: [keep ? "kept sealed" : "deleted", host.map { "origin \($0) blocked" }].compactMap { $0 }.joined(separator: "; "))
+            try event.insert(db)
+            if !keep {
+                var deleted = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.deleted.rawValue, mode: mode, actor: actor, path: item.originalPath, detail: nil)
+                try deleted.insert(db)
+            }
+        }
+        return Block(deleted: !keep, blockedHost: host)
+    }
+
     // MARK: - Moving
 
     /// Moves the file open as `fd` from `source` to `destination` (which must not exist).

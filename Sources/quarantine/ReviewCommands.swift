@@ -180,3 +180,43 @@ struct History: ParsableCommand {
         }
     }
 }
+
+/// `quarantine block ID`: gets rid of it for good, and of the same bytes next time.
+struct BlockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "block",
+        abstract: "Delete a quarantined file (or keep it sealed) and block its contents from coming back.",
+        discussion: "The same bytes arriving again are quarantined without analysis. With --origin, later downloads from the site it came from are quarantined too, whatever they contain.")
+
+    @Argument(help: "The item's number, from 'quarantine list'.")
+    var id: Int64
+
+    @Flag(name: .long, help: "Keep the file sealed in the vault instead of deleting it.")
+    var keep = false
+
+    @Flag(name: .long, help: "Also block the site in its origin URL.")
+    var origin = false
+
+    @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
+    var yes = false
+
+    func run() throws {
+        let vault = try openVault()
+        guard let item = try vault.store.item(id) else {
+            printError("quarantine: there is no item \(id); see 'quarantine list'")
+            throw ExitCode(2)
+        }
+        let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
+        if !yes && !confirm("\(keep ? "Seal" : "Delete") \(name) and block its contents\(origin ? " and its site" : "")?") {
+            printError("quarantine: not blocked (confirm on a terminal, or pass --yes)")
+            throw ExitCode(1)
+        }
+        do {
+            let result = try vault.block(id: id, keep: keep, origin: origin, mode: item.analysisMode, actor: "cli")
+            printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
+        } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+    }
+}

@@ -17,7 +17,7 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let result = try cli.run(["--help"])
         #expect(result.status == 0)
-        for verb in ["scan", "list", "show", "release", "history", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
+        for verb in ["scan", "list", "show", "release", "block", "history", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
     }
 
     @Test("usage errors exit 2")

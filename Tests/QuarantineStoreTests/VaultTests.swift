@@ -234,6 +234,28 @@ struct VaultTests {
         #expect(try other.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
     }
 
+    @Test("block deletes the file, lists its hash with the reason, and --origin blocks the site; --keep seals instead")
+    func block() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.93"], mode: "adult", actor: "test")
+        let result = try place.vault.block(id: item.id!, keep: false, origin: true, mode: "adult", actor: "test")
+        #expect(result.deleted && result.blockedHost == "example.invalid")
+        #expect(!FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!)))
+        #expect(try place.vault.store.blockReason(sha256: digest)?.contains("open_nsfw 0.93") == true)
+        #expect(try place.vault.store.isBlocked(host: "EXAMPLE.invalid"))
+        #expect(try place.vault.store.item(item.id!)?.status == "blocked")
+        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind)) == ["quarantined", "blocked", "deleted"])
+        #expect(throws: VaultError.self) { try place.vault.release(id: item.id!, mode: "adult", actor: "test") }
+
+        let (other, _) = try place.download("b.jpg")
+        let kept = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        #expect(try !place.vault.block(id: kept.id!, keep: true, origin: false, mode: "adult", actor: "test").deleted)
+        #expect(FileManager.default.fileExists(atPath: place.vault.itemPath(kept.vaultName!)))
+        #expect(try place.vault.store.item(kept.id!)?.status == "sealed")
+    }
+
     @Test("the blurred preview keeps nothing finer than 24 pixels")
     func previewIsBlurred() throws {
         var pixels = [UInt8]()

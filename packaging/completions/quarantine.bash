@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|list|show|release|history|testcard|doctor|help)
+    scan|list|show|release|block|history|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan list show release history testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan list show release block history testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -235,6 +235,14 @@ _quarantine_release() {
         return
         ;;
     esac
+}
+
+_quarantine_block() {
+    repeating_flags=()
+    non_repeating_flags=(--keep --origin -y --yes --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
 }
 
 _quarantine_history() {

@@ -54,6 +54,7 @@ _quarantine() {
             'list:List what is in the vault, newest first.'
             'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
             'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
+            'block:Delete a quarantined file (or keep it sealed) and block its contents from coming back.'
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
@@ -63,7 +64,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|list|show|release|history|testcard|doctor|help)
+        scan|list|show|release|block|history|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -125,6 +126,21 @@ _quarantine_release() {
     local -ar arg_specs=(
         ':id:'
         '--to[Restore into this folder instead of the original one.]:dir:'
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_block() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':id:'
+        '--keep[Keep the file sealed in the vault instead of deleting it.]'
+        '--origin[Also block the site in its origin URL.]'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
