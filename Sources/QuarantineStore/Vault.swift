@@ -259,6 +259,34 @@ public final class Vault: Sendable {
         return Block(deleted: !keep, blockedHost: host)
     }
 
+    // MARK: - Purge
+
+    /// Items still in the vault (quarantined or sealed) that were hidden before `date`.
+    public func purgeCandidates(before date: Date) throws -> [VaultItem] {
+        try store.items().filter { $0.createdAt < date }
+    }
+
+    /// Deletes the given items for good, recording each one; returns how many went.
+    @discardableResult
+    public func purge(_ items: [VaultItem], actor: String) throws -> Int {
+        var count = 0
+        for var item in items {
+            guard let id = item.id, let name = item.vaultName,
+                  item.status == VaultItem.Status.quarantined.rawValue || item.status == VaultItem.Status.sealed.rawValue else { continue }
+            try? FileManager.default.removeItem(atPath: folder(name))
+            item.status = VaultItem.Status.purged.rawValue
+            let purged = item
+            try store.write { db in
+                try purged.update(db)
+                var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.purged.rawValue, mode: item.analysisMode, actor: actor,
+                                       path: item.originalPath, detail: "hidden \(ISO8601DateFormatter().string(from: item.createdAt)); deleted by purge")
+                try event.insert(db)
+            }
+            count += 1
+        }
+        return count
+    }
+
     // MARK: - Moving
 
     /// Moves the file open as `fd` from `source` to `destination` (which must not exist).

@@ -220,3 +220,37 @@ struct BlockCommand: ParsableCommand {
         }
     }
 }
+
+/// `quarantine purge --older-than DAYS`: deletes old items, saying which, never silently.
+struct Purge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Delete vault items older than a number of days: lists them, asks, and records each one.")
+
+    @Option(name: .long, help: ArgumentHelp("Only items hidden more than this many days ago.", valueName: "days"))
+    var olderThan: Int
+
+    @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
+    var yes = false
+
+    func validate() throws {
+        guard olderThan >= 0 else { throw ValidationError("--older-than must be 0 or more days") }
+    }
+
+    func run() throws {
+        let vault = try openVault()
+        let cutoff = Date().addingTimeInterval(-Double(olderThan) * 86_400)
+        let items = try vault.purgeCandidates(before: cutoff)
+        if items.isEmpty {
+            printOut("Nothing in the vault is older than \(olderThan) day\(olderThan == 1 ? "" : "s").")
+            return
+        }
+        printOut("These \(items.count) item\(items.count == 1 ? "" : "s") would be deleted for good:")
+        for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.originalPath)") }
+        if !yes && !confirm("Delete them?") {
+            printError("quarantine: nothing purged (confirm on a terminal, or pass --yes)")
+            throw ExitCode(1)
+        }
+        let count = try vault.purge(items, actor: "cli")
+        printOut("Purged \(count) item\(count == 1 ? "" : "s"); each is in 'quarantine history'.")
+    }
+}

@@ -17,7 +17,7 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let result = try cli.run(["--help"])
         #expect(result.status == 0)
-        for verb in ["scan", "list", "show", "release", "block", "history", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
+        for verb in ["scan", "list", "show", "release", "block", "history", "purge", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
     }
 
     @Test("usage errors exit 2")
@@ -157,6 +157,18 @@ struct CLITests {
         #expect(history == ["released", "quarantined"])
         // Released content is allowed from then on: its hash is on the allow list.
         #expect(try cli.run(["show", String(id)]).stdout.contains("released"))
+
+        // purge lists what goes, refuses without confirmation, and records each item.
+        _ = try cli.run(["testcard", card.path + ".2.jpg"])
+        #expect(try cli.run(["scan", "--quarantine", card.path + ".2.jpg"]).status == 1)
+        let refused = try cli.run(["purge", "--older-than", "0"])
+        #expect(refused.status == 1 && refused.stdout.contains("card.jpg.2.jpg"))
+        #expect(try cli.run(["list", "--json"]).jsonLines().count == 1)
+        let purged = try cli.run(["purge", "--older-than", "0", "--yes"])
+        #expect(purged.status == 0 && purged.stdout.contains("Purged 1 item"))
+        #expect(try cli.run(["list", "--json"]).stdout.isEmpty)
+        #expect(try cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "purged")
+        #expect(try cli.run(["purge", "--older-than", "30"]).stdout.contains("Nothing in the vault"))
     }
 
     @Test("only errors: exit 2")

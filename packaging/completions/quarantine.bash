@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|list|show|release|block|history|testcard|doctor|help)
+    scan|list|show|release|block|history|purge|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan list show release block history testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan list show release block history purge testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -251,6 +251,21 @@ _quarantine_history() {
     repeating_options=()
     non_repeating_options=()
     __quarantine_offer_flags_options 0
+}
+
+_quarantine_purge() {
+    repeating_flags=()
+    non_repeating_flags=(-y --yes --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--older-than)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--older-than')
+        return
+        ;;
+    esac
 }
 
 _quarantine_testcard() {

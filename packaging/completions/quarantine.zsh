@@ -56,6 +56,7 @@ _quarantine() {
             'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
             'block:Delete a quarantined file (or keep it sealed) and block its contents from coming back.'
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
+            'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
             'help:Show subcommand help information.'
@@ -64,7 +65,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|list|show|release|block|history|testcard|doctor|help)
+        scan|list|show|release|block|history|purge|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -154,6 +155,19 @@ _quarantine_history() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print one JSON object per event (JSON Lines).]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_purge() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--older-than[Only items hidden more than this many days ago.]:days:'
+        '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
