@@ -37,6 +37,7 @@ let package = Package(
             "MediaDecoding", "SensitivityAnalysis", "CSystemShims",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
 
         // MARK: - Executables

@@ -80,6 +80,15 @@ public final class AuditStore: Sendable {
                 t.column("startedAt", .datetime).notNull()
             }
         }
+        migrator.registerMigration("v2: guardian PIN") { db in
+            try db.create(table: "guardian") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("salt", .blob).notNull()
+                t.column("hash", .blob).notNull()
+                t.column("rounds", .integer).notNull()
+                t.column("setAt", .datetime).notNull()
+            }
+        }
         return migrator
     }
 
@@ -141,7 +150,7 @@ public final class AuditStore: Sendable {
 
 /// What happened, as recorded in the audit log.
 public enum EventKind: String, Sendable, Codable {
-    case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged
+    case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged, guardian
 }
 
 /// One line of the audit log.

@@ -143,13 +143,10 @@ struct ReleaseCommand: ParsableCommand {
             printError("quarantine: there is no item \(id); see 'quarantine list'")
             throw ExitCode(2)
         }
-        let where_ = to ?? URL(fileURLWithPath: item.originalPath).deletingLastPathComponent().path
-        if !yes && !confirm("Release \(URL(fileURLWithPath: item.originalPath).lastPathComponent) (\(item.reasonList.first ?? "flagged")) into \(where_)?") {
-            printError("quarantine: not released (confirm on a terminal, or pass --yes)")
-            throw ExitCode(1)
-        }
+        let mode = Interventions.currentMode()
+        try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: "Release", childAction: "bring it back", item: item, yes: yes)
         do {
-            let result = try vault.release(id: id, to: to, mode: item.analysisMode, actor: "cli")
+            let result = try vault.release(id: id, to: to, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
             printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
         } catch {
             printError("quarantine: \(error)")
@@ -207,12 +204,10 @@ struct BlockCommand: ParsableCommand {
             throw ExitCode(2)
         }
         let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-        if !yes && !confirm("\(keep ? "Seal" : "Delete") \(name) and block its contents\(origin ? " and its site" : "")?") {
-            printError("quarantine: not blocked (confirm on a terminal, or pass --yes)")
-            throw ExitCode(1)
-        }
+        let mode = Interventions.currentMode()
+        try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: keep ? "Seal" : "Delete", childAction: keep ? "lock it away for good" : "delete it", item: item, yes: yes)
         do {
-            let result = try vault.block(id: id, keep: keep, origin: origin, mode: item.analysisMode, actor: "cli")
+            let result = try vault.block(id: id, keep: keep, origin: origin, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
             printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
         } catch {
             printError("quarantine: \(error)")

@@ -196,7 +196,13 @@ struct ScanOutput {
                 at = " at " + ranges.map { "\(ProgressBar.duration($0[0]))-\(ProgressBar.duration($0[1]))" }.joined(separator: ", ")
             }
             let moved = report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? ""
-            progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
+            if a.mode == .child {
+                let what = report.kind == .video ? "This video" : "This picture"
+                let hidden = report.vaultItem != nil ? " It has been hidden to keep you safe; a grown-up can look at it with you." : ""
+                progress.print("HIDDEN   \(report.path)\(at): \(what) may show private parts of the body.\(hidden) \(Interventions.help)\(partial)", to: .standardOutput)
+            } else {
+                progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
+            }
         } else if verbose || !partial.isEmpty {
             progress.print("ok       \(report.path)\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
         }

@@ -171,6 +171,63 @@ struct CLITests {
         #expect(try cli.run(["purge", "--older-than", "30"]).stdout.contains("Nothing in the vault"))
     }
 
+    /// Runs `quarantine ARGS` in a pseudo-terminal, answering `steps` (regex, answer) in order.
+    func throughTerminal(_ cli: CLIRunner, _ arguments: [String], steps: [(String, String)], environment: [String: String] = [:]) throws -> CLIRunner.Result {
+        let driver = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/pty_driver.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", driver] + steps.map { "\($0.0)=>\($0.1)" } + ["--", CLIRunner.binary.path] + arguments
+        process.environment = cli.environment(environment)
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return CLIRunner.Result(status: process.terminationStatus, stdout: text, stderr: "")
+    }
+
+    @Test("child mode: plain words, asked twice, and only the guardian PIN brings a picture back")
+    func childMode() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let config = cli.home.appendingPathComponent(".config/quarantine")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data("mode = \"child\"\n".utf8).write(to: config.appendingPathComponent("config.toml"))
+        let card = cli.home.appendingPathComponent("Downloads/card.jpg")
+        try FileManager.default.createDirectory(at: card.deletingLastPathComponent(), withIntermediateDirectories: true)
+        _ = try cli.run(["testcard", card.path])
+        let scan = try cli.run(["scan", "--quarantine", card.path])
+        #expect(scan.status == 1)
+        #expect(scan.stdout.contains("may show private parts of the body") && scan.stdout.contains("hidden to keep you safe"))
+
+        // No PIN yet: nothing can come back.
+        let noPIN = try throughTerminal(cli, ["release", "1"], steps: [])
+        #expect(noPIN.status == 1 && noPIN.stdout.contains("set-pin"))
+        // --yes is for adults only.
+        #expect(try cli.run(["release", "--yes", "1"]).status == 2)
+
+        let set = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
+        #expect(set.status == 0, "\(set.stdout)")
+        #expect(!set.stdout.contains("2468"), "the PIN is never echoed")
+
+        // Saying no at the first or second screen, or a wrong PIN: it stays hidden.
+        let no = try throughTerminal(cli, ["release", "1"], steps: [("bring it back\\? You need a grown-up", "n")])
+        #expect(no.status == 1 && no.stdout.contains("may show private parts of the body") && no.stdout.contains("helpline"))
+        let secondNo = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "n")])
+        #expect(secondNo.status == 1 && secondNo.stdout.contains("stays hidden"))
+        let wrong = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "1111")])
+        #expect(wrong.status == 1 && wrong.stdout.contains("not right"))
+        #expect(!FileManager.default.fileExists(atPath: card.path))
+
+        let right = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "2468")])
+        #expect(right.status == 0, "\(right.stdout)")
+        #expect(FileManager.default.fileExists(atPath: card.path))
+        #expect(try cli.run(["history", "--json"]).jsonLines().first?["actor"] as? String == "guardian")
+
+        // Changing the PIN needs the current one.
+        let change = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])
+        #expect(change.status == 1)
+    }
+
     @Test("only errors: exit 2")
     func onlyErrors() throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }

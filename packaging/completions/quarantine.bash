@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|list|show|release|block|history|purge|testcard|doctor|help)
+    scan|list|show|release|block|history|purge|guardian|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan list show release block history purge testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan list show release block history purge guardian testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -266,6 +266,37 @@ _quarantine_purge() {
         return
         ;;
     esac
+}
+
+_quarantine_guardian() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    set-pin)
+        # Offer subcommand argument completions
+        "_quarantine_guardian_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'set-pin' -- "${cur}"))
+        ;;
+    esac
+}
+
+_quarantine_guardian_set-pin() {
+    repeating_flags=()
+    non_repeating_flags=(--pin-stdin --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
 }
 
 _quarantine_testcard() {

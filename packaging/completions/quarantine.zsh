@@ -57,6 +57,7 @@ _quarantine() {
             'block:Delete a quarantined file (or keep it sealed) and block its contents from coming back.'
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
+            'guardian:The guardian'\''s PIN, which child mode asks for before anything hidden comes back.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
             'help:Show subcommand help information.'
@@ -65,7 +66,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|list|show|release|block|history|purge|testcard|doctor|help)
+        scan|list|show|release|block|history|purge|guardian|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -168,6 +169,46 @@ _quarantine_purge() {
     local -ar arg_specs=(
         '--older-than[Only items hidden more than this many days ago.]:days:'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_guardian() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'set-pin:Set or change the guardian PIN (4 to 12 digits; only a slow salted hash is kept).'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        set-pin)
+            "_quarantine_guardian_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_quarantine_guardian_set-pin() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--pin-stdin[Read the PINs from standard input, one a line (current PIN first when changing it).]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
