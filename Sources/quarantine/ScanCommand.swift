@@ -86,6 +86,8 @@ struct Scan: AsyncParsableCommand {
             for _ in 0..<min(lead, files.count) { submit() }
             while var report = await group.next() {
                 if let vault, report.isSensitive, let analysis = report.analysis {
+                    try? vault.store.record(.flagged, path: report.path, mode: analysis.mode.rawValue, actor: "scan",
+                                            detail: analysis.reasons.joined(separator: ", "))
                     do {
                         let item = try vault.quarantine(path: report.path, expected: analysis.identity, reasons: analysis.reasons,
                                                         mode: analysis.mode.rawValue, actor: "scan", preview: report.flaggedFrame)

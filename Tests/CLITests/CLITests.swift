@@ -126,6 +126,10 @@ struct CLITests {
         let card = downloads.appendingPathComponent("card.jpg")
         _ = try cli.run(["testcard", card.path])
         let original = try Data(contentsOf: card)
+        chmod(card.path, 0o640)
+        var times = [timespec(tv_sec: 1_600_000_000, tv_nsec: 0), timespec(tv_sec: 1_500_000_000, tv_nsec: 250_000_000)]
+        utimensat(AT_FDCWD, card.path, &times, 0)
+        try FFmpegTool.setExtendedAttribute(card.path, "user.xdg.origin.url", "https://example.invalid/card")
         try FileManager.default.copyItem(at: CLIRunner.photos.appendingPathComponent("astronaut.png"), to: downloads.appendingPathComponent("astronaut.png"))
 
         let scan = try cli.run(["scan", "--quarantine", "--json", downloads.path])
@@ -151,12 +155,26 @@ struct CLITests {
         let restored = downloads.appendingPathComponent("card (1).jpg")
         #expect(release.stdout.contains(restored.path) && release.stdout.contains("nothing was overwritten"))
         #expect(try Data(contentsOf: restored) == original)
+        var info = stat()
+        lstat(restored.path, &info)
+        #expect(info.st_mode & 0o777 == 0o640 && info.st_mtim.tv_sec == 1_500_000_000 && info.st_mtim.tv_nsec == 250_000_000)
+        #expect(FFmpegTool.extendedAttribute(restored.path, "user.xdg.origin.url") == "https://example.invalid/card")
         #expect(try String(contentsOf: card, encoding: .utf8) == "someone else's file")
         #expect(try cli.run(["list", "--json"]).stdout.isEmpty)
         let history = try cli.run(["history", "--json"]).jsonLines().map { $0["kind"] as? String }
-        #expect(history == ["released", "quarantined"])
+        #expect(history == ["released", "quarantined", "flagged"])
         // Released content is allowed from then on: its hash is on the allow list.
         #expect(try cli.run(["show", String(id)]).stdout.contains("released"))
+
+        // block: deletes, lists the hash; --keep seals.
+        _ = try cli.run(["testcard", "--size", "300x300", card.path + ".3.jpg"])
+        #expect(try cli.run(["scan", "--quarantine", card.path + ".3.jpg"]).status == 1)
+        let blockID = try #require(try cli.run(["list", "--json"]).jsonLines().first?["id"] as? Int)
+        #expect(try cli.run(["block", String(blockID)]).status == 1, "no terminal and no --yes: nothing happens")
+        let block = try cli.run(["block", "--yes", String(blockID)])
+        #expect(block.status == 0 && block.stdout.contains("Deleted") && block.stdout.contains("quarantined on sight"))
+        #expect(try cli.run(["list", "--all", "--json"]).jsonLines().first?["status"] as? String == "blocked")
+        #expect(try cli.run(["block", "--yes", "--origin", String(blockID)]).status == 2, "already blocked")
 
         // purge lists what goes, refuses without confirmation, and records each item.
         _ = try cli.run(["testcard", card.path + ".2.jpg"])

@@ -21,3 +21,30 @@ public enum FFmpegTool {
         }
     }
 }
+
+/// Extended attributes for tests, through the attr-less Python standard library
+/// (os.setxattr / os.getxattr), so no extra package is needed.
+extension FFmpegTool {
+    public static func setExtendedAttribute(_ path: String, _ name: String, _ value: String) throws {
+        try python("import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode())", [path, name, value])
+    }
+
+    public static func extendedAttribute(_ path: String, _ name: String) -> String? {
+        try? python("import os,sys; sys.stdout.write(os.getxattr(sys.argv[1], sys.argv[2]).decode())", [path, name])
+    }
+
+    @discardableResult
+    static func python(_ code: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", code] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Failure(description: "python3 \(code) failed") }
+        return text
+    }
+}
