@@ -151,6 +151,7 @@ public final class AuditStore: Sendable {
 /// What happened, as recorded in the audit log.
 public enum EventKind: String, Sendable, Codable {
     case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged, guardian
+    case modeChanged = "mode_changed"
 }
 
 /// One line of the audit log.

@@ -126,3 +126,62 @@ struct Guardian: ParsableCommand {
         }
     }
 }
+
+/// `quarantine mode [adult|child]`: shows or changes the mode in the user's configuration.
+struct ModeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mode",
+        abstract: "Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.")
+
+    @Argument(help: "adult or child; without it, the mode in force is shown.")
+    var mode: AnalysisMode?
+
+    func run() throws {
+        let current = Interventions.currentMode()
+        guard let mode else {
+            printOut(current.rawValue)
+            return
+        }
+        if mode == current {
+            printOut("Already in \(mode.rawValue) mode.")
+            return
+        }
+        let vault = try openVault()
+        let guardian = GuardianPIN(store: vault.store)
+        if mode == .child && !guardian.isSet {
+            printError("quarantine: set a guardian PIN first ('quarantine guardian set-pin'), so that only a guardian can leave child mode.")
+            throw ExitCode(1)
+        }
+        if current == .child {
+            guard isTerminal(0) else {
+                printError("quarantine: leaving child mode needs the guardian PIN, typed on a terminal.")
+                throw ExitCode(1)
+            }
+            guard let pin = readSecret("Guardian PIN: "), try guardian.verify(pin) else {
+                printOut("That PIN is not right. Still in child mode.")
+                throw ExitCode(1)
+            }
+        }
+        let path = Settings.userConfigurationPath()
+        let text = (try readTextFile(path, required: false)) ?? ""
+        let updated = Self.setting(mode: mode, in: text)
+        _ = try Settings().applying(toml: updated, from: path) // never write a file that does not parse
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try Data(updated.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try vault.store.record(.modeChanged, mode: mode.rawValue, actor: current == .child ? "guardian" : "cli", detail: "\(current.rawValue) -> \(mode.rawValue)")
+        printOut("Now in \(mode.rawValue) mode.")
+    }
+
+    /// The configuration text with its top-level `mode` set, everything else kept as written.
+    static func setting(mode: AnalysisMode, in text: String) -> String {
+        var lines = text.components(separatedBy: "\n")
+        let firstTable = lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
+        let line = "mode = \"\(mode.rawValue)\""
+        if let index = lines[0..<firstTable].firstIndex(where: { $0.range(of: #"^\s*mode\s*="#, options: .regularExpression) != nil }) {
+            lines[index] = line
+        } else {
+            lines.insert(line, at: 0)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

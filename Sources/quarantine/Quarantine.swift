@@ -18,7 +18,7 @@ struct Quarantine: AsyncParsableCommand {
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
         version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
-        subcommands: [Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, TestCardCommand.self, Doctor.self]
+        subcommands: [Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, TestCardCommand.self, Doctor.self]
     )
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.

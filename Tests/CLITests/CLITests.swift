@@ -17,7 +17,7 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let result = try cli.run(["--help"])
         #expect(result.status == 0)
-        for verb in ["scan", "list", "show", "release", "block", "history", "purge", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
+        for verb in ["scan", "list", "show", "release", "block", "history", "purge", "guardian", "mode", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
     }
 
     @Test("usage errors exit 2")
@@ -244,6 +244,17 @@ struct CLITests {
         // Changing the PIN needs the current one.
         let change = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])
         #expect(change.status == 1)
+
+        // Leaving child mode needs the PIN; the rest of the configuration is kept.
+        #expect(try cli.run(["mode"]).stdout == "child\n")
+        #expect(try cli.run(["mode", "adult"]).status == 1, "no terminal: refused")
+        let wrongMode = try throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "1357")])
+        #expect(wrongMode.status == 1 && wrongMode.stdout.contains("Still in child mode"))
+        let leave = try throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "2468")])
+        #expect(leave.status == 0, "\(leave.stdout)")
+        #expect(try cli.run(["mode"]).stdout == "adult\n")
+        #expect(try cli.run(["mode", "child"]).status == 0, "entering child mode needs no PIN once one is set")
+        #expect(try cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "mode_changed")
     }
 
     @Test("only errors: exit 2")

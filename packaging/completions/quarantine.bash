@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|list|show|release|block|history|purge|guardian|testcard|doctor|help)
+    scan|list|show|release|block|history|purge|guardian|mode|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan list show release block history purge guardian testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'scan list show release block history purge guardian mode testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -297,6 +297,22 @@ _quarantine_guardian_set-pin() {
     repeating_options=()
     non_repeating_options=()
     __quarantine_offer_flags_options 0
+}
+
+_quarantine_mode() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
+
+    # Offer positional completions
+    case "${positional_number}" in
+    1)
+        __quarantine_add_completions -W 'adult'$'\n''child'
+        return
+        ;;
+    esac
 }
 
 _quarantine_testcard() {

@@ -58,6 +58,7 @@ _quarantine() {
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
             'guardian:The guardian'\''s PIN, which child mode asks for before anything hidden comes back.'
+            'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
             'help:Show subcommand help information.'
@@ -66,7 +67,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|list|show|release|block|history|purge|guardian|testcard|doctor|help)
+        scan|list|show|release|block|history|purge|guardian|mode|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -209,6 +210,19 @@ _quarantine_guardian_set-pin() {
     local -i ret=1
     local -ar arg_specs=(
         '--pin-stdin[Read the PINs from standard input, one a line (current PIN first when changing it).]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_mode() {
+    local -i ret=1
+    local -ar _mode=('adult' 'child')
+    local -ar arg_specs=(
+        ':mode:{__quarantine_complete "${_mode[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
