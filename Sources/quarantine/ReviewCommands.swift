@@ -66,6 +66,13 @@ struct List: ParsableCommand {
         }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        if Interventions.currentMode() == .child {
+            for item in items {
+                let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
+                printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.")
+            }
+            return
+        }
         for item in items {
             let reason = item.reasonList.first ?? "-"
             printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.originalPath)  (\(reason))")
@@ -100,6 +107,10 @@ struct Show: ParsableCommand {
             object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
             printJSONObject(object)
         } else {
+            if Interventions.currentMode() == .child {
+                printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
+                printOut(Interventions.help)
+            }
             printOut("Item \(id): \(item.status)")
             printOut("  from      \(item.originalPath)")
             printOut("  hidden    \(item.createdAt) (\(item.analysisMode) mode)")

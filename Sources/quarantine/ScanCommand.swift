@@ -85,6 +85,10 @@ struct Scan: AsyncParsableCommand {
             }
             for _ in 0..<min(lead, files.count) { submit() }
             while var report = await group.next() {
+                if let vault, let analysis = report.analysis {
+                    try? vault.store.record(.analysed, path: report.path, mode: analysis.mode.rawValue, actor: "scan",
+                                            detail: analysis.isSensitive ? nil : "not sensitive")
+                }
                 if let vault, report.isSensitive, let analysis = report.analysis {
                     try? vault.store.record(.flagged, path: report.path, mode: analysis.mode.rawValue, actor: "scan",
                                             detail: analysis.reasons.joined(separator: ", "))
