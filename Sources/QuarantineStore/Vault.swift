@@ -110,6 +110,13 @@ public final class Vault: Sendable {
             }
         }
         item.status = VaultItem.Status.quarantined.rawValue
+        // The same record beside the item, so the vault explains itself even without the database.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        if let meta = try? encoder.encode(item) {
+            FileManager.default.createFile(atPath: folder(name) + "/meta.json", contents: meta, attributes: [.posixPermissions: 0o600])
+        }
         let finished = item
         try store.write { db in
             try finished.update(db)

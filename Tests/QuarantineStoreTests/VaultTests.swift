@@ -73,6 +73,9 @@ struct VaultTests {
         #expect(item.originURL == "https://example.invalid/picture")
         #expect(item.referrerURL == "https://example.invalid/")
         #expect(FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!) + "/preview.jpg"))
+        let meta = try String(contentsOfFile: place.vault.folder(item.vaultName!) + "/meta.json", encoding: .utf8)
+        #expect(meta.contains(url.path) && meta.contains(digest) && meta.contains("https://example.invalid/picture"))
+        #expect(Self.stat(place.vault.folder(item.vaultName!) + "/meta.json").st_mode & 0o777 == 0o600)
         #expect(try place.vault.store.items().map(\.id) == [item.id])
 
         let release = try place.vault.release(id: item.id!, mode: "adult", actor: "test")
