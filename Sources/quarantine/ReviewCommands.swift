@@ -11,6 +11,15 @@ func openVault() throws -> Vault {
     }
 }
 
+/// The item numbered `id`, or exit 2 saying where to find the numbers.
+func requireItem(_ vault: Vault, _ id: Int64) throws -> VaultItem {
+    guard let item = try vault.store.item(id) else {
+        printError("quarantine: there is no item \(id); see 'quarantine list --all'")
+        throw ExitCode(2)
+    }
+    return item
+}
+
 /// Asks a yes/no question on the terminal; false without a terminal.
 func confirm(_ question: String) -> Bool {
     guard isTerminal(0) else { return false }
@@ -95,10 +104,7 @@ struct Show: ParsableCommand {
 
     func run() throws {
         let vault = try openVault()
-        guard let item = try vault.store.item(id) else {
-            printError("quarantine: there is no item \(id); see 'quarantine list --all'")
-            throw ExitCode(2)
-        }
+        let item = try requireItem(vault, id)
         let preview = item.previewName.flatMap { name in item.vaultName.map { vault.root + "/" + $0 + "/" + name } }
             .flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
         if json {
@@ -150,10 +156,7 @@ struct ReleaseCommand: ParsableCommand {
 
     func run() throws {
         let vault = try openVault()
-        guard let item = try vault.store.item(id) else {
-            printError("quarantine: there is no item \(id); see 'quarantine list'")
-            throw ExitCode(2)
-        }
+        let item = try requireItem(vault, id)
         let mode = Interventions.currentMode()
         try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: "Release", childAction: "bring it back", item: item, yes: yes)
         do {
@@ -210,10 +213,7 @@ struct BlockCommand: ParsableCommand {
 
     func run() throws {
         let vault = try openVault()
-        guard let item = try vault.store.item(id) else {
-            printError("quarantine: there is no item \(id); see 'quarantine list'")
-            throw ExitCode(2)
-        }
+        let item = try requireItem(vault, id)
         let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
         let mode = Interventions.currentMode()
         try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: keep ? "Seal" : "Delete", childAction: keep ? "lock it away for good" : "delete it", item: item, yes: yes)
