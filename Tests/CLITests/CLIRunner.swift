@@ -47,28 +47,30 @@ struct CLIRunner {
         return env
     }
 
-    /// Starts the binary without waiting (for tests that kill it).
-    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Process {
+    /// The binary with `arguments`, in the test's environment, not yet started.
+    func process(_ arguments: [String], environment extra: [String: String]) -> Process {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
         process.environment = environment(extra)
+        process.standardInput = FileHandle.nullDevice
+        return process
+    }
+
+    /// Starts the binary without waiting (for tests that kill it).
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Process {
+        let process = process(arguments, environment: extra)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
         try process.run()
         return process
     }
 
     func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.environment = environment(extra)
+        let process = process(arguments, environment: extra)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
         try process.run()
         // Read both pipes while the process runs so neither can fill up and block it.
         let group = DispatchGroup()
