@@ -20,7 +20,8 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         self.modificationNanoseconds = modificationNanoseconds
     }
 
-    init(_ info: stat) {
+    /// The identity in a `stat` result.
+    public init(_ info: stat) {
         self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
                   modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
     }

@@ -186,6 +186,12 @@ public final class VideoDecoder: @unchecked Sendable {
         var seekedTo: Double? = nil
         var previousIntraFrame: Double? = nil
 
+        /// The decoded frame's media time (one frame after the last when it has no timestamp).
+        func frameTime() -> Double {
+            let ts = frm.pointee.best_effort_timestamp
+            return ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
+        }
+
         /// Takes the decoded frame if it is the next sample; returns whether sampling continues.
         func consider(_ time: Double) throws -> Bool {
             position = max(position, time)
@@ -271,18 +277,14 @@ public final class VideoDecoder: @unchecked Sendable {
                     if received == qff_averror_eof() || (received < 0 && draining) { break outer }
                     if received < 0 { break }
                     defer { av_frame_unref(frm) }
-                    let ts = frm.pointee.best_effort_timestamp
-                    let time = ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
-                    if !(try consider(time)) { stop = true; break outer }
+                    if !(try consider(frameTime())) { stop = true; break outer }
                     if summary.samples != samplesBefore { break }
                 }
                 if draining && summary.samples == samplesBefore {
                     // The decoder may still hold frames after the last packet.
                     let received = avcodec_receive_frame(ctx, frm)
                     if received < 0 { break outer }
-                    let ts = frm.pointee.best_effort_timestamp
-                    let time = ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
-                    let keepGoing = try consider(time)
+                    let keepGoing = try consider(frameTime())
                     av_frame_unref(frm)
                     if !keepGoing { stop = true; break outer }
                 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import GRDB
 import MediaDecoding
+import SensitivityAnalysis
 
 /// Where flagged files are kept out of sight, never lost, and from where they come back exactly
 /// as they were.
@@ -62,8 +63,7 @@ public final class Vault: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw VaultError.system("cannot examine \(path)", errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw VaultError.refused("\(path) is not a regular file") }
-        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                                    modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        let identity = FileIdentity(info)
         if let expected, expected != identity {
             throw VaultError.refused("\(path) changed after it was analysed; it was left where it is")
         }
@@ -156,8 +156,7 @@ public final class Vault: Sendable {
         defer { close(fd) }
         var info = stat()
         fstat(fd, &info)
-        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                                    modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+        let identity = FileIdentity(info)
         var attempt = 0
         var destination = ""
         var journalId: Int64 = 0
@@ -437,7 +436,7 @@ public final class Vault: Sendable {
             buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             offset += off_t(n)
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hexString
     }
 
     static func sha256(path: String) throws -> String {
