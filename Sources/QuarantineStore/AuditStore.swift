@@ -89,6 +89,7 @@ public final class AuditStore: Sendable {
                 t.column("setAt", .datetime).notNull()
             }
         }
+        registerAgentMigrations(&migrator)
         return migrator
     }
 

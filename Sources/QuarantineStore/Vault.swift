@@ -28,10 +28,15 @@ public final class Vault: Sendable {
 
     /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Vault {
-        let base = (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share") + "/quarantine"
+        let base = baseDirectory(environment: environment)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try Vault(root: base + "/vault", store: AuditStore(path: base + "/audit.sqlite3"))
+    }
+
+    /// `${XDG_DATA_HOME:-~/.local/share}/quarantine`: the vault, the database, the models.
+    public static func baseDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share") + "/quarantine"
     }
 
     func folder(_ name: String) -> String { root + "/" + name }

@@ -6,6 +6,14 @@ public enum AnalysisMode: String, Sendable, Codable, CaseIterable {
     case child
 }
 
+/// What the agent does with media it cannot analyse.
+public enum ErrorAction: String, Sendable, Codable, CaseIterable {
+    /// Leave the file where it is and tell the person (adult default).
+    case leave
+    /// Hold it in the vault as "unverified" until someone releases it (child default).
+    case hold
+}
+
 /// Which signals make a picture sensitive in one mode: NudeNet labels with a minimum score
 /// each, and a minimum open_nsfw probability.
 public struct SensitivityPolicy: Sendable, Equatable {
@@ -14,11 +22,14 @@ public struct SensitivityPolicy: Sendable, Equatable {
     public var labelThresholds: [String: Double]
     /// The whole picture counts when open_nsfw's probability is at least this (nil: ignored).
     public var nsfwThreshold: Double?
+    /// What the agent does with media it cannot analyse (corrupt, too large, unsupported codec).
+    public var onError: ErrorAction
 
-    public init(mode: AnalysisMode, labelThresholds: [String: Double], nsfwThreshold: Double?) {
+    public init(mode: AnalysisMode, labelThresholds: [String: Double], nsfwThreshold: Double?, onError: ErrorAction? = nil) {
         self.mode = mode
         self.labelThresholds = labelThresholds
         self.nsfwThreshold = nsfwThreshold
+        self.onError = onError ?? (mode == .child ? .hold : .leave)
     }
 
     /// The built-in defaults; `etc/quarantine/config.toml` documents the same numbers and why.

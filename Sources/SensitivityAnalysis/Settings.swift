@@ -10,14 +10,21 @@ public struct Settings: Sendable, Equatable {
     public var policies: [AnalysisMode: SensitivityPolicy]
     public var analyzer: SensitivityAnalyzer.Configuration
     public var video: VideoOptions
+    /// The folders the agent watches.
+    public var watch: WatchSettings
+    /// How the agent runs: notifications, settling, rescans.
+    public var agent: AgentSettings
 
     public init(mode: AnalysisMode = .adult,
                 policies: [AnalysisMode: SensitivityPolicy] = [.adult: .defaults(for: .adult), .child: .defaults(for: .child)],
-                analyzer: SensitivityAnalyzer.Configuration = .init(), video: VideoOptions = .init()) {
+                analyzer: SensitivityAnalyzer.Configuration = .init(), video: VideoOptions = .init(),
+                watch: WatchSettings = .init(), agent: AgentSettings = .init()) {
         self.mode = mode
         self.policies = policies
         self.analyzer = analyzer
         self.video = video
+        self.watch = watch
+        self.agent = agent
     }
 
     /// The policy of the mode in force.
@@ -65,6 +72,8 @@ public struct Settings: Sendable, Equatable {
             }
             result.video.maxGap = gap
         }
+        if let watch = table["watch"]?.table { try result.watch.apply(watch, fail: fail) }
+        if let agent = table["agent"]?.table { try result.agent.apply(agent, fail: fail) }
         if let policyTable = table["policy"]?.table {
             for key in policyTable.keys {
                 guard let mode = AnalysisMode(rawValue: key), let modeTable = policyTable[key]?.table else {
@@ -75,6 +84,12 @@ public struct Settings: Sendable, Equatable {
                     if value.bool == false { policy.nsfwThreshold = nil }
                     else if let t = value.double ?? value.int.map(Double.init), (0...1).contains(t) { policy.nsfwThreshold = t }
                     else { throw fail("policy.\(key).nsfw_threshold must be a number in 0...1, or false") }
+                }
+                if let value = modeTable["on_error"] {
+                    guard let text = value.string, let action = ErrorAction(rawValue: text) else {
+                        throw fail("policy.\(key).on_error must be \"leave\" (leave the file and tell) or \"hold\" (hold it in the vault as unverified)")
+                    }
+                    policy.onError = action
                 }
                 if let labels = modeTable["labels"]?.table {
                     for label in labels.keys {

@@ -165,12 +165,18 @@ struct AnalyzerTests {
         let path = TestEnvironment.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var empty = Settings()
-        for mode in AnalysisMode.allCases { empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil) }
+        for mode in AnalysisMode.allCases {
+            empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave)
+        }
         empty.mode = .child
+        empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])
+        empty.agent = AgentSettings(notifications: false, settleMilliseconds: 1, rescanSeconds: 5)
         let parsed = try empty.applying(toml: text, from: path)
         #expect(parsed.mode == .adult)
         for mode in AnalysisMode.allCases { #expect(parsed.policies[mode] == .defaults(for: mode), "\(mode)") }
         #expect(parsed.analyzer.limits == MediaLimits.default)
         #expect(parsed.analyzer.intraOpThreads == SensitivityAnalyzer.Configuration().intraOpThreads)
+        #expect(parsed.watch == WatchSettings())
+        #expect(parsed.agent == AgentSettings())
     }
 }

@@ -1,0 +1,335 @@
+import Foundation
+import GRDB
+import MediaDecoding
+
+/// One file waiting to be handled by the agent. The backlog lives in the database, so a crash or a
+/// stop loses no pending work: what is here at start is handled first.
+public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "backlog"
+    public var id: Int64?
+    public var path: String
+    public var root: String
+    public var direction: String
+    public var device: Int64
+    public var inode: Int64
+    public var size: Int64
+    public var mtimeNs: Int64
+    public var enqueuedAt: Date
+    public var attempts: Int
+
+    public init(path: String, root: String, direction: String, identity: FileIdentity) {
+        self.path = path
+        self.root = root
+        self.direction = direction
+        self.device = Int64(bitPattern: identity.device)
+        self.inode = Int64(bitPattern: identity.inode)
+        self.size = identity.size
+        self.mtimeNs = identity.modificationNanoseconds
+        self.enqueuedAt = Date()
+        self.attempts = 0
+    }
+
+    public var identity: FileIdentity {
+        FileIdentity(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modificationNanoseconds: mtimeNs)
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// What the agent concluded about one version of one file; what it has seen is never analysed again.
+public enum Verdict: String, Sendable, Codable, CaseIterable {
+    /// Analysed: nothing sensitive.
+    case clean
+    /// Analysed: sensitive, moved to the vault.
+    case quarantined
+    /// Its bytes are on the allow list (released before): left alone without analysis.
+    case allowed
+    /// Its bytes or its origin are on the block list: moved to the vault without analysis.
+    case blocked
+    /// Could not be analysed and was held in the vault (`on_error = "hold"`).
+    case unverified
+    /// Could not be analysed and was left where it is (`on_error = "leave"`).
+    case failed
+    /// Not a picture or a video.
+    case other
+}
+
+/// A file version the agent has dealt with.
+public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
+    public static let databaseTableName = "seenFile"
+    public var id: Int64?
+    public var path: String
+    public var device: Int64
+    public var inode: Int64
+    public var size: Int64
+    public var mtimeNs: Int64
+    public var sha256: String?
+    public var mode: String
+    public var verdict: String
+    public var itemId: Int64?
+    public var at: Date
+
+    public init(path: String, identity: FileIdentity, sha256: String?, mode: String, verdict: Verdict, itemId: Int64? = nil) {
+        self.path = path
+        self.device = Int64(bitPattern: identity.device)
+        self.inode = Int64(bitPattern: identity.inode)
+        self.size = identity.size
+        self.mtimeNs = identity.modificationNanoseconds
+        self.sha256 = sha256
+        self.mode = mode
+        self.verdict = verdict.rawValue
+        self.itemId = itemId
+        self.at = Date()
+    }
+
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// What a running agent publishes for `quarantine status`.
+public struct AgentStatus: Codable, Sendable, Equatable {
+    public struct Root: Codable, Sendable, Equatable {
+        public var path: String
+        public var direction: String
+        /// "watching", "missing", "rescanning every N s" or "not watched: ..."
+        public var state: String
+        public init(path: String, direction: String, state: String) {
+            self.path = path
+            self.direction = direction
+            self.state = state
+        }
+    }
+    public struct Work: Codable, Sendable, Equatable {
+        public var path: String
+        public var kind: String
+        public var startedAt: Date
+        /// Videos: fraction done, 0...1.
+        public var progress: Double?
+        public init(path: String, kind: String, startedAt: Date, progress: Double? = nil) {
+            self.path = path
+            self.kind = kind
+            self.startedAt = startedAt
+            self.progress = progress
+        }
+    }
+    public var pid: Int32
+    public var startedAt: Date
+    public var updatedAt: Date
+    /// "starting", "running", "stopping", "stopped"
+    public var state: String
+    public var mode: String
+    public var roots: [Root]
+    public var queueDepth: Int
+    public var inFlight: [Work]
+    /// Counts since start, by verdict raw value, plus "seen" (candidates noticed).
+    public var counters: [String: Int]
+    /// Why nothing can be analysed right now (a missing model), if so.
+    public var problem: String?
+    /// "desktop notifications (server)" or "log only: ..."
+    public var notifications: String
+
+    public init(pid: Int32, startedAt: Date, updatedAt: Date = Date(), state: String, mode: String, roots: [Root] = [],
+                queueDepth: Int = 0, inFlight: [Work] = [], counters: [String: Int] = [:], problem: String? = nil, notifications: String = "") {
+        self.pid = pid
+        self.startedAt = startedAt
+        self.updatedAt = updatedAt
+        self.state = state
+        self.mode = mode
+        self.roots = roots
+        self.queueDepth = queueDepth
+        self.inFlight = inFlight
+        self.counters = counters
+        self.problem = problem
+        self.notifications = notifications
+    }
+}
+
+extension AuditStore {
+    static func registerAgentMigrations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v3: agent backlog, seen files, status") { db in
+            try db.create(table: "backlog") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("path", .text).notNull().unique(onConflict: .replace)
+                t.column("root", .text).notNull()
+                t.column("direction", .text).notNull()
+                t.column("device", .integer).notNull()
+                t.column("inode", .integer).notNull()
+                t.column("size", .integer).notNull()
+                t.column("mtimeNs", .integer).notNull()
+                t.column("enqueuedAt", .datetime).notNull()
+                t.column("attempts", .integer).notNull().defaults(to: 0)
+            }
+            try db.create(table: "seenFile") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("path", .text).notNull()
+                t.column("device", .integer).notNull()
+                t.column("inode", .integer).notNull()
+                t.column("size", .integer).notNull()
+                t.column("mtimeNs", .integer).notNull()
+                t.column("sha256", .text).indexed()
+                t.column("mode", .text).notNull()
+                t.column("verdict", .text).notNull()
+                t.column("itemId", .integer)
+                t.column("at", .datetime).notNull()
+            }
+            try db.create(index: "seenFile_identity", on: "seenFile", columns: ["device", "inode", "size", "mtimeNs"])
+            try db.create(table: "agentStatus") { t in
+                t.primaryKey("id", .integer)
+                t.column("json", .text).notNull()
+            }
+        }
+    }
+
+    // MARK: - Seen files
+
+    /// Whether this exact version of a file (device, inode, size, mtime) was already dealt with.
+    public func hasSeen(_ identity: FileIdentity) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? LIMIT 1",
+                              arguments: [Int64(bitPattern: identity.device), Int64(bitPattern: identity.inode), identity.size, identity.modificationNanoseconds]) ?? false
+        }
+    }
+
+    /// The verdict last given to these bytes in `mode`, if any.
+    public func verdict(sha256: String, mode: String) throws -> Verdict? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT verdict FROM seenFile WHERE sha256 = ? AND mode = ? ORDER BY id DESC LIMIT 1",
+                                arguments: [sha256, mode]).flatMap(Verdict.init(rawValue:))
+        }
+    }
+
+    /// Verdicts recorded, newest first.
+    public func seenFiles(limit: Int = 100) throws -> [SeenFile] {
+        try read { db in try SeenFile.order(Column("id").desc).limit(limit).fetchAll(db) }
+    }
+
+    /// Marks a file version as seen without analysing it (e.g. what a release puts back).
+    public func markSeen(_ seen: SeenFile) throws {
+        try write { db in
+            var record = seen
+            try record.insert(db)
+        }
+    }
+
+    // MARK: - Backlog
+
+    /// Adds files to the backlog, in one transaction. A path already waiting is updated to the
+    /// newest version of the file.
+    public func enqueue(_ entries: [BacklogEntry]) throws {
+        guard !entries.isEmpty else { return }
+        try write { db in
+            for entry in entries {
+                var record = entry
+                try record.insert(db) // path is unique with ON CONFLICT REPLACE
+            }
+        }
+    }
+
+    /// Up to `limit` waiting entries, oldest first, except the paths in `excluding`.
+    public func backlog(limit: Int, excluding: Set<String> = []) throws -> [BacklogEntry] {
+        try read { db in
+            var result: [BacklogEntry] = []
+            let cursor = try BacklogEntry.order(Column("id")).fetchCursor(db)
+            while let entry = try cursor.next(), result.count < limit {
+                if !excluding.contains(entry.path) { result.append(entry) }
+            }
+            return result
+        }
+    }
+
+    public func backlogCount() throws -> Int {
+        try read { db in try BacklogEntry.fetchCount(db) }
+    }
+
+    /// Records what was concluded about `entry` and takes it off the backlog, at once. If the
+    /// file was re-queued meanwhile as a newer version, that newer entry stays.
+    public func complete(_ entry: BacklogEntry, seen: SeenFile?) throws {
+        try write { db in
+            if var seen { try seen.insert(db) }
+            try db.execute(sql: "DELETE FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
+                           arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs])
+        }
+    }
+
+    /// Counts one more attempt at an entry (so one that keeps crashing the agent can be given up).
+    public func countAttempt(_ entry: BacklogEntry) throws -> Int {
+        try write { db in
+            try db.execute(sql: "UPDATE backlog SET attempts = attempts + 1 WHERE path = ?", arguments: [entry.path])
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0
+        }
+    }
+
+    // MARK: - Status
+
+    public func publish(_ status: AgentStatus) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let json = String(decoding: try encoder.encode(status), as: UTF8.self)
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO agentStatus (id, json) VALUES (1, ?)", arguments: [json])
+        }
+    }
+
+    /// The last status an agent published (it may have stopped since: see ``AgentLock``).
+    public func agentStatus() throws -> AgentStatus? {
+        guard let json = try read({ db in try String.fetchOne(db, sql: "SELECT json FROM agentStatus WHERE id = 1") }) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(AgentStatus.self, from: Data(json.utf8))
+    }
+}
+
+/// The lock that makes one agent per user, and tells the CLI whether it is running.
+///
+/// `${XDG_RUNTIME_DIR}/quarantine/agent.lock` (else beside the database), held with `flock`
+/// for the agent's whole life and released by the kernel when it dies, however it dies. The file
+/// holds the agent's pid.
+public final class AgentLock: Sendable {
+    public let path: String
+    private let descriptor: Int32
+
+    public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
+            return runtime + "/quarantine/agent.lock"
+        }
+        return Vault.baseDirectory(environment: environment) + "/agent.lock"
+    }
+
+    /// Takes the lock, or throws saying which pid holds it.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        path = Self.path(environment: environment)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = Self.holder(fd: fd)
+            close(fd)
+            throw VaultError.refused("another quarantine agent is already running\(holder.map { " (pid \($0))" } ?? "") (lock: \(path))")
+        }
+        ftruncate(fd, 0)
+        let text = "\(getpid())\n"
+        _ = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    /// The pid of the running agent, or nil when none holds the lock.
+    public static func runningAgent(environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32? {
+        let fd = open(path(environment: environment), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        return holder(fd: fd) ?? -1
+    }
+
+    private static func holder(fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(fd, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
