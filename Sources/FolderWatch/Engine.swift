@@ -412,8 +412,17 @@ final class Engine: @unchecked Sendable {
         while let folder = stack.popLast() {
             if control.isStopping { break }
             let isRoot = folder == rootKey
-            let statusResult = isRoot ? FileStatus.status(folder) : FileStatus.lstatus(folder)
-            guard case .success(let status) = statusResult, status.isDirectory else { continue }
+            let status: FileStatus
+            switch isRoot ? FileStatus.status(folder) : FileStatus.lstatus(folder) {
+            case .success(let found):
+                guard found.isDirectory else { continue }
+                status = found
+            case .failure(let error):
+                if error.code != ENOENT && error.code != ENOTDIR {
+                    emit(.problem(path: folder, message: folderProblem(folder, error: error, action: "read")))
+                }
+                continue
+            }
             // Bind mounts can make a folder appear twice (or inside itself).
             guard seen.insert([status.device, status.inode]).inserted else { continue }
 
