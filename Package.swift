@@ -23,6 +23,7 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
+        .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
 
         // MARK: - Libraries
         .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
@@ -40,6 +41,8 @@ let package = Package(
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
 
+        .target(name: "FolderWatch", dependencies: ["CInotifyTools"]),
+
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
             "SensitivityAnalysis", "MediaDecoding", "QuarantineStore",
@@ -55,6 +58,7 @@ let package = Package(
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

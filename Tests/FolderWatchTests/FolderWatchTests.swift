@@ -1,0 +1,465 @@
+import Foundation
+import Glibc
+import Testing
+@testable import FolderWatch
+
+/// Real inotify on real temporary folders. Serialized: libinotifytools is one global instance
+/// per process, and some tests lower /proc/sys/fs/inotify limits for a moment.
+@Suite("FolderWatch", .serialized)
+struct FolderWatchTests {
+    /// A started watcher on `roots`, once every present root has finished its initial scan.
+    func started(_ roots: [String], options: FolderWatchOptions = .init(),
+                 direction: WatchDirection = .incoming) async throws -> (FolderWatcher, Recorder) {
+        let watcher = FolderWatcher(roots: roots.map { WatchRoot(path: $0, direction: direction) }, options: options)
+        let recorder = Recorder(watcher)
+        try watcher.start()
+        for root in roots where FileManager.default.fileExists(atPath: root) {
+            let scanned = await recorder.waitForScan(root, reason: .start)
+            #expect(scanned, "initial scan of \(root) finished")
+        }
+        return (watcher, recorder)
+    }
+
+    // MARK: 1. Recursion
+
+    @Test("mkdir -p a/b/c then files written at once: all found, new folders watched")
+    func newNestedFoldersAreWatchedBeforeListing() async throws {
+        let root = makeTemporaryFolder("nested")
+        defer { removeTree(root) }
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+        #expect(watcher.watchedDirectoryCount == 1)
+
+        makeFolders("\(root)/a/b/c")
+        let files = ["\(root)/a/1.jpg", "\(root)/a/b/2.jpg", "\(root)/a/b/c/3.jpg"]
+        for file in files { writeFile(file) }
+        #expect(await recorder.waitForCandidates(files))
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 4 })
+
+        // Written once everything is watched: an event.
+        writeFile("\(root)/a/b/c/4.jpg", bytes: 40)
+        #expect(await recorder.waitForCandidates(["\(root)/a/b/c/4.jpg"]))
+        let later = recorder.candidates.first { $0.path == "\(root)/a/b/c/4.jpg" }
+        #expect(later?.cause == .event)
+        #expect(later?.size == 40)
+        #expect(later?.root == root)
+        for candidate in recorder.candidates { #expect(candidate.path.hasPrefix(root + "/")) }
+    }
+
+    @Test("A folder tree moved in from outside the root is watched and its files reported")
+    func folderMovedInFromOutside() async throws {
+        let root = makeTemporaryFolder("movein")
+        let outside = makeTemporaryFolder("outside")
+        defer { removeTree(root); removeTree(outside) }
+        makeFolders("\(outside)/album/2024")
+        writeFile("\(outside)/album/cover.jpg")
+        writeFile("\(outside)/album/2024/beach.jpg")
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+
+        #expect(rename("\(outside)/album", "\(root)/album") == 0)
+        let moved = ["\(root)/album/cover.jpg", "\(root)/album/2024/beach.jpg"]
+        #expect(await recorder.waitForCandidates(moved))
+        #expect(recorder.candidates.filter { moved.contains($0.path) }.allSatisfy { $0.cause == .scan })
+        #expect(await recorder.waitForScan(root, reason: .directoryMovedIn))
+        #expect(watcher.watchedDirectoryCount == 3)
+
+        writeFile("\(root)/album/2024/new.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/album/2024/new.jpg"]))
+        #expect(recorder.candidates(named: "new.jpg").first?.cause == .event)
+    }
+
+    // MARK: 2. Renames
+
+    @Test("A renamed folder stays watched under its new path; a folder moved out is dropped")
+    func renamesAreFollowed() async throws {
+        let root = makeTemporaryFolder("rename")
+        let outside = makeTemporaryFolder("away")
+        defer { removeTree(root); removeTree(outside) }
+        makeFolders("\(root)/x/y")
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+        #expect(watcher.watchedDirectoryCount == 3)
+
+        #expect(rename("\(root)/x", "\(root)/z") == 0)
+        writeFile("\(root)/z/y/new.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/z/y/new.jpg"]))
+        #expect(recorder.candidates(named: "new.jpg").map(\.path) == ["\(root)/z/y/new.jpg"])
+        #expect(recorder.candidates(named: "new.jpg").first?.cause == .event)
+        #expect(watcher.watchedDirectoryCount == 3)
+
+        // Renamed again, deeper: still followed.
+        makeFolders("\(root)/deep")
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 4 })
+        #expect(rename("\(root)/z", "\(root)/deep/z2") == 0)
+        writeFile("\(root)/deep/z2/y/again.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/deep/z2/y/again.jpg"]))
+
+        // Moved out of the tree: no longer watched, nothing reported from there.
+        #expect(rename("\(root)/deep/z2", "\(outside)/z2") == 0)
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 2 })
+        writeFile("\(outside)/z2/y/gone.jpg")
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg"))
+        #expect(recorder.candidates(named: "gone.jpg").isEmpty)
+        #expect(!recorder.candidates.contains { $0.path.hasPrefix(outside) })
+    }
+
+    // MARK: 3. Settling
+
+    @Test("photo.jpg.part renamed to photo.jpg gives one candidate; empty files give none")
+    func partialFilesAndEmptyFiles() async throws {
+        let root = makeTemporaryFolder("part")
+        defer { removeTree(root) }
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+
+        writeFile("\(root)/photo.jpg.part", bytes: 500)
+        writeFile("\(root)/video.MP4.CRDOWNLOAD", bytes: 500)
+        #expect(rename("\(root)/photo.jpg.part", "\(root)/photo.jpg") == 0)
+        writeFile("\(root)/empty.jpg", bytes: 0)
+        #expect(await recorder.waitForCandidates(["\(root)/photo.jpg"]))
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg"))
+
+        #expect(recorder.candidates(named: "photo.jpg").count == 1)
+        #expect(recorder.candidates(named: "photo.jpg").first?.size == 500)
+        #expect(recorder.candidates(named: "photo.jpg.part").isEmpty)
+        #expect(recorder.candidates(named: "video.MP4.CRDOWNLOAD").isEmpty)
+        #expect(recorder.candidates(named: "empty.jpg").isEmpty)
+
+        // The empty file gets content: now it is reported.
+        writeFile("\(root)/empty.jpg", bytes: 7)
+        #expect(await recorder.waitForCandidates(["\(root)/empty.jpg"]))
+        #expect(recorder.candidates(named: "empty.jpg").map(\.size) == [7])
+    }
+
+    @Test("A file written in chunks is reported once, with its final size; others are not held up")
+    func chunkedWriteSettlesOnce() async throws {
+        let root = makeTemporaryFolder("chunks")
+        defer { removeTree(root) }
+        var options = FolderWatchOptions()
+        options.settleDelay = .milliseconds(400)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+
+        let slow = "\(root)/slow.mov"
+        writeFile(slow, bytes: 1000)
+        writeFile("\(root)/quick.jpg", bytes: 10)
+        var quickSeenWhileWriting = false
+        for _ in 0..<12 {
+            try await Task.sleep(for: .milliseconds(100))
+            writeFile(slow, bytes: 1000, append: true)   // open, append, close: IN_CLOSE_WRITE each time
+            if recorder.reported("\(root)/quick.jpg") { quickSeenWhileWriting = true }
+        }
+        #expect(quickSeenWhileWriting, "a settling file does not hold up others")
+        #expect(recorder.candidates(named: "slow.mov").isEmpty, "not reported while still changing")
+        #expect(await recorder.waitForCandidates([slow]))
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg", extra: .milliseconds(600)))
+        #expect(recorder.candidates(named: "slow.mov").map(\.size) == [13_000])
+        #expect(recorder.candidates(named: "slow.mov").first?.cause == .event)
+    }
+
+    // MARK: 4. Overflow
+
+    @Test("IN_Q_OVERFLOW: .overflow, then a rescan that reports every file")
+    func overflowTriggersRescan() async throws {
+        let root = makeTemporaryFolder("overflow")
+        defer { removeTree(root) }
+        let old = try setInotifyLimit("max_queued_events", 16)
+        let watcher: FolderWatcher
+        let recorder: Recorder
+        do {
+            defer { restoreInotifyLimit("max_queued_events", old) }
+            watcher = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+            recorder = Recorder(watcher)
+            try watcher.start()   // the queue size is read at inotify_init time
+        }
+        defer { watcher.stop() }
+        #expect(await recorder.waitForScan(root, reason: .start))
+
+        makeFolders("\(root)/sub")
+        var files: [String] = []
+        for index in 0..<300 {
+            let file = "\(root)/\(index % 2 == 0 ? "" : "sub/")file\(index).jpg"
+            writeFile(file)
+            files.append(file)
+        }
+        #expect(await recorder.wait { $0.contains { $0.isOverflow } })
+        #expect(await recorder.waitForScan(root, reason: .overflow))
+        #expect(await recorder.waitForCandidates(files, timeout: .seconds(10)))
+        let missing = Set(files).subtracting(recorder.candidates.map(\.path))
+        #expect(missing.isEmpty, "not reported: \(missing.sorted().prefix(5))")
+        // The folder created during the overflow is watched too.
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 2 })
+    }
+
+    // MARK: 5. Missing roots
+
+    @Test("A root deleted and recreated: rootMissing, then rootRestored and its file")
+    func deletedRootIsRestored() async throws {
+        let root = makeTemporaryFolder("gone")
+        defer { removeTree(root) }
+        makeFolders("\(root)/sub")
+        var options = FolderWatchOptions()
+        options.rootRetryInterval = .milliseconds(100)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+
+        removeTree(root)
+        #expect(await recorder.wait { $0.contains { if case .rootMissing(root, _) = $0 { true } else { false } } })
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 0 })
+
+        makeFolders("\(root)/back")
+        writeFile("\(root)/back/returned.jpg")
+        #expect(await recorder.wait { $0.contains { if case .rootRestored(root) = $0 { true } else { false } } })
+        #expect(await recorder.waitForCandidates(["\(root)/back/returned.jpg"]))
+        #expect(await recorder.waitForScan(root, reason: .restored))
+        #expect(watcher.watchedDirectoryCount == 2)
+
+        // Watched again for real: a later file arrives by event.
+        writeFile("\(root)/back/later.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/back/later.jpg"]))
+        #expect(recorder.candidates(named: "later.jpg").first?.cause == .event)
+
+        // Moved away this time.
+        let elsewhere = root + "-moved"
+        defer { removeTree(elsewhere) }
+        #expect(rename(root, elsewhere) == 0)
+        #expect(await recorder.wait {
+            $0.filter { if case .rootMissing(root, _) = $0 { true } else { false } }.count == 2
+        })
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 0 })
+    }
+
+    @Test("A root absent at start is armed when it appears")
+    func absentRootAppears() async throws {
+        let root = makeTemporaryFolder("later")
+        removeTree(root)
+        defer { removeTree(root) }
+        var options = FolderWatchOptions()
+        options.rootRetryInterval = .milliseconds(100)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+        #expect(await recorder.wait {
+            $0.contains { if case .rootMissing(root, let message) = $0 { message.contains(root) } else { false } }
+        })
+        makeFolders(root)
+        writeFile("\(root)/first.jpg")
+        #expect(await recorder.wait { $0.contains { if case .rootRestored(root) = $0 { true } else { false } } })
+        #expect(await recorder.waitForCandidates(["\(root)/first.jpg"]))
+    }
+
+    // MARK: 6. Watch limit
+
+    @Test("ENOSPC: .watchLimit with the limit and the fix, then periodic rescans find new files")
+    func watchLimitFallsBackToRescans() async throws {
+        let root = makeTemporaryFolder("limit")
+        defer { removeTree(root) }
+        let folders = (0..<6).map { "\(root)/d\($0)" }
+        for folder in folders { makeFolders(folder) }
+        var options = FolderWatchOptions()
+        options.fallbackRescanInterval = .milliseconds(300)
+
+        let watcher = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)], options: options)
+        let recorder = Recorder(watcher)
+        defer { watcher.stop() }
+        do {
+            // Room for the root and two sub-folders only (other programs' watches count too).
+            let lowered = inotifyUsage().watches + 3
+            let old = try setInotifyLimit("max_user_watches", lowered)
+            defer { restoreInotifyLimit("max_user_watches", old) }
+            try watcher.start()
+            #expect(await recorder.waitForScan(root, reason: .start))
+            let limitMessage = recorder.events.compactMap { event -> String? in
+                if case .watchLimit(root, let message) = event { return message } else { return nil }
+            }.first
+            #expect(limitMessage != nil)
+            if let limitMessage {
+                #expect(limitMessage.contains("max_user_watches = \(lowered)"))
+                #expect(limitMessage.contains("sudo sysctl fs.inotify.max_user_watches=524288"))
+                #expect(limitMessage.contains("/etc/sysctl.d/"))
+            }
+            #expect(watcher.watchedDirectoryCount < 7)
+            // A file in every folder: some folders are not watched, only a rescan finds those.
+            for folder in folders { writeFile("\(folder)/photo.jpg") }
+            #expect(await recorder.waitForScan(root, reason: .periodic))
+        }
+        let files = folders.map { "\($0)/photo.jpg" }
+        #expect(await recorder.waitForCandidates(files))
+        #expect(recorder.candidates.contains { $0.cause == .scan && files.contains($0.path) })
+    }
+
+    // MARK: 7. Idle and stop
+
+    @Test("An idle watcher uses no CPU; stop() ends the thread and the stream within 1 s")
+    func idleWatcherIsQuietAndStopsPromptly() async throws {
+        let root = makeTemporaryFolder("idle")
+        defer { removeTree(root) }
+        makeFolders("\(root)/a/b")
+        writeFile("\(root)/a/b/old.jpg")
+        let (watcher, recorder) = try await started([root])
+        #expect(await recorder.waitForCandidates(["\(root)/a/b/old.jpg"]))
+        try await Task.sleep(for: .milliseconds(300))   // let settling (if any) finish
+
+        let before = processCPUTime()
+        try await Task.sleep(for: .seconds(2))
+        let used = processCPUTime() - before
+        print("FolderWatch idle CPU over 2 s: \(used)")
+        #expect(used < .milliseconds(20), "idle CPU \(used)")
+
+        let clock = ContinuousClock()
+        let took = clock.measure { watcher.stop() }
+        print("FolderWatch stop() took \(took)")
+        #expect(took < .seconds(1))
+        #expect(await recorder.wait(.seconds(1)) { _ in recorder.finished })
+        #expect(watcher.watchedDirectoryCount == 0)
+        // The inotify instance is released: a new watcher can start.
+        let next = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+        try next.start()
+        next.stop()
+    }
+
+    // MARK: 8. Exclusions and symlinks
+
+    @Test("Excluded paths and names are never watched or reported; symlinks are not followed")
+    func exclusionsAndSymlinks() async throws {
+        let root = makeTemporaryFolder("exclude")
+        let outside = makeTemporaryFolder("target")
+        defer { removeTree(root); removeTree(outside) }
+        makeFolders("\(root)/vault/items")
+        makeFolders("\(root)/project/.git/objects")
+        makeFolders("\(root)/normal")
+        writeFile("\(root)/vault/items/held.jpg")
+        writeFile("\(root)/project/.git/objects/blob.jpg")
+        writeFile("\(root)/project/.DS_Store")
+        writeFile("\(root)/normal/ok.jpg")
+        writeFile("\(outside)/linked.jpg")
+        #expect(symlink(outside, "\(root)/link-to-folder") == 0)
+        #expect(symlink("\(outside)/linked.jpg", "\(root)/link-to-file.jpg") == 0)
+
+        var options = FolderWatchOptions()
+        options.excludedPaths = ["\(root)/vault/"]
+        options.excludedNames = [".git", ".DS_Store"]
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+        #expect(await recorder.waitForCandidates(["\(root)/normal/ok.jpg"]))
+        #expect(watcher.watchedDirectoryCount == 3)   // root, project, normal
+
+        writeFile("\(root)/vault/items/new.jpg")
+        writeFile("\(root)/project/.git/objects/new.jpg")
+        writeFile("\(root)/project/.DS_Store", bytes: 99)
+        writeFile("\(outside)/through-link.jpg")
+        makeFolders("\(root)/vault/newdir")
+        makeFolders("\(root)/normal/.git")
+        #expect(symlink(outside, "\(root)/normal/late-link") == 0)
+        writeFile("\(root)/normal/.git/x.jpg")
+        #expect(await recorder.flush(marker: "\(root)/normal/marker.jpg"))
+
+        let reported = recorder.candidates.map(\.path)
+        #expect(!reported.contains { $0.contains("/vault/") }, "\(reported)")
+        #expect(!reported.contains { $0.contains("/.git/") || $0.hasSuffix(".DS_Store") }, "\(reported)")
+        #expect(!reported.contains { $0.contains("link") || $0.hasPrefix(outside) }, "\(reported)")
+        #expect(watcher.watchedDirectoryCount == 3)
+    }
+
+    // MARK: 9. Problems are values
+
+    @Test("A folder that cannot be read gives .problem and the rest goes on")
+    func unreadableFolderIsAProblem() async throws {
+        let root = makeTemporaryFolder("problem")
+        defer { removeTree(root) }
+        makeFolders("\(root)/fine")
+        writeFile("\(root)/fine/ok.jpg")
+        // A folder whose path is longer than PATH_MAX: neither watchable nor listable (even for root).
+        let longName = String(repeating: "n", count: 200)
+        var fd = open(root, O_DIRECTORY | O_RDONLY)
+        #expect(fd >= 0)
+        var depth = 0
+        while depth < 22 {
+            #expect(mkdirat(fd, longName, 0o755) == 0)
+            let next = openat(fd, longName, O_DIRECTORY | O_RDONLY)
+            close(fd)
+            fd = next
+            depth += 1
+        }
+        close(fd)
+        // And, when not running as root, a folder without permissions.
+        let locked = "\(root)/locked"
+        makeFolders(locked)
+        writeFile("\(locked)/secret.jpg")
+        chmod(locked, 0o000)
+        defer { chmod(locked, 0o755) }
+
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+        let problems = recorder.events.compactMap { event -> (String, String)? in
+            if case .problem(let path, let message) = event { return (path, message) } else { return nil }
+        }
+        #expect(problems.contains { $0.0.utf8.count > Int(PATH_MAX) && $0.1.contains("ENAMETOOLONG") })
+        if geteuid() != 0 {
+            #expect(problems.contains { $0.0 == locked && $0.1.contains("EACCES") })
+        }
+        #expect(await recorder.waitForCandidates(["\(root)/fine/ok.jpg"]))
+        writeFile("\(root)/fine/after.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/fine/after.jpg"]))
+    }
+
+    // MARK: Configuration reload, rescan, start errors
+
+    @Test("setRoots arms new roots (.added) and drops removed ones; rescan() reports everything again")
+    func setRootsAndRescan() async throws {
+        let first = makeTemporaryFolder("first")
+        let second = makeTemporaryFolder("second")
+        defer { removeTree(first); removeTree(second) }
+        makeFolders("\(second)/inner")
+        writeFile("\(second)/inner/existing.jpg")
+        let (watcher, recorder) = try await started([first])
+        defer { watcher.stop() }
+        #expect(watcher.watchedDirectoryCount == 1)
+
+        watcher.setRoots([WatchRoot(path: first, direction: .incoming), WatchRoot(path: second, direction: .outgoing)])
+        #expect(await recorder.waitForScan(second, reason: .added))
+        #expect(await recorder.waitForCandidates(["\(second)/inner/existing.jpg"]))
+        #expect(recorder.candidates(named: "existing.jpg").first?.root == second)
+        #expect(watcher.watchedDirectoryCount == 3)
+
+        watcher.setRoots([WatchRoot(path: second, direction: .outgoing)])
+        #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 2 })
+        writeFile("\(first)/ignored-now.jpg")
+        #expect(await recorder.flush(marker: "\(second)/marker.jpg"))
+        #expect(recorder.candidates(named: "ignored-now.jpg").isEmpty)
+
+        watcher.rescan()
+        #expect(await recorder.waitForScan(second, reason: .requested))
+        #expect(recorder.candidates(named: "existing.jpg").count >= 2)
+    }
+
+    @Test("start() throws clear errors: a second watcher, or inotify that cannot be initialised")
+    func startErrors() async throws {
+        let root = makeTemporaryFolder("errors")
+        defer { removeTree(root) }
+        let first = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+        try first.start()
+        let second = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+        #expect { try second.start() } throws: { error in
+            (error as? FolderWatchError)?.code == EBUSY
+        }
+        #expect { try first.start() } throws: { error in
+            (error as? FolderWatchError)?.code == EALREADY
+        }
+        first.stop()
+
+        let third = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+        let recorder = Recorder(third)
+        var thrown: FolderWatchError?
+        do {
+            let old = try setInotifyLimit("max_user_instances", inotifyUsage().instances)
+            defer { restoreInotifyLimit("max_user_instances", old) }
+            do { try third.start() } catch let error as FolderWatchError { thrown = error }
+        }
+        #expect(thrown?.code == EMFILE)
+        #expect(thrown?.message.contains("max_user_instances") == true)
+        #expect(thrown?.operation == "inotify_init")
+        #expect(await recorder.wait(.seconds(1)) { _ in recorder.finished })
+        third.stop()
+    }
+}
