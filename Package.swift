@@ -23,6 +23,8 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
         .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
@@ -40,6 +42,8 @@ let package = Package(
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
 
+        .target(name: "ServiceSupport", dependencies: ["CDBus"]),
+
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
             "SensitivityAnalysis", "MediaDecoding", "QuarantineStore",
@@ -55,6 +59,7 @@ let package = Package(
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )
