@@ -223,6 +223,9 @@ final class BusConnection: @unchecked Sendable {
     private let readerExited = DispatchSemaphore(value: 0)
     private var readerStarted = false
 
+    /// The reader thread's name, as /proc/<pid>/task/<tid>/comm shows it.
+    static let readerThreadName = "quarantine-dbus"
+
     private init(connection: OpaquePointer, socketFD: Int32) {
         self.connection = connection
         self.socketFD = socketFD
@@ -351,8 +354,10 @@ final class BusConnection: @unchecked Sendable {
         self.continuation = continuation
         readerStarted = true
         lock.unlock()
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "quarantine.dbus-reader"
+        let thread = Thread { [self] in
+            nameCurrentThread(BusConnection.readerThreadName)
+            readLoop()
+        }
         thread.start()
     }
 
@@ -455,4 +460,13 @@ final class BusConnection: @unchecked Sendable {
         let message = error.message.map { String(cString: $0) } ?? ""
         return "\(name): \(message)"
     }
+}
+
+/// Names the calling thread for ps, top and gdb (15 bytes at most on Linux).
+/// Glibc's Swift module does not offer pthread_setname_np; /proc does the same.
+private func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    _ = write(fd, name, min(name.utf8.count, 15))
+    close(fd)
 }
