@@ -197,7 +197,8 @@ public final class DesktopNotifier: Sendable {
     }
 
     /// Stops the reader thread, closes the connection and ends `actionInvoked`.
-    /// Idempotent; also done when the notifier is released.
+    /// Idempotent; also done when the notifier is released. Waits for a `send`
+    /// in progress on another thread (at most its 5 s reply timeout).
     public func close() {
         connection.close()
     }

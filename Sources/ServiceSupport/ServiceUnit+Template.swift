@@ -40,12 +40,12 @@ IOSchedulingClass=idle
 # reclaim pressure starts well above that, the hard cap leaves a wide margin.
 MemoryHigh=768M
 MemoryMax=1G
-TasksMax=64
 
 # Hardening. The agent reads the watched folders (anywhere in the home) and
 # moves files out of them into ~/.local/share/quarantine, so the whole home
 # stays writable (ProtectHome= must not be read-only or tmpfs); the rest of the
-# file system is read-only.
+# file system is read-only. In a user unit, the options that need a mount
+# namespace rely on unprivileged user namespaces (on by default in Debian 12).
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=no

@@ -200,7 +200,7 @@ public enum ServiceUnit {
         if !disable.succeeded {
             result.userManagerUnreachable = isNoUserManager(disable)
             result.notes.append(result.userManagerUnreachable
-                ? "the user manager is not reachable (\(firstLine(disable.standardError))); if an agent is still running from an earlier session it stops at logout"
+                ? "the user manager is not reachable (\(firstLine(disable.standardError))), so nothing was stopped through it; with the unit gone it will not start the agent again"
                 : "`systemctl --user disable --now` failed: \(firstLine(disable.standardError)); check `systemctl --user status quarantine.service`")
         }
 

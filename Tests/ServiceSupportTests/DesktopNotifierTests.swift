@@ -139,6 +139,24 @@ struct DesktopNotifierTests {
         #expect(error?.description.contains("org.freedesktop.Notifications") == true)
     }
 
+    @Test func hungServerMeansNilWithinASecond() throws {
+        let bus = try PrivateSessionBus()
+        defer { bus.stop() }
+        try bus.startStandInServer(capabilities: ["stuck"])
+        let start = ContinuousClock.now
+        #expect(DesktopNotifier.connect(environment: bus.environment) == nil)
+        #expect(ContinuousClock.now - start < .milliseconds(1500))
+
+        let error = #expect(throws: ServiceError.self) {
+            try DesktopNotifier.connectOrThrow(environment: bus.environment, timeout: .milliseconds(300))
+        }
+        #expect(error?.dbusErrorName == "org.freedesktop.DBus.Error.NoReply")
+    }
+
+    @Test func markupEscaping() {
+        #expect(DesktopNotification.escapeMarkup("<b>Tom & Jerry</b>.jpg") == "&lt;b&gt;Tom &amp; Jerry&lt;/b&gt;.jpg")
+    }
+
     @Test func closeEndsTheStreamAndLaterSendsFail() async throws {
         let bus = try PrivateSessionBus()
         defer { bus.stop() }

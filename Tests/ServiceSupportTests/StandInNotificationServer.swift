@@ -6,7 +6,8 @@ import Foundation
 /// GetCapabilities, GetServerInformation and Notify, records every Notify call
 /// as a JSON line, and emits ActionInvoked right after a Notify whose summary
 /// contains "[act]" (first for a notification id nobody sent, then for the id it
-/// returned, with the first action's key).
+/// returned, with the first action's key). With the capabilities ["stuck"] it
+/// owns the name and never answers anything, like a hung server.
 final class PrivateSessionBus {
     let directory: URL
     let address: String
@@ -169,6 +170,15 @@ final class PrivateSessionBus {
         @dbus.service.signal(IFACE, signature="uu")
         def NotificationClosed(self, nid, reason):
             pass
+
+    if capabilities == ["stuck"]:
+        # Owns the name and never answers: a hung desktop server.
+        import time
+        bus = dbus.SessionBus()
+        name = dbus.service.BusName(IFACE, bus, do_not_queue=True)
+        open(ready_path, "w").close()
+        time.sleep(600)
+        sys.exit(0)
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
