@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -24,6 +25,8 @@ let package = Package(
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
         .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
@@ -42,10 +45,18 @@ let package = Package(
         ]),
 
         .target(name: "FolderWatch", dependencies: ["CInotifyTools"]),
+        .target(name: "ServiceSupport", dependencies: ["CDBus"]),
+        .target(name: "QuarantineAgent", dependencies: [
+            "FolderWatch", "ServiceSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+        ]),
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding", "QuarantineStore",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineStore", "QuarantineAgent", "ServiceSupport",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -59,6 +70,7 @@ let package = Package(
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
+        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

