@@ -9,7 +9,7 @@ DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ 
 .PHONY: help setup build run test testdata golden bench bench-photos man clean
 
 help:
-	@echo "make run    set up (once), build, and scan your Downloads folder ($(DOWNLOADS))"
+	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
 	@echo "make test   set up (once), fetch the test photos, build and run the whole test suite"
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor (slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
@@ -21,10 +21,11 @@ setup:
 build: setup
 	$(SWIFT) build -c release --product quarantine
 
-# Until the agent exists, `run` scans the Downloads folder once (exit 1 = something flagged).
+# The agent in the foreground: watches the download folder (and what 'quarantine watch add' added),
+# logs to the terminal; Ctrl-C stops it gracefully. 'quarantine service install' runs it under systemd.
 run: build
 	@mkdir -p "$(DOWNLOADS)"
-	$(RELEASE_BIN) scan "$(DOWNLOADS)" || [ $$? -eq 1 ]
+	$(RELEASE_BIN) agent
 
 testdata:
 	@scripts/reference/testdata.sh

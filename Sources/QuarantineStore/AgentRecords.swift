@@ -143,6 +143,13 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     }
 }
 
+extension AuditEvent {
+    /// A new event, to be recorded with ``AuditStore/complete(_:seen:events:)``.
+    public init(_ kind: EventKind, itemId: Int64? = nil, path: String?, mode: String, actor: String, detail: String? = nil) {
+        self.init(id: nil, itemId: itemId, at: Date(), kind: kind.rawValue, mode: mode, actor: actor, path: path, detail: detail)
+    }
+}
+
 extension AuditStore {
     static func registerAgentMigrations(_ migrator: inout DatabaseMigrator) {
         migrator.registerMigration("v3: agent backlog, seen files, status") { db in
@@ -212,15 +219,25 @@ extension AuditStore {
 
     // MARK: - Backlog
 
-    /// Adds files to the backlog, in one transaction. A path already waiting is updated to the
-    /// newest version of the file.
-    public func enqueue(_ entries: [BacklogEntry]) throws {
-        guard !entries.isEmpty else { return }
-        try write { db in
+    /// Adds files to the backlog, in one transaction, except file versions already seen. A path
+    /// already waiting is updated to the newest version of the file. Returns how many were added.
+    @discardableResult
+    public func enqueue(_ entries: [BacklogEntry]) throws -> Int {
+        guard !entries.isEmpty else { return 0 }
+        return try write { db in
+            var added = 0
             for entry in entries {
+                let seen = try Bool.fetchOne(db, sql: "SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? LIMIT 1",
+                                             arguments: [entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
+                if seen { continue }
+                let waiting = try Bool.fetchOne(db, sql: "SELECT 1 FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
+                                                arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
+                if waiting { continue }
                 var record = entry
                 try record.insert(db) // path is unique with ON CONFLICT REPLACE
+                added += 1
             }
+            return added
         }
     }
 
@@ -242,9 +259,10 @@ extension AuditStore {
 
     /// Records what was concluded about `entry` and takes it off the backlog, at once. If the
     /// file was re-queued meanwhile as a newer version, that newer entry stays.
-    public func complete(_ entry: BacklogEntry, seen: SeenFile?) throws {
+    public func complete(_ entry: BacklogEntry, seen: SeenFile?, events: [AuditEvent] = []) throws {
         try write { db in
             if var seen { try seen.insert(db) }
+            for var event in events { try event.insert(db) }
             try db.execute(sql: "DELETE FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
                            arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs])
         }

@@ -40,6 +40,12 @@ public final class Vault: Sendable {
     }
 
     func folder(_ name: String) -> String { root + "/" + name }
+
+    /// The blurred preview of an item, if it has one.
+    public func previewPath(of item: VaultItem) -> String? {
+        guard let name = item.vaultName, let preview = item.previewName else { return nil }
+        return folder(name) + "/" + preview
+    }
     func itemPath(_ name: String) -> String { folder(name) + "/item" }
 
     // MARK: - Quarantine
@@ -429,7 +435,8 @@ public final class Vault: Sendable {
 
     // MARK: - Bytes
 
-    static func sha256(fd: Int32) throws -> String {
+    /// The sha256 of an open file's bytes, as lowercase hex.
+    public static func sha256(fd: Int32) throws -> String {
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: off_t = 0
@@ -468,6 +475,13 @@ public final class Vault: Sendable {
             }
             offset += off_t(n)
         }
+    }
+
+    /// Where a download came from: the host of the `user.xdg.origin.url` attribute browsers set.
+    public static func originHost(fd: Int32) -> String? {
+        guard let data = extendedAttributes(fd: fd)["user.xdg.origin.url"], let text = String(data: data, encoding: .utf8),
+              let host = URL(string: text)?.host, !host.isEmpty else { return nil }
+        return host.lowercased()
     }
 
     static func extendedAttributes(fd: Int32) -> [String: Data] {

@@ -12,6 +12,8 @@ public final class SensitivityAnalyzer: Sendable {
         /// ONNX Runtime threads inside one model run.
         public var intraOpThreads: Int
         public var limits: MediaLimits
+        /// Analysis threads at nice 10 and idle I/O class (the agent; not an interactive scan).
+        public var lowPriority = false
 
         /// Measured on 2 cores (README, "Threads"): one ORT thread per run and one worker per
         /// core gives more pictures per second than one worker with all cores inside ORT,
@@ -58,8 +60,14 @@ public final class SensitivityAnalyzer: Sendable {
         decoder = ImageDecoder(limits: configuration.limits,
                                minimumLongSide: Self.shrinkFloorFactor * NudeDetector.inputSize,
                                minimumShortSide: Self.shrinkFloorFactor * NSFWClassifier.resizeSide)
-        pool = WorkerPool(threads: configuration.workers, name: "analysis")
-        videoPool = WorkerPool(threads: max(1, configuration.workers / 2), name: "video")
+        pool = WorkerPool(threads: configuration.workers, name: "analysis", lowPriority: configuration.lowPriority)
+        videoPool = WorkerPool(threads: max(1, configuration.workers / 2), name: "video", lowPriority: configuration.lowPriority)
+    }
+
+    /// Runs other blocking work for a file (hashing, say) on the threads of its kind, so that it
+    /// is paced like the analysis and never occupies Swift's cooperative threads.
+    public func runBlocking<T: Sendable>(video: Bool = false, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await (video ? videoPool : pool).run(work)
     }
 
     /// Analyses the picture at `path` (never following a symbolic link), off the caller's thread.

@@ -40,6 +40,10 @@ public struct Settings: Sendable, Equatable {
         public var path: String
         public var message: String
         public var description: String { "\(path): \(message)" }
+        public init(path: String, message: String) {
+            self.path = path
+            self.message = message
+        }
     }
 
     /// These settings with the values of the TOML text `text` (from `path`) applied over them.

@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 
 /// A fixed set of dedicated threads for blocking work (decoding, inference), so that it never
@@ -9,10 +10,15 @@ public final class WorkerPool: @unchecked Sendable {
     private var stopping = false
     public let threadCount: Int
 
-    public init(threads: Int, name: String) {
+    /// With `lowPriority`, each thread runs at nice 10 and in the idle I/O class, so analysis
+    /// yields to whatever the person is doing.
+    public init(threads: Int, name: String, lowPriority: Bool = false) {
         threadCount = max(1, threads)
         for index in 0..<threadCount {
-            let thread = Thread { [unowned self] in self.loop() }
+            let thread = Thread { [unowned self] in
+                if lowPriority { _ = qsys_lower_thread_priority(10) }
+                self.loop()
+            }
             thread.name = "\(name)-\(index)"
             thread.stackSize = 4 << 20
             thread.start()

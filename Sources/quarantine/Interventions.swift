@@ -169,7 +169,7 @@ struct ModeCommand: ParsableCommand {
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
         try Data(updated.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         try vault.store.record(.modeChanged, mode: mode.rawValue, actor: current == .child ? "guardian" : "cli", detail: "\(current.rawValue) -> \(mode.rawValue)")
-        printOut("Now in \(mode.rawValue) mode.")
+        printOut("Now in \(mode.rawValue) mode. " + tellAgentToReload())
     }
 
     /// The configuration text with its top-level `mode` set, everything else kept as written.

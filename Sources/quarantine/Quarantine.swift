@@ -10,15 +10,17 @@ struct Quarantine: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "quarantine",
-        abstract: "Checks pictures on this machine for nudity, with two on-device models; nothing is uploaded.",
+        abstract: "Keeps nudity that arrives on this machine out of sight, checked with two on-device models; nothing is uploaded.",
         discussion: """
         Everything runs locally: ONNX Runtime with NudeNet 320n (regions) and Yahoo open_nsfw \
-        (whole picture). Run 'make setup' once to install the runtime and models.
+        (whole picture). Run 'make setup' once to install the runtime and models. 'quarantine agent' \
+        (or the user service, 'quarantine service install') watches your download folder and moves what \
+        is sensitive into the vault; 'quarantine list' and 'quarantine show' review it.
 
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
         version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
-        subcommands: [Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, TestCardCommand.self, Doctor.self]
+        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self]
     )
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.

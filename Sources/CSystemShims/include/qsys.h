@@ -10,4 +10,9 @@ int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const
 ssize_t qsys_flistxattr(int fd, char *list, size_t size);
 ssize_t qsys_fgetxattr(int fd, const char *name, void *value, size_t size);
 int qsys_fsetxattr(int fd, const char *name, const void *value, size_t size);
+/// Lowers the calling thread only: nice `nice` (setpriority on its tid) and the idle I/O class
+/// (ioprio_set). Returns 0 when both worked, else -1 with errno of the first failure.
+int qsys_lower_thread_priority(int nice);
+/// The calling thread's nice value and I/O priority class (3 = idle), for checks.
+int qsys_thread_io_class(void);
 #endif

@@ -1,0 +1,380 @@
+import FolderWatch
+import Foundation
+import Logging
+import MediaDecoding
+import QuarantineStore
+import SensitivityAnalysis
+import ServiceSupport
+
+extension QuarantineAgent {
+    // MARK: - Intake: watcher events -> backlog
+
+    func intake(_ watcher: FolderWatcher) async {
+        for await event in watcher.events {
+            switch event {
+            case .candidate(let candidate):
+                let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? WatchDirection.incoming.rawValue
+                let identity = FileIdentity(device: candidate.device, inode: candidate.inode, size: candidate.size,
+                                            modificationNanoseconds: candidate.modificationNanoseconds)
+                add(BacklogEntry(path: candidate.path, root: candidate.root, direction: direction, identity: identity))
+            case .rootWatched(let root, let directories):
+                setRoot(root, "watching (\(directories) folder\(directories == 1 ? "" : "s"))")
+                logger.info("watching \(root): \(directories) folder(s)")
+            case .rootMissing(let root, let message):
+                setRoot(root, "missing: \(message); watched again when it is back")
+                logger.warning("\(root): \(message); it is watched again as soon as it is back")
+            case .rootRestored(let root):
+                logger.notice("\(root) is back: watching it again and checking what is in it")
+            case .overflow:
+                logger.warning("inotify's event queue overflowed, so some events were lost: rescanning every watched folder")
+            case .watchLimit(let root, let message):
+                let seconds = state.withLock { $0.settings.agent.rescanSeconds }
+                setRoot(root, "rescanned every \(seconds) s (inotify watch limit reached)")
+                logger.error("\(message)")
+            case .scanFinished(let root, let files, let reason):
+                logger.info("scanned \(root) (\(reason.rawValue)): \(files) file(s)")
+            case .problem(let path, let message):
+                logger.warning("\(path): \(message)")
+            }
+        }
+    }
+
+    func setRoot(_ root: String, _ text: String) {
+        state.withLock { $0.roots[root]?.state = text }
+        publishSoon()
+    }
+
+    /// Gathers candidates for a moment so that a burst is written in a few transactions.
+    func add(_ entry: BacklogEntry) {
+        let schedule = state.withLock { s -> Bool in
+            s.pendingCandidates.append(entry)
+            s.counters["noticed", default: 0] += 1
+            if s.flushScheduled { return false }
+            s.flushScheduled = true
+            return true
+        }
+        if schedule {
+            Task {
+                try? await Task.sleep(for: Self.intakeBatchDelay)
+                await self.flushCandidates()
+            }
+        }
+    }
+
+    func flushCandidates() async {
+        let batch = state.withLock { s -> [BacklogEntry] in
+            defer { s.pendingCandidates = []; s.flushScheduled = false }
+            return s.pendingCandidates
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            let added = try vault.store.enqueue(batch)
+            if added > 0 { logger.debug("\(added) new file(s) queued") }
+        } catch {
+            // Keep them in memory and try again: the database may be busy or the disk full.
+            logger.error("cannot record \(batch.count) new file(s) in the backlog, trying again in 1 s: \(error)")
+            let schedule = state.withLock { s -> Bool in
+                s.pendingCandidates = batch + s.pendingCandidates
+                defer { s.flushScheduled = true }
+                return !s.flushScheduled
+            }
+            if schedule {
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    await self.flushCandidates()
+                }
+            }
+        }
+        wakeContinuation.yield()
+        publishSoon()
+    }
+
+    // MARK: - Dispatch: backlog -> workers
+
+    /// Starts what fits whenever something changes (new files, a job done, a reload), until
+    /// stopping and idle. Pictures and videos have their own lanes: a long video never holds up
+    /// the pictures behind it.
+    func dispatch() async {
+        var wakes = wakeStream.makeAsyncIterator()
+        while true {
+            startWhatFits()
+            if state.withLock({ $0.stopping && $0.jobs.isEmpty }) { return }
+            if await wakes.next() == nil { return }
+        }
+    }
+
+    func startWhatFits() {
+        let (analyzer, busy, settings, videos, stopping) = state.withLock {
+            ($0.analyzer, Set($0.inFlight.keys), $0.settings, $0.videosInFlight, $0.stopping)
+        }
+        guard let analyzer, !stopping else { return }
+        let workers = analyzer.configuration.workers
+        var freeImages = workers - (busy.count - videos)
+        var freeVideos = max(1, workers / 2) - videos
+        guard freeImages > 0 || freeVideos > 0 else { return }
+        let entries: [BacklogEntry]
+        do { entries = try vault.store.backlog(limit: 64, excluding: busy) } catch {
+            logger.error("cannot read the backlog: \(error)")
+            return
+        }
+        // Entries finished here without a job (gone, not media) free the window: look again.
+        var finishedHere = false
+        defer { if finishedHere { wakeContinuation.yield() } }
+        for entry in entries where freeImages > 0 || freeVideos > 0 {
+            let file: MediaFile
+            do { file = try MediaFile(path: entry.path) } catch {
+                finishUnopenable(entry, error)
+                finishedHere = true
+                continue
+            }
+            if file.type.kind == .other {
+                // Not a picture or a video (by its bytes): recorded without reading further.
+                try? vault.store.complete(entry, seen: SeenFile(path: entry.path, identity: file.identity, sha256: nil,
+                                                                mode: settings.mode.rawValue, verdict: .other))
+                count(Verdict.other.rawValue)
+                finishedHere = true
+                continue
+            }
+            let isVideo = file.type.kind == .video
+            if isVideo ? freeVideos <= 0 : freeImages <= 0 { continue }
+            if isVideo { freeVideos -= 1 } else { freeImages -= 1 }
+            let work = AgentStatus.Work(path: entry.path, kind: file.type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
+            let task = Task {
+                await self.process(entry, type: file.type, analyzer: analyzer, settings: settings)
+                self.finished(entry.path, video: isVideo)
+            }
+            state.withLock { s in
+                s.inFlight[entry.path] = work
+                s.jobs[entry.path] = task
+                if isVideo { s.videosInFlight += 1 }
+            }
+        }
+        publishSoon()
+    }
+
+    func finished(_ path: String, video: Bool) {
+        state.withLock { s in
+            s.inFlight[path] = nil
+            s.jobs[path] = nil
+            if video { s.videosInFlight -= 1 }
+        }
+        wakeContinuation.yield()
+        publishSoon()
+    }
+
+    /// A queued file that cannot even be opened: gone, replaced by a link, not a regular file.
+    func finishUnopenable(_ entry: BacklogEntry, _ error: any Error) {
+        let reason = (error as? MediaError).map { $0.message } ?? "\(error)"
+        logger.info("\(entry.path): not checked: \(reason)")
+        try? vault.store.complete(entry, seen: nil)
+        count("gone")
+    }
+
+    func count(_ key: String) {
+        state.withLock { $0.counters[key, default: 0] += 1 }
+    }
+
+    // MARK: - One file
+
+    func process(_ entry: BacklogEntry, type: MediaType, analyzer: SensitivityAnalyzer, settings: Settings) async {
+        let path = entry.path
+        let mode = settings.mode
+        let actor = "agent"
+        let store = vault.store
+
+        // A file that brought the agent down before is not tried forever.
+        let attempts = (try? store.countAttempt(entry)) ?? 1
+        if attempts > Self.maxAttempts {
+            logger.error("\(path): given up after it interrupted the agent \(attempts - 1) times; check it with 'quarantine scan'")
+            try? store.complete(entry, seen: SeenFile(path: path, identity: entry.identity, sha256: nil, mode: mode.rawValue, verdict: .failed),
+                                events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: actor, detail: "given up after \(attempts - 1) interrupted attempts")])
+            count(Verdict.failed.rawValue)
+            return
+        }
+
+        // Lists first: the allow list (released before), the block list, blocked origins.
+        let digest: (sha256: String, host: String?, identity: FileIdentity)
+        do {
+            digest = try await analyzer.runBlocking(video: type.kind == .video) {
+                let file = try MediaFile(path: path)
+                return (try Vault.sha256(fd: file.descriptor), Vault.originHost(fd: file.descriptor), file.identity)
+            }
+        } catch {
+            finishUnopenable(entry, error)
+            return
+        }
+        do {
+            if try store.hasSeen(digest.identity) {
+                try store.complete(entry, seen: nil)
+                return
+            }
+            if try store.isAllowed(sha256: digest.sha256) {
+                logger.info("\(path): left alone (released before: on the allow list)")
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .allowed),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "on the allow list: not analysed")])
+                count(Verdict.allowed.rawValue)
+                return
+            }
+            var blocked = try store.blockReason(sha256: digest.sha256).map { "on the block list: \($0)" }
+            if blocked == nil, let host = digest.host, try store.isBlocked(host: host) { blocked = "downloaded from \(host), which is blocked" }
+            if let blocked {
+                hide(entry, identity: digest.identity, sha256: digest.sha256, kind: type.kind, reasons: ["blocked: \(blocked)"], preview: nil,
+                     mode: mode, verdict: .blocked)
+                return
+            }
+            if try store.verdict(sha256: digest.sha256, mode: mode.rawValue) == .clean {
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .clean),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "same bytes as a file found not sensitive before")])
+                count(Verdict.clean.rawValue)
+                return
+            }
+        } catch {
+            logger.error("\(path): cannot consult the audit database, will try again: \(error)")
+            return
+        }
+
+        // The analysis.
+        let report = await analyzer.report(forFileAt: path) { [weak self] progress in
+            self?.progressed(path, progress.fraction)
+        }
+        if let analysis = report.analysis, report.isSensitive {
+            hide(entry, identity: analysis.identity, sha256: nil, kind: report.kind, reasons: analysis.reasons, preview: report.flaggedFrame,
+                 mode: mode, verdict: .quarantined)
+        } else if let failure = report.failure {
+            failed(entry, failure: failure, kind: type.kind, sha256: digest.sha256, identity: digest.identity, settings: settings)
+        } else if let analysis = report.analysis {
+            var detail = "not sensitive"
+            if let partial = analysis.partialReason { detail += " (video checked up to where it is readable: \(partial))" }
+            try? store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .clean),
+                                events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: detail)])
+            logger.debug("\(path): not sensitive (\(Int(report.elapsedMilliseconds)) ms)")
+            count(Verdict.clean.rawValue)
+        } else {
+            try? store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .other))
+            count(Verdict.other.rawValue)
+        }
+    }
+
+    /// Moves a file into the vault and tells the person.
+    func hide(_ entry: BacklogEntry, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
+              mode: AnalysisMode, verdict: Verdict) {
+        let path = entry.path
+        let store = vault.store
+        do {
+            if verdict == .quarantined {
+                try store.record(.flagged, path: path, mode: mode.rawValue, actor: "agent", detail: reasons.joined(separator: ", "))
+            }
+            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode.rawValue, actor: "agent", preview: preview)
+            let id = item.id ?? 0
+            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode.rawValue, verdict: verdict, itemId: id))
+            count(verdict.rawValue)
+            logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id): \(path) (\(reasons.joined(separator: ", ")))")
+            let notice: Notice
+            switch verdict {
+            case .unverified: notice = .held(id: id, kind: kind, mode: mode)
+            default: notice = .hidden(id: id, kind: kind, mode: mode, blocked: verdict == .blocked)
+            }
+            tell(notice, image: vault.previewPath(of: item), itemId: id)
+        } catch {
+            // The vault refused (the file changed or vanished since it was checked, or the disk is
+            // full): nothing was moved. A changed file comes back through its own event.
+            logger.warning("\(path): \(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(error)")
+            try? store.complete(entry, seen: nil)
+            requeueIfChanged(entry)
+            count("not_moved")
+        }
+    }
+
+    /// A file that could not be analysed: `on_error` decides.
+    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, sha256: String, identity: FileIdentity, settings: Settings) {
+        let path = entry.path
+        let mode = settings.mode
+        switch failure.code {
+        case MediaError.Code.cancelled.rawValue:
+            return // stopping: it stays in the backlog for the next start
+        case MediaError.Code.notFound.rawValue, MediaError.Code.symbolicLink.rawValue, MediaError.Code.notRegularFile.rawValue, MediaError.Code.empty.rawValue:
+            finishUnopenable(entry, failure.message)
+            return
+        case MediaError.Code.changedDuringRead.rawValue:
+            logger.info("\(path): changed while it was checked; it is checked again")
+            try? vault.store.complete(entry, seen: nil)
+            requeueIfChanged(entry)
+            return
+        default:
+            break
+        }
+        switch settings.policy.onError {
+        case .hold:
+            hide(entry, identity: identity, sha256: sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil, mode: mode, verdict: .unverified)
+        case .leave:
+            try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256, mode: mode.rawValue, verdict: .failed),
+                                      events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: "agent", detail: "\(failure.code): \(failure.message)")])
+            count(Verdict.failed.rawValue)
+            logger.warning("could not check \(failure.message); left where it is")
+            let reason = failure.message.hasPrefix(path + ": ") ? String(failure.message.dropFirst(path.count + 2)) : failure.message
+            tell(.left(name: (path as NSString).lastPathComponent, reason: reason.prefix(1).uppercased() + reason.dropFirst(), mode: mode), image: nil, itemId: nil)
+        }
+    }
+
+    /// Queues the file at `entry.path` again if it is there as another version.
+    func requeueIfChanged(_ entry: BacklogEntry) {
+        var info = stat()
+        guard lstat(entry.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return }
+        let identity = FileIdentity(info)
+        guard identity != entry.identity else { return }
+        add(BacklogEntry(path: entry.path, root: entry.root, direction: entry.direction, identity: identity))
+    }
+
+    func progressed(_ path: String, _ fraction: Double?) {
+        state.withLock { $0.inFlight[path]?.progress = fraction }
+        publishSoon()
+    }
+
+    /// A desktop notification when there is a desktop session; always a log line.
+    func tell(_ notice: Notice, image: String?, itemId: Int64?) {
+        logger.notice("\(notice.summary): \(notice.body)")
+        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        var notification = DesktopNotification(summary: notice.summary, body: notice.body)
+        notification.imagePath = image
+        if let itemId { notification.actions = [.init(key: "show-\(itemId)", label: "Show")] }
+        do { try notifier.send(notification) } catch {
+            logger.warning("desktop notification not shown: \(error)")
+        }
+    }
+
+    // MARK: - Status
+
+    func publishSoon() {
+        let schedule = state.withLock { s -> Bool in
+            defer { s.publishScheduled = true }
+            return !s.publishScheduled
+        }
+        guard schedule else { return }
+        Task {
+            try? await Task.sleep(for: Self.statusInterval)
+            self.publishNow()
+        }
+    }
+
+    func publishNow() {
+        let depth = (try? vault.store.backlogCount()) ?? -1
+        let status = state.withLock { s -> AgentStatus in
+            s.publishScheduled = false
+            return AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
+                               roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
+                               inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
+                               problem: s.problem, notifications: s.notificationState)
+        }
+        do { try vault.store.publish(status) } catch {
+            logger.warning("cannot publish the status: \(error)")
+        }
+    }
+}
+
+extension QuarantineAgent {
+    func finishUnopenable(_ entry: BacklogEntry, _ message: String) {
+        logger.info("\(entry.path): not checked: \(message)")
+        try? vault.store.complete(entry, seen: nil)
+        count("gone")
+    }
+}

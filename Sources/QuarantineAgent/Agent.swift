@@ -1,0 +1,280 @@
+import FolderWatch
+import Foundation
+import Logging
+import MediaDecoding
+import QuarantineStore
+import SensitivityAnalysis
+import ServiceLifecycle
+import ServiceSupport
+import Synchronization
+import UnixSignals
+
+/// The agent: watches the folders where media arrives, and deals with each new file before the
+/// person opens it.
+///
+/// inotify (one thread) -> settled candidates -> the backlog in the audit database (so a crash or a
+/// stop loses nothing) -> a window of it in memory -> analysis (pictures and videos in separate
+/// lanes, low priority) -> the vault, the audit log and a notification.
+public final class QuarantineAgent: Service, Sendable {
+    public struct Options: Sendable {
+        public var environment: [String: String]
+        /// The configuration file (re-read on SIGHUP).
+        public var configPath: String
+        /// Overrides the configuration's `analysis.workers`.
+        public var workers: Int?
+        public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
+            self.environment = environment
+            self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
+            self.workers = workers
+        }
+    }
+
+    /// Candidates are written to the database in batches gathered over this long.
+    static let intakeBatchDelay = Duration.milliseconds(15)
+    /// The status in the database is rewritten at most this often while something changes.
+    static let statusInterval = Duration.milliseconds(250)
+    /// A file that made the agent crash this many times is given up (recorded as failed).
+    static let maxAttempts = 3
+
+    let options: Options
+    let logger: Logger
+    let vault: Vault
+    let lock: AgentLock
+    let state: Mutex<State>
+    let wakeStream: AsyncStream<Void>
+    let wakeContinuation: AsyncStream<Void>.Continuation
+    let systemd: SystemdNotifier?
+    let startedAt = Date()
+
+    struct State {
+        var settings: Settings
+        var analyzer: SensitivityAnalyzer?
+        var problem: String?
+        var watcher: FolderWatcher?
+        var notifier: DesktopNotifier?
+        var notificationState = "log only: notifications are off"
+        var stopping = false
+        var inFlight: [String: AgentStatus.Work] = [:]
+        var videosInFlight = 0
+        var jobs: [String: Task<Void, Never>] = [:]
+        var counters: [String: Int] = [:]
+        var roots: [String: AgentStatus.Root] = [:]
+        var pendingCandidates: [BacklogEntry] = []
+        var flushScheduled = false
+        var publishScheduled = false
+        var state = "starting"
+    }
+
+    /// Takes the per-user lock and opens the vault; nothing is watched until ``run()``.
+    public init(options: Options, logger: Logger) throws {
+        self.options = options
+        self.logger = logger
+        lock = try AgentLock(environment: options.environment)
+        vault = try Vault.standard(environment: options.environment)
+        let settings = try Self.loadSettings(options)
+        state = Mutex(State(settings: settings))
+        (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        systemd = SystemdNotifier(environment: options.environment)
+    }
+
+    static func loadSettings(_ options: Options) throws -> Settings {
+        var settings = Settings()
+        if FileManager.default.fileExists(atPath: options.configPath) {
+            guard let data = FileManager.default.contents(atPath: options.configPath), let text = String(data: data, encoding: .utf8) else {
+                throw Settings.ConfigurationError(path: options.configPath, message: "cannot be read as UTF-8 text")
+            }
+            settings = try settings.applying(toml: text, from: options.configPath)
+        }
+        if let workers = options.workers { settings.analyzer.workers = max(1, workers) }
+        settings.analyzer.lowPriority = true
+        return settings
+    }
+
+    // MARK: - Running
+
+    public func run() async throws {
+        let settings = state.withLock { $0.settings }
+        let recovered = (try? vault.recover()) ?? []
+        for line in recovered { logger.notice("recovered an interrupted move: \(line)") }
+        loadAnalyzer(settings)
+        setUpNotifications(settings)
+
+        let roots = Self.watchRoots(settings, environment: options.environment)
+        let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
+        state.withLock { s in
+            s.watcher = watcher
+            for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting") }
+        }
+        try watcher.start()
+        let backlog = (try? vault.store.backlogCount()) ?? 0
+        logger.notice("watching \(roots.map { "\($0.path) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
+        state.withLock { $0.state = "running" }
+        publishSoon()
+        _ = systemd?.notify("READY=1\nSTATUS=Watching \(roots.count) folder(s) in \(settings.mode.rawValue) mode")
+
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.intake(watcher) }
+                group.addTask { await self.handleHangups() }
+                group.addTask { await self.watchdog() }
+                group.addTask { await self.retryAnalyzer() }
+                // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
+                await self.dispatch()
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            self.beginStopping()
+        }
+        await flushCandidates()
+        state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
+        publishNow()
+        state.withLock { $0.notifier }?.close()
+        logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
+    }
+
+    /// SIGTERM/SIGINT: take no more work, cancel videos (they stay in the backlog), let pictures
+    /// in flight finish (well under a second each), then exit.
+    func beginStopping() {
+        let (watcher, jobs) = state.withLock { s -> (FolderWatcher?, [Task<Void, Never>]) in
+            s.stopping = true
+            s.state = "stopping"
+            let videos = s.inFlight.filter { $0.value.kind == "video" }.keys
+            return (s.watcher, videos.compactMap { s.jobs[$0] })
+        }
+        _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
+        logger.notice("stopping: no new work; \(jobs.count) video(s) in flight will resume at the next start")
+        watcher?.stop()
+        for job in jobs { job.cancel() }
+        wakeContinuation.yield()
+        publishSoon()
+    }
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    // MARK: - Configuration
+
+    static func watchRoots(_ settings: Settings, environment: [String: String]) -> [WatchRoot] {
+        settings.watch.roots(mode: settings.mode, environment: environment).map {
+            WatchRoot(path: $0.path, direction: WatchDirection(rawValue: $0.direction) ?? .incoming)
+        }
+    }
+
+    func watchOptions(_ settings: Settings) -> FolderWatchOptions {
+        var watch = FolderWatchOptions()
+        watch.settleDelay = .milliseconds(settings.agent.settleMilliseconds)
+        watch.excludedNames = settings.watch.exclude
+        watch.excludedPaths = [Vault.baseDirectory(environment: options.environment)]
+        watch.fallbackRescanInterval = .seconds(settings.agent.rescanSeconds)
+        return watch
+    }
+
+    /// Loads the models for `settings`; on failure the agent keeps watching and queueing, says
+    /// why in its status and log, and tries again later.
+    func loadAnalyzer(_ settings: Settings) {
+        do {
+            let analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
+            let hadProblem = state.withLock { s -> Bool in
+                defer { s.analyzer = analyzer; s.problem = nil }
+                return s.problem != nil
+            }
+            if hadProblem { logger.notice("models loaded: analysing again") }
+        } catch {
+            let message = "cannot analyse: \(error); files are queued until this is fixed (run 'make setup' or 'quarantine doctor')"
+            let first = state.withLock { s -> Bool in
+                defer { s.analyzer = nil; s.problem = message }
+                return s.problem != message
+            }
+            if first { logger.error("\(message)") }
+        }
+        wakeContinuation.yield()
+        publishSoon()
+    }
+
+    /// While the models cannot be loaded, tries again every 30 s (no timer otherwise).
+    func retryAnalyzer() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(30))
+            if Task.isCancelled { return }
+            let (broken, settings) = state.withLock { ($0.problem != nil, $0.settings) }
+            if broken { loadAnalyzer(settings) } else { return }
+        }
+    }
+
+    func setUpNotifications(_ settings: Settings) {
+        guard settings.agent.notifications else {
+            state.withLock { $0.notificationState = "log only: notifications are off (agent.notifications)" }
+            return
+        }
+        if let notifier = DesktopNotifier.connect(environment: options.environment) {
+            state.withLock { $0.notifier = notifier; $0.notificationState = "desktop notifications (\(notifier.serverName))" }
+            logger.info("desktop notifications through \(notifier.serverName)")
+            Task { [logger] in
+                for await action in notifier.actionInvoked {
+                    logger.info("notification \(action.id): \(action.key) chosen")
+                    if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { Self.openReview(id: id) }
+                }
+            }
+        } else {
+            state.withLock { $0.notificationState = "log only: no desktop session (no D-Bus session bus or notification server)" }
+            logger.info("no desktop notification server: quarantined items are only logged")
+        }
+    }
+
+    /// The "Show" action of a notification: opens a terminal with `quarantine show ID`, when
+    /// the desktop has one.
+    static func openReview(id: Int64) {
+        let terminal = "/usr/bin/x-terminal-emulator"
+        guard FileManager.default.isExecutableFile(atPath: terminal) else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: terminal)
+        process.arguments = ["-e", CommandLine.arguments[0], "show", String(id)]
+        try? process.run()
+    }
+
+    /// SIGHUP (systemctl reload, or the CLI after it edits the configuration): re-read it.
+    func handleHangups() async {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in signals {
+            if Task.isCancelled { return }
+            reload()
+        }
+    }
+
+    func reload() {
+        _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
+        defer { _ = systemd?.notify("READY=1") }
+        let settings: Settings
+        do { settings = try Self.loadSettings(options) } catch {
+            logger.error("configuration not reloaded, the previous one stays in force: \(error)")
+            return
+        }
+        let (old, watcher) = state.withLock { ($0.settings, $0.watcher) }
+        state.withLock { $0.settings = settings }
+        if settings.policies != old.policies || settings.mode != old.mode || settings.analyzer != old.analyzer || settings.video != old.video {
+            loadAnalyzer(settings)
+        }
+        let roots = Self.watchRoots(settings, environment: options.environment)
+        state.withLock { s in
+            let keep = s.roots
+            s.roots = [:]
+            for root in roots {
+                s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = root.direction.rawValue; return r }
+                    ?? AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting")
+            }
+        }
+        watcher?.setRoots(roots)
+        if settings.mode != old.mode {
+            try? vault.store.record(.modeChanged, mode: settings.mode.rawValue, actor: "agent", detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
+        }
+        logger.notice("configuration reloaded: \(settings.mode.rawValue) mode, watching \(roots.map(\.path).joined(separator: ", "))")
+        publishSoon()
+    }
+
+    func watchdog() async {
+        guard let systemd, let interval = systemd.watchdogPingInterval else { return }
+        while !Task.isCancelled {
+            _ = systemd.notify("WATCHDOG=1")
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

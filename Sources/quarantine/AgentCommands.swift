@@ -1,0 +1,429 @@
+import ArgumentParser
+import Foundation
+import Logging
+import QuarantineAgent
+import QuarantineStore
+import SensitivityAnalysis
+import ServiceLifecycle
+import ServiceSupport
+
+/// `quarantine agent`: the service itself, in the foreground.
+struct AgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Watch the folders where media arrives and hide what is sensitive (what the user service runs).",
+        discussion: """
+        Runs in the foreground until SIGTERM or Ctrl-C, logging plain lines to standard error (with \
+        syslog priorities under systemd, for journald). SIGHUP re-reads the configuration; 'quarantine \
+        watch', 'quarantine mode' and 'systemctl --user reload quarantine' send it. Files that arrive \
+        while the agent is stopped are found at its next start.
+
+        Exit status: 0 stopped on request, 1 another agent is running or the folders cannot be watched, \
+        78 the configuration file is wrong.
+        """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Files analysed at once (default: the configuration's, one per core).", valueName: "n"))
+    var workers: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Least important log level shown: debug, info, notice, warning, error.", valueName: "level"))
+    var logLevel: String?
+
+    mutating func validate() throws {
+        if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("--log-level must be one of: debug, info, notice, warning, error") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let level = (logLevel ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+        let logger = Logger(label: "quarantine")
+        let agent: QuarantineAgent
+        do {
+            agent = try QuarantineAgent(options: .init(environment: environment, configPath: config, workers: workers), logger: logger)
+        } catch let error as Settings.ConfigurationError {
+            logger.critical("configuration error: \(error)")
+            throw ExitCode(78)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(1)
+        }
+        let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do { try await group.run() } catch {
+            logger.critical("stopped: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Sends SIGHUP to a running agent, so it re-reads the configuration. Says what happened.
+func tellAgentToReload() -> String {
+    guard let pid = AgentLock.runningAgent(), pid > 0 else { return "The agent is not running; it uses this when it starts." }
+    return kill(pid, SIGHUP) == 0 ? "The running agent (pid \(pid)) picked this up." : "Could not signal the agent (pid \(pid)): restart it."
+}
+
+// MARK: - watch
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add, remove or list the folders the agent watches.",
+        discussion: """
+        Incoming folders are where media arrives (the download folder by default). Outgoing folders \
+        (shared or synced) are checked before what is put there leaves; they are watched in child mode only.
+        """,
+        subcommands: [WatchList.self, WatchAdd.self, WatchRemove.self],
+        defaultSubcommand: WatchList.self)
+}
+
+/// The configuration file, its text, and the settings it gives.
+struct ConfigurationFile {
+    var path: String
+    var text: String
+    var settings: Settings
+
+    static func load(_ path: String? = nil) throws -> ConfigurationFile {
+        let path = path ?? Settings.userConfigurationPath()
+        let text = try readTextFile(path, required: false) ?? ""
+        do {
+            return ConfigurationFile(path: path, text: text, settings: try Settings().applying(toml: text, from: path))
+        } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// Writes `text` after checking that it parses; never leaves a broken file.
+    func save(_ text: String) throws {
+        _ = try Settings().applying(toml: text, from: path)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// The text with `key = value` set inside `[table]`, every other line kept as written.
+    static func setting(_ key: String, to value: String, inTable table: String, of text: String) -> String {
+        var lines = text.isEmpty ? [] : text.components(separatedBy: "\n")
+        let header = "[\(table)]"
+        let line = "\(key) = \(value)"
+        guard let start = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == header }) else {
+            if let last = lines.last, last.isEmpty { lines.removeLast() }
+            if !lines.isEmpty { lines.append("") }
+            lines += [header, line, ""]
+            return lines.joined(separator: "\n")
+        }
+        let end = lines[(start + 1)...].firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
+        if let index = lines[(start + 1)..<end].firstIndex(where: { $0.range(of: "^\\s*\(key)\\s*=", options: .regularExpression) != nil }) {
+            // A multi-line array runs until its closing bracket.
+            var last = index
+            if lines[index].contains("["), !lines[index].contains("]") {
+                while last + 1 < end, !lines[last].contains("]") { last += 1 }
+            }
+            lines.replaceSubrange(index...last, with: [line])
+        } else {
+            lines.insert(line, at: start + 1)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func tomlArray(_ values: [String]) -> String {
+        "[" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ", ") + "]"
+    }
+}
+
+struct WatchList: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the watched folders.")
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        let file = try ConfigurationFile.load()
+        let settings = file.settings
+        let active = Set(settings.watch.roots(mode: settings.mode).map(\.path))
+        var rows: [(path: String, direction: String, active: Bool)] = []
+        for root in settings.watch.roots(mode: .child) {
+            rows.append((root.path, root.direction, active.contains(root.path)))
+        }
+        if json {
+            printJSONObject(["mode": settings.mode.rawValue, "default_download_folder": settings.watch.incoming == nil,
+                             "folders": rows.map { ["path": $0.path, "direction": $0.direction, "active": $0.active] as [String: Any] }])
+            return
+        }
+        if rows.isEmpty { printOut("No folders are watched. Add one with 'quarantine watch add PATH'.") }
+        for row in rows {
+            var note = row.direction
+            if settings.watch.incoming == nil && row.direction == "incoming" { note += ", your download folder (default)" }
+            if !row.active { note += ", checked in child mode only" }
+            if !FileManager.default.fileExists(atPath: row.path) { note += ", missing: watched once it exists" }
+            printOut("\(row.path)  (\(note))")
+        }
+    }
+}
+
+struct WatchAdd: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Watch another folder.")
+
+    @Flag(name: .long, help: "A shared or synced folder: check what is put there before it leaves (child mode only).")
+    var outgoing = false
+
+    @Argument(help: ArgumentHelp("The folder.", valueName: "path"))
+    var path: String
+
+    func run() throws {
+        let file = try ConfigurationFile.load()
+        let absolute = WatchSettings.expand(path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory), isDirectory.boolValue else {
+            printError("quarantine: \(absolute) is not a folder")
+            throw ExitCode(1)
+        }
+        let vaultBase = Vault.baseDirectory()
+        if absolute == vaultBase || absolute.hasPrefix(vaultBase + "/") || vaultBase.hasPrefix(absolute + "/") && absolute == "/" {
+            printError("quarantine: \(absolute) holds the vault itself; it cannot be watched")
+            throw ExitCode(1)
+        }
+        var watch = file.settings.watch
+        var incoming = (watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
+        var outgoingList = watch.outgoing.map { WatchSettings.expand($0) }
+        if incoming.contains(absolute) || outgoingList.contains(absolute) {
+            printOut("\(absolute) is already watched.")
+            return
+        }
+        if outgoing { outgoingList.append(absolute) } else { incoming.append(absolute) }
+        watch.incoming = incoming
+        watch.outgoing = outgoingList
+        var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(incoming), inTable: "watch", of: file.text)
+        text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(outgoingList), inTable: "watch", of: text)
+        try file.save(text)
+        let direction = outgoing ? "outgoing" : "incoming"
+        var message = "Watching \(absolute) (\(direction))."
+        if outgoing && file.settings.mode == .adult { message += " Outgoing folders are checked in child mode only." }
+        printOut(message + " " + tellAgentToReload())
+    }
+}
+
+struct WatchRemove: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop watching a folder (nothing in it is touched).")
+
+    @Argument(help: ArgumentHelp("The folder.", valueName: "path"))
+    var path: String
+
+    func run() throws {
+        let file = try ConfigurationFile.load()
+        let absolute = WatchSettings.expand(path)
+        let incoming = (file.settings.watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
+        let outgoing = file.settings.watch.outgoing.map { WatchSettings.expand($0) }
+        guard incoming.contains(absolute) || outgoing.contains(absolute) else {
+            printError("quarantine: \(absolute) is not watched; see 'quarantine watch list'")
+            throw ExitCode(1)
+        }
+        var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(incoming.filter { $0 != absolute }), inTable: "watch", of: file.text)
+        text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(outgoing.filter { $0 != absolute }), inTable: "watch", of: text)
+        try file.save(text)
+        printOut("No longer watching \(absolute). " + tellAgentToReload())
+    }
+}
+
+// MARK: - config
+
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config", abstract: "Show the configuration in force.",
+        subcommands: [ConfigShow.self], defaultSubcommand: ConfigShow.self)
+}
+
+struct ConfigShow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print the configuration in force: the built-in defaults with the file's values over them.")
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        let file = try ConfigurationFile.load(config)
+        let s = file.settings
+        let exists = FileManager.default.fileExists(atPath: file.path)
+        func policy(_ mode: AnalysisMode) -> SensitivityPolicy { s.policies[mode] ?? .defaults(for: mode) }
+        if json {
+            var policies: [String: Any] = [:]
+            for mode in AnalysisMode.allCases {
+                let p = policy(mode)
+                policies[mode.rawValue] = ["nsfw_threshold": p.nsfwThreshold.map { $0 as Any } ?? false, "on_error": p.onError.rawValue, "labels": p.labelThresholds]
+            }
+            printJSONObject([
+                "file": file.path, "file_exists": exists, "mode": s.mode.rawValue,
+                "watch": ["incoming": s.watch.roots(mode: .adult).map(\.path),
+                          "outgoing": s.watch.outgoing.map { WatchSettings.expand($0) }, "exclude": s.watch.exclude],
+                "agent": ["notifications": s.agent.notifications, "settle_ms": s.agent.settleMilliseconds, "rescan_seconds": s.agent.rescanSeconds],
+                "analysis": ["workers": s.analyzer.workers, "intra_op_threads": s.analyzer.intraOpThreads, "max_dimension": s.analyzer.limits.maxDimension,
+                             "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20],
+                "video": ["max_gap": s.video.maxGap],
+                "policy": policies,
+            ])
+            return
+        }
+        let array = ConfigurationFile.tomlArray
+        var lines = ["# in force: built-in defaults, then \(file.path)\(exists ? "" : " (no such file: defaults only)")", ""]
+        lines.append("mode = \"\(s.mode.rawValue)\"")
+        lines += ["", "[watch]"]
+        lines.append("incoming = \(array(s.watch.roots(mode: .adult).map(\.path)))\(s.watch.incoming == nil ? "  # default: your download folder" : "")")
+        lines.append("outgoing = \(array(s.watch.outgoing.map { WatchSettings.expand($0) }))\(s.mode == .adult && !s.watch.outgoing.isEmpty ? "  # child mode only" : "")")
+        lines.append("exclude = \(array(s.watch.exclude))")
+        lines += ["", "[agent]", "notifications = \(s.agent.notifications)", "settle_ms = \(s.agent.settleMilliseconds)", "rescan_seconds = \(s.agent.rescanSeconds)"]
+        lines += ["", "[analysis]", "workers = \(s.analyzer.workers)", "intra_op_threads = \(s.analyzer.intraOpThreads)",
+                  "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
+                  "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)"]
+        lines += ["", "[video]", "max_gap = \(s.video.maxGap)"]
+        for mode in AnalysisMode.allCases {
+            let p = policy(mode)
+            lines += ["", "[policy.\(mode.rawValue)]", "nsfw_threshold = \(p.nsfwThreshold.map { "\($0)" } ?? "false")", "on_error = \"\(p.onError.rawValue)\"",
+                      "", "[policy.\(mode.rawValue).labels]"]
+            lines += p.labelThresholds.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
+        }
+        printOut(lines.joined(separator: "\n"))
+    }
+}
+
+// MARK: - status
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Is the agent running; what it watches, what waits and what it is checking now.",
+        discussion: "Exit status: 0 running, 3 not running (as 'systemctl status').")
+
+    @Flag(name: .long, help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        let vault = try openVault()
+        let pid = AgentLock.runningAgent()
+        let running = pid != nil
+        var status = try? vault.store.agentStatus()
+        let waiting = (try? vault.store.backlogCount()) ?? 0
+        if !running, status != nil { status?.inFlight = [] }
+        if json {
+            var object: [String: Any] = ["running": running, "queue_depth": waiting]
+            if let pid { object["pid"] = pid }
+            if let status {
+                let encoder = JSONEncoder()
+                encoder.dateEncodingStrategy = .iso8601
+                if let data = try? encoder.encode(status), let last = try? JSONSerialization.jsonObject(with: data) { object["last_status"] = last }
+            }
+            printJSONObject(object)
+            if !running { throw ExitCode(3) }
+            return
+        }
+        guard running, let status, status.pid == pid else {
+            printOut("quarantine agent: not running" + (status.map { " (last \($0.state) at \(Self.time($0.updatedAt)))" } ?? ""))
+            printOut("waiting: \(waiting) file(s), handled at the next start")
+            printOut("start it: 'quarantine agent', or 'quarantine service install' for the user service")
+            throw ExitCode(3)
+        }
+        let uptime = Int(Date().timeIntervalSince(status.startedAt))
+        printOut("quarantine agent: \(status.state) (pid \(status.pid), since \(Self.time(status.startedAt)), \(Self.duration(uptime)))")
+        printOut("mode: \(status.mode)")
+        if let problem = status.problem { printOut("problem: \(problem)") }
+        printOut("folders:")
+        for root in status.roots { printOut("  \(root.path) (\(root.direction)): \(root.state)") }
+        printOut("waiting: \(waiting) file(s)")
+        if !status.inFlight.isEmpty {
+            printOut("checking now:")
+            for work in status.inFlight {
+                let progress = work.progress.map { " \(Int(($0 * 100).rounded()))%" } ?? ""
+                printOut("  \(work.path) (\(work.kind)\(progress))")
+            }
+        }
+        let order = ["noticed", "clean", "quarantined", "blocked", "allowed", "unverified", "failed", "other", "gone", "not_moved"]
+        let counts = order.compactMap { key in status.counters[key].map { "\($0) \(key.replacingOccurrences(of: "_", with: " "))" } }
+        printOut("since start: " + (counts.isEmpty ? "nothing yet" : counts.joined(separator: ", ")))
+        printOut("notifications: \(status.notifications)")
+    }
+
+    static func time(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+
+    static func duration(_ seconds: Int) -> String {
+        seconds < 120 ? "\(seconds) s" : seconds < 7200 ? "\(seconds / 60) min" : "\(seconds / 3600) h \(seconds % 3600 / 60) min"
+    }
+}
+
+// MARK: - service
+
+struct ServiceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "service",
+        abstract: "Install, remove or inspect the systemd user service that runs the agent.",
+        subcommands: [ServiceInstall.self, ServiceUninstall.self, ServiceStatusCommand.self],
+        defaultSubcommand: ServiceStatusCommand.self)
+}
+
+/// The directory of the running executable (for the unit's ExecStart).
+func executableDirectory() -> String {
+    let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    return (resolved as NSString).deletingLastPathComponent
+}
+
+struct ServiceInstall: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "install",
+        abstract: "Write the systemd user unit for this binary, enable it and start it.",
+        discussion: """
+        The unit goes to ~/.config/systemd/user/quarantine.service and runs '<this binary's folder>/quarantine agent' \
+        at low priority with sd_notify readiness and a watchdog. Without a user manager (no login session), the unit \
+        is still written and enabled for the next session, and the command says so.
+
+        Exit status: 0 installed and running, 1 written but not running (see the message), 2 could not write it.
+        """)
+
+    @Option(name: .long, help: ArgumentHelp("The quarantine binary the unit runs (default: this one).", valueName: "path"))
+    var binary: String?
+
+    func run() throws {
+        let path = binary ?? executableDirectory() + "/quarantine"
+        let result: ServiceUnit.InstallResult
+        do { result = try ServiceUnit.install(binary: path) } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+        printOut(result.description)
+        if !result.started { throw ExitCode(1) }
+    }
+}
+
+struct ServiceUninstall: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "uninstall",
+        abstract: "Stop and disable the user service and remove its unit (the vault and its items stay).")
+
+    func run() throws {
+        let result: ServiceUnit.UninstallResult
+        do { result = try ServiceUnit.uninstall() } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+        printOut(result.description)
+    }
+}
+
+struct ServiceStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Is the unit installed, enabled and active (see 'quarantine status' for the agent itself).")
+
+    func run() throws {
+        let status = ServiceUnit.status()
+        printOut(status.description)
+        if !status.unitInstalled { throw ExitCode(3) }
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The agent end to end: the built binary with real inotify, decoders, models and SQLite, in a
+/// temporary home whose Downloads it watches.
+final class AgentHarness: @unchecked Sendable {
+    let cli: CLIRunner
+    let downloads: URL
+    let log: URL
+    var process: Process?
+    var extraEnvironment: [String: String] = [:]
+
+    init(config: String? = nil) throws {
+        cli = try CLIRunner()
+        downloads = cli.home.appendingPathComponent("Downloads")
+        log = cli.home.appendingPathComponent("agent.log")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let configDir = cli.home.appendingPathComponent(".config/quarantine")
+        try FileManager.default.createDirectory(at: configDir, withIntermediateDirectories: true)
+        let text = config ?? """
+        [watch]
+        incoming = ["\(downloads.path)"]
+        """
+        try text.write(to: configDir.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+    }
+
+    /// The environment of every run: no desktop session (notifications are logged only).
+    var environment: [String: String] {
+        var env = extraEnvironment
+        env["DBUS_SESSION_BUS_ADDRESS"] = ""
+        env["NOTIFY_SOCKET"] = ""
+        env["XDG_RUNTIME_DIR"] = ""
+        return env
+    }
+
+    /// Starts `quarantine agent` with its log in `log`, and waits until it watches.
+    func start(_ arguments: [String] = [], waitForReady: Bool = true) throws {
+        let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = process
+        if waitForReady {
+            let ready = wait(timeout: 60) { self.logText.contains("file(s) waiting from before") }
+            #expect(ready, "the agent started watching; log:\n\(logText)")
+        }
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` and waits for the exit; returns (status, seconds taken).
+    @discardableResult
+    func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, seconds: Double) {
+        guard let process, process.isRunning else { return (process?.terminationStatus ?? -1, 0) }
+        let started = Date()
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        self.process = nil
+        return (process.terminationStatus, Date().timeIntervalSince(started))
+    }
+
+    func cleanUp() {
+        stop(SIGKILL)
+        cli.cleanUp()
+    }
+
+    /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
+    func wait(timeout: Double, _ condition: () throws -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if (try? condition()) == true { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return (try? condition()) == true
+    }
+
+    func run(_ arguments: [String]) throws -> CLIRunner.Result { try cli.run(arguments, environment: environment) }
+
+    /// Vault items, as `quarantine list --json` gives them.
+    func items() throws -> [[String: Any]] { try run(["list", "--json"]).jsonLines() }
+
+    func status() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(try run(["status", "--json"]).stdout.utf8)) as! [String: Any]
+    }
+
+    /// The counters of the last published status.
+    func counters() throws -> [String: Int] {
+        ((try status()["last_status"] as? [String: Any])?["counters"] as? [String: Int]) ?? [:]
+    }
+
+    func queueDepth() throws -> Int { (try status()["queue_depth"] as? Int) ?? -1 }
+
+    /// Writes the test card at `path` (through a scratch file outside the watched folders).
+    func writeCard(_ path: URL, size: String = "640x480") throws {
+        let scratch = cli.home.appendingPathComponent("scratch-\(UUID().uuidString).jpg")
+        _ = try cli.run(["testcard", "--size", size, scratch.path])
+        try FileManager.default.moveItem(at: scratch, to: path)
+    }
+}
+
+@Suite("Agent", .serialized)
+struct AgentTests {
+    static let benign = CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg")
+
+    @Test("the test card arriving as a .part renamed to its final name is quarantined; a benign photo is left alone")
+    func partRenamedAndBenign() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        // A browser writes NAME.part, then renames it: only the final name is handled.
+        let part = agent.downloads.appendingPathComponent("card.jpg.part")
+        let scratch = agent.cli.home.appendingPathComponent("card-source.jpg")
+        _ = try agent.cli.run(["testcard", "--size", "1024x768", scratch.path])
+        let bytes = try Data(contentsOf: scratch)
+        let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: part.path, contents: nil); return part.path }()))
+        handle.write(bytes.prefix(bytes.count / 2))
+        Thread.sleep(forTimeInterval: 0.3) // the half-written .part must not be touched
+        handle.write(bytes.suffix(from: bytes.count / 2))
+        try handle.close()
+        let final = agent.downloads.appendingPathComponent("card.jpg")
+        try FileManager.default.moveItem(at: part, to: final)
+        try FileManager.default.copyItem(at: Self.benign, to: agent.downloads.appendingPathComponent("astronaut.jpg"))
+
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 && (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        let item = try #require(try agent.items().first)
+        #expect(item["original_path"] as? String == final.path)
+        #expect(!FileManager.default.fileExists(atPath: final.path), "the card left Downloads")
+        #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("astronaut.jpg").path), "the benign photo stayed")
+        #expect(!agent.logText.contains("card.jpg.part:"), "the partial file was never analysed")
+        #expect(agent.logText.contains("Hidden a photo that may be sensitive: quarantine show \(item["id"] as? Int ?? -1)"))
+        let shown = try agent.run(["show", "\(item["id"] as? Int ?? 0)"])
+        #expect(shown.status == 0)
+
+        // Releasing it puts it back; the agent leaves it alone (allow list), without analysing again.
+        let release = try agent.run(["release", "--yes", "\(item["id"] as? Int ?? 0)"])
+        #expect(release.status == 0, "\(release.stderr)")
+        #expect(agent.wait(timeout: 15) { (try agent.counters()["allowed"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(FileManager.default.fileExists(atPath: final.path))
+        #expect(try agent.items().isEmpty)
+
+        let stopped = agent.stop()
+        #expect(stopped.status == 0)
+    }
+
+    @Test("a folder moved in with files inside is fully handled, nested folders too")
+    func folderMovedIn() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let outside = agent.cli.home.appendingPathComponent("album")
+        try FileManager.default.createDirectory(at: outside.appendingPathComponent("inner/deeper"), withIntermediateDirectories: true)
+        try agent.writeCard(outside.appendingPathComponent("one.jpg"))
+        try agent.writeCard(outside.appendingPathComponent("inner/deeper/two.jpg"))
+        try FileManager.default.copyItem(at: Self.benign, to: outside.appendingPathComponent("inner/photo.jpg"))
+        try FileManager.default.moveItem(at: outside, to: agent.downloads.appendingPathComponent("album"))
+        // And a folder made inside, then filled at once.
+        let made = agent.downloads.appendingPathComponent("new/a/b")
+        try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        try agent.writeCard(made.appendingPathComponent("three.jpg"))
+
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 3 && (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        let paths = Set(try agent.items().compactMap { $0["original_path"] as? String })
+        #expect(paths == [agent.downloads.appendingPathComponent("album/one.jpg").path,
+                          agent.downloads.appendingPathComponent("album/inner/deeper/two.jpg").path,
+                          made.appendingPathComponent("three.jpg").path])
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("2,000 files in a burst are each handled exactly once")
+    func burst() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let staging = agent.cli.home.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        let photo = try Data(contentsOf: Self.benign)
+        for index in 0..<2000 {
+            // 40 pictures (distinct bytes, so each is analysed) among notes and documents.
+            if index % 50 == 0 {
+                var bytes = photo
+                bytes.append(contentsOf: Array("\(index)".utf8)) // trailing bytes after EOI change the hash, not the picture
+                try bytes.write(to: agent.downloads.appendingPathComponent("photo-\(index).jpg"))
+            } else {
+                try Data("note \(index)\n".utf8).write(to: agent.downloads.appendingPathComponent("note-\(index).txt"))
+            }
+        }
+        #expect(agent.wait(timeout: 120) {
+            let c = try agent.counters()
+            return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && (try agent.queueDepth()) == 0
+        }, "log tail:\n\(agent.logText.suffix(3000))")
+        let counters = try agent.counters()
+        #expect(counters["clean"] == 40, "\(counters)")
+        #expect(counters["other"] == 1960, "\(counters)")
+        #expect((counters["failed"] ?? 0) == 0 && (counters["quarantined"] ?? 0) == 0)
+        // Restarting finds nothing new: everything was recorded as seen.
+        #expect(agent.stop().status == 0)
+        try agent.start()
+        Thread.sleep(forTimeInterval: 2)
+        let after = try agent.counters()
+        #expect((after["clean"] ?? 0) + (after["other"] ?? 0) == 0, "nothing handled twice: \(after)")
+        #expect(agent.stop().status == 0)
+        _ = staging
+    }
+
+    @Test("files added while the agent is stopped are handled at the next start")
+    func addedWhileStopped() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        #expect(agent.stop().status == 0)
+        try agent.writeCard(agent.downloads.appendingPathComponent("while-stopped.jpg"))
+        try FileManager.default.createDirectory(at: agent.downloads.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try agent.writeCard(agent.downloads.appendingPathComponent("sub/also.jpg"))
+        try agent.start()
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a killed agent loses no queued work")
+    func killedLosesNothing() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start(["--workers", "1"])
+        let staging = agent.cli.home.appendingPathComponent("staging")
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        for index in 0..<24 {
+            _ = try agent.cli.run(["testcard", "--size", "2000x1500", staging.appendingPathComponent("card-\(index).jpg").path])
+        }
+        for index in 0..<24 {
+            try FileManager.default.moveItem(at: staging.appendingPathComponent("card-\(index).jpg"), to: agent.downloads.appendingPathComponent("card-\(index).jpg"))
+        }
+        // Killed once some are in the vault and others still wait.
+        #expect(agent.wait(timeout: 60) { try agent.items().count >= 3 })
+        agent.stop(SIGKILL)
+        let depth = try agent.queueDepth()
+        #expect(depth > 0, "work was still queued when the agent was killed")
+        try agent.start()
+        #expect(agent.wait(timeout: 90) { try agent.items().count == 24 && (try agent.queueDepth()) == 0 }, "log tail:\n\(agent.logText.suffix(3000))")
+        let left = try FileManager.default.contentsOfDirectory(atPath: agent.downloads.path)
+        #expect(left.isEmpty, "every card is in the vault, once: \(left)")
+        #expect(Set(try agent.items().compactMap { $0["original_path"] as? String }).count == 24)
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start")
+    func gracefulStop() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let clip = agent.cli.home.appendingPathComponent("clip.mp4")
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
+                            "-g", "30", "-pix_fmt", "yuv420p", clip.path])
+        try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
+        #expect(agent.wait(timeout: 20) {
+            let s = try agent.status()
+            return ((s["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.contains { $0["kind"] as? String == "video" } == true
+        }, "the video is being checked")
+        let status = try agent.run(["status"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("clip.mp4 (video"), "\(status.stdout)")
+        let stopped = agent.stop(SIGTERM)
+        #expect(stopped.status == 0)
+        #expect(stopped.seconds < 5, "stopped in \(stopped.seconds) s")
+        #expect(try agent.queueDepth() == 1, "the video waits for the next start")
+        let notRunning = try agent.run(["status"])
+        #expect(notRunning.status == 3)
+        #expect(notRunning.stdout.contains("not running"))
+        try agent.start()
+        #expect(agent.wait(timeout: 120) { (try agent.counters()["clean"] ?? 0) == 1 }, "log tail:\n\(agent.logText.suffix(2000))")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("status, watch add/list/remove and config show; a running agent picks up a new folder without a restart; workers run at low priority")
+    func watchAndReload() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let notRunning = try agent.run(["status"])
+        #expect(notRunning.status == 3)
+        try agent.start()
+        let status = try agent.run(["status"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("mode: adult"))
+        #expect(status.stdout.contains("\(agent.downloads.path) (incoming): watching"), "\(status.stdout)")
+
+        let shared = agent.cli.home.appendingPathComponent("Shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        let add = try agent.run(["watch", "add", shared.path])
+        #expect(add.status == 0)
+        #expect(add.stdout.contains("picked this up"), "\(add.stdout)")
+        let list = try agent.run(["watch", "list", "--json"])
+        let folders = ((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])?["folders"] as? [[String: Any]]) ?? []
+        #expect(folders.compactMap { $0["path"] as? String } == [agent.downloads.path, shared.path])
+        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") })
+        try agent.writeCard(shared.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+
+        let show = try agent.run(["config", "show"])
+        #expect(show.stdout.contains("incoming = [\"\(agent.downloads.path)\", \"\(shared.path)\"]"), "\(show.stdout)")
+        #expect(try agent.run(["watch", "add", "/no/such/folder"]).status == 1)
+        #expect(try agent.run(["watch", "remove", shared.path]).status == 0)
+        #expect(!(try agent.run(["config", "show"]).stdout.contains(shared.path)))
+
+        // Analysis threads run at nice 10 in the idle I/O class.
+        let pid = try #require(agent.process?.processIdentifier)
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        var analysisNice: [Int] = []
+        for tid in tasks {
+            let comm = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8)) ?? ""
+            guard comm.hasPrefix("analysis") else { continue }
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8)) ?? ""
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            if fields.count > 17, let nice = Int(fields[16]) { analysisNice.append(nice) }
+        }
+        #expect(!analysisNice.isEmpty && analysisNice.allSatisfy { $0 == 10 }, "nice of analysis threads: \(analysisNice)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a second agent is refused; a bad configuration exits 78 naming the key")
+    func refusals() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let second = try agent.run(["agent"])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another quarantine agent is already running"), "\(second.stderr)")
+        #expect(agent.stop().status == 0)
+        try "[agent]\nsettle_ms = \"soon\"\n".write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        let bad = try agent.run(["agent"])
+        #expect(bad.status == 78)
+        #expect(bad.stderr.contains("agent.settle_ms"), "\(bad.stderr)")
+    }
+}
