@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <errno.h>
+#include <sys/prctl.h>
 
 int qsys_limit_malloc_arenas(int count) {
 #ifdef M_ARENA_MAX
@@ -46,4 +47,8 @@ int qsys_thread_io_class(void) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     long value = syscall(SYS_ioprio_get, QSYS_IOPRIO_WHO_PROCESS, tid);
     return value < 0 ? -1 : (int)(value >> QSYS_IOPRIO_CLASS_SHIFT);
+}
+
+void qsys_set_thread_name(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }

@@ -109,7 +109,7 @@ public final class QuarantineAgent: Service, Sendable {
         let backlog = (try? vault.store.backlogCount()) ?? 0
         logger.notice("watching \(roots.map { "\($0.path) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
         state.withLock { $0.state = "running" }
-        publishSoon()
+        publishNow()
         _ = systemd?.notify("READY=1\nSTATUS=Watching \(roots.count) folder(s) in \(settings.mode.rawValue) mode")
 
         await withGracefulShutdownHandler {

@@ -15,7 +15,9 @@ public final class WorkerPool: @unchecked Sendable {
     public init(threads: Int, name: String, lowPriority: Bool = false) {
         threadCount = max(1, threads)
         for index in 0..<threadCount {
+            let threadName = "\(name)-\(index)"
             let thread = Thread { [unowned self] in
+                qsys_set_thread_name(threadName)
                 if lowPriority { _ = qsys_lower_thread_priority(10) }
                 self.loop()
             }

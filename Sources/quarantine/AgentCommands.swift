@@ -321,7 +321,12 @@ struct StatusCommand: ParsableCommand {
             if !running { throw ExitCode(3) }
             return
         }
-        guard running, let status, status.pid == pid else {
+        if running, status?.pid != pid {
+            printOut("quarantine agent: starting (pid \(pid ?? 0))")
+            printOut("waiting: \(waiting) file(s)")
+            return
+        }
+        guard running, let status else {
             printOut("quarantine agent: not running" + (status.map { " (last \($0.state) at \(Self.time($0.updatedAt)))" } ?? ""))
             printOut("waiting: \(waiting) file(s), handled at the next start")
             printOut("start it: 'quarantine agent', or 'quarantine service install' for the user service")

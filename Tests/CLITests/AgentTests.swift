@@ -115,7 +115,8 @@ struct AgentTests {
         let scratch = agent.cli.home.appendingPathComponent("card-source.jpg")
         _ = try agent.cli.run(["testcard", "--size", "1024x768", scratch.path])
         let bytes = try Data(contentsOf: scratch)
-        let handle = try #require(FileHandle(forWritingAtPath: { FileManager.default.createFile(atPath: part.path, contents: nil); return part.path }()))
+        FileManager.default.createFile(atPath: part.path, contents: nil)
+        let handle = try #require(FileHandle(forWritingAtPath: part.path))
         handle.write(bytes.prefix(bytes.count / 2))
         Thread.sleep(forTimeInterval: 0.3) // the half-written .part must not be touched
         handle.write(bytes.suffix(from: bytes.count / 2))
@@ -124,7 +125,7 @@ struct AgentTests {
         try FileManager.default.moveItem(at: part, to: final)
         try FileManager.default.copyItem(at: Self.benign, to: agent.downloads.appendingPathComponent("astronaut.jpg"))
 
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 && (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 30) { let clean = try agent.counters()["clean"] ?? 0; return try agent.items().count == 1 && clean == 1 }, "log:\n\(agent.logText)")
         let item = try #require(try agent.items().first)
         #expect(item["original_path"] as? String == final.path)
         #expect(!FileManager.default.fileExists(atPath: final.path), "the card left Downloads")
@@ -134,12 +135,17 @@ struct AgentTests {
         let shown = try agent.run(["show", "\(item["id"] as? Int ?? 0)"])
         #expect(shown.status == 0)
 
-        // Releasing it puts it back; the agent leaves it alone (allow list), without analysing again.
+        // Releasing it puts it back (same inode and mtime: already seen); the agent notices it and
+        // leaves it alone. A copy of it (new inode, same bytes) is on the allow list: left alone too.
         let release = try agent.run(["release", "--yes", "\(item["id"] as? Int ?? 0)"])
         #expect(release.status == 0, "\(release.stderr)")
+        #expect(agent.wait(timeout: 15) { (try agent.counters()["noticed"] ?? 0) == 3 }, "log:\n\(agent.logText)")
+        try FileManager.default.copyItem(at: final, to: agent.downloads.appendingPathComponent("card copy.jpg"))
         #expect(agent.wait(timeout: 15) { (try agent.counters()["allowed"] ?? 0) == 1 }, "log:\n\(agent.logText)")
         #expect(FileManager.default.fileExists(atPath: final.path))
+        #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("card copy.jpg").path))
         #expect(try agent.items().isEmpty)
+        #expect((try agent.counters()["quarantined"] ?? 0) == 1)
 
         let stopped = agent.stop()
         #expect(stopped.status == 0)
@@ -160,7 +166,7 @@ struct AgentTests {
         try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
         try agent.writeCard(made.appendingPathComponent("three.jpg"))
 
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 3 && (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 30) { let clean = try agent.counters()["clean"] ?? 0; return try agent.items().count == 3 && clean == 1 }, "log:\n\(agent.logText)")
         let paths = Set(try agent.items().compactMap { $0["original_path"] as? String })
         #expect(paths == [agent.downloads.appendingPathComponent("album/one.jpg").path,
                           agent.downloads.appendingPathComponent("album/inner/deeper/two.jpg").path,
@@ -187,7 +193,8 @@ struct AgentTests {
         }
         #expect(agent.wait(timeout: 120) {
             let c = try agent.counters()
-            return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && (try agent.queueDepth()) == 0
+            let depth = try agent.queueDepth()
+            return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && depth == 0
         }, "log tail:\n\(agent.logText.suffix(3000))")
         let counters = try agent.counters()
         #expect(counters["clean"] == 40, "\(counters)")
@@ -234,7 +241,7 @@ struct AgentTests {
         let depth = try agent.queueDepth()
         #expect(depth > 0, "work was still queued when the agent was killed")
         try agent.start()
-        #expect(agent.wait(timeout: 90) { try agent.items().count == 24 && (try agent.queueDepth()) == 0 }, "log tail:\n\(agent.logText.suffix(3000))")
+        #expect(agent.wait(timeout: 90) { let depth = try agent.queueDepth(); return try agent.items().count == 24 && depth == 0 }, "log tail:\n\(agent.logText.suffix(3000))")
         let left = try FileManager.default.contentsOfDirectory(atPath: agent.downloads.path)
         #expect(left.isEmpty, "every card is in the vault, once: \(left)")
         #expect(Set(try agent.items().compactMap { $0["original_path"] as? String }).count == 24)
@@ -274,10 +281,10 @@ struct AgentTests {
         let notRunning = try agent.run(["status"])
         #expect(notRunning.status == 3)
         try agent.start()
+        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(agent.downloads.path) (incoming): watching") })
         let status = try agent.run(["status"])
         #expect(status.status == 0)
-        #expect(status.stdout.contains("mode: adult"))
-        #expect(status.stdout.contains("\(agent.downloads.path) (incoming): watching"), "\(status.stdout)")
+        #expect(status.stdout.contains("mode: adult"), "\(status.stdout)")
 
         let shared = agent.cli.home.appendingPathComponent("Shared")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)

@@ -15,4 +15,6 @@ int qsys_fsetxattr(int fd, const char *name, const void *value, size_t size);
 int qsys_lower_thread_priority(int nice);
 /// The calling thread's nice value and I/O priority class (3 = idle), for checks.
 int qsys_thread_io_class(void);
+/// Names the calling thread (what ps, top and /proc/<pid>/task/<tid>/comm show; 15 bytes kept).
+void qsys_set_thread_name(const char *name);
 #endif
