@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
-        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport"]),
+        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CInotifyTools
 import Glibc
 import Synchronization
 
@@ -92,6 +93,7 @@ public final class FolderWatcher: Sendable {
         let startedSignal = DispatchSemaphore(value: 0)
         let startError = Mutex<FolderWatchError?>(nil)
         let thread = Thread {
+            qit_set_thread_name("fw-inotify")
             engine.run(roots: roots) { error in
                 startError.withLock { $0 = error }
                 startedSignal.signal()

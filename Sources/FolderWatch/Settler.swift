@@ -1,4 +1,5 @@
 import Foundation
+import CInotifyTools
 import Glibc
 
 /// Waits, on its own thread, until files stop changing, then reports them as candidates.
@@ -33,7 +34,10 @@ final class Settler: @unchecked Sendable {
 
     /// Starts the settle thread.
     func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            qit_set_thread_name("fw-settle")
+            run()
+        }
         thread.name = "FolderWatch.settle"
         thread.start()
     }

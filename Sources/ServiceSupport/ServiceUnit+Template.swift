@@ -25,6 +25,8 @@ ExecStart=@BINDIR@/quarantine agent
 ExecReload=/bin/kill -HUP $MAINPID
 WatchdogSec=30
 Restart=on-failure
+# 78 = the configuration file is wrong: restarting cannot help; fix it, then 'systemctl --user restart quarantine'.
+RestartPreventExitStatus=78
 RestartSec=5
 TimeoutStopSec=10
 # mixed: SIGTERM goes to the main process alone, so it can finish the move in

@@ -26,10 +26,11 @@ final class AgentHarness: @unchecked Sendable {
         FileManager.default.createFile(atPath: log.path, contents: nil)
     }
 
-    /// The environment of every run: no desktop session (notifications are logged only).
+    /// The environment of every run: no desktop session (notifications are logged only) unless
+    /// a test sets DBUS_SESSION_BUS_ADDRESS in `extraEnvironment`.
     var environment: [String: String] {
         var env = extraEnvironment
-        env["DBUS_SESSION_BUS_ADDRESS"] = ""
+        env["DBUS_SESSION_BUS_ADDRESS"] = extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         env["NOTIFY_SOCKET"] = ""
         env["XDG_RUNTIME_DIR"] = ""
         return env
@@ -331,5 +332,141 @@ struct AgentTests {
         let bad = try agent.run(["agent"])
         #expect(bad.status == 78)
         #expect(bad.stderr.contains("agent.settle_ms"), "\(bad.stderr)")
+    }
+
+    /// A JPEG cut short: it cannot be analysed.
+    static func writeTruncatedJPEG(_ url: URL) throws {
+        let bytes = try Data(contentsOf: benign)
+        try bytes.prefix(bytes.count / 3).write(to: url)
+    }
+
+    @Test("on_error: an adult's unreadable picture is left where it is and reported; a child's is held in the vault as unverified")
+    func onError() throws {
+        let adult = try AgentHarness(); defer { adult.cleanUp() }
+        try adult.start()
+        try Self.writeTruncatedJPEG(adult.downloads.appendingPathComponent("broken.jpg"))
+        #expect(adult.wait(timeout: 20) { (try adult.counters()["failed"] ?? 0) == 1 }, "log:\n\(adult.logText)")
+        #expect(FileManager.default.fileExists(atPath: adult.downloads.appendingPathComponent("broken.jpg").path))
+        #expect(adult.logText.contains("Could not check broken.jpg"), "\(adult.logText)")
+        #expect(try adult.items().isEmpty)
+        #expect(adult.stop().status == 0)
+
+        let child = try AgentHarness(config: "mode = \"child\"\n"); defer { child.cleanUp() }
+        try """
+        mode = "child"
+        [watch]
+        incoming = ["\(child.downloads.path)"]
+        """.write(to: child.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        try child.start()
+        try Self.writeTruncatedJPEG(child.downloads.appendingPathComponent("broken.jpg"))
+        #expect(child.wait(timeout: 20) { try child.items().count == 1 }, "log:\n\(child.logText)")
+        let reasons = (try child.items().first?["reasons"] as? [String]) ?? []
+        #expect(reasons.first?.hasPrefix("unverified: ") == true, "\(reasons)")
+        #expect(!FileManager.default.fileExists(atPath: child.downloads.appendingPathComponent("broken.jpg").path))
+        #expect(child.logText.contains("We put a picture away to be safe"), "\(child.logText)")
+        #expect(child.stop().status == 0)
+    }
+
+    @Test("the block list and blocked origins are consulted before analysis")
+    func blockLists() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let saved = agent.cli.home.appendingPathComponent("card-saved.jpg")
+        _ = try agent.cli.run(["testcard", "--size", "640x480", saved.path])
+        let first = agent.cli.home.appendingPathComponent("card-first.jpg")
+        try FileManager.default.copyItem(at: saved, to: first)
+        try FFmpegTool.setExtendedAttribute(first.path, "user.xdg.origin.url", "https://blocked.example.invalid/card.jpg")
+        try FileManager.default.moveItem(at: first, to: agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 })
+        let id = try #require(try agent.items().first?["id"] as? Int)
+        let block = try agent.run(["block", "--yes", "--keep", "--origin", "\(id)"])
+        #expect(block.status == 0, "\(block.stderr)")
+
+        // The same bytes again, and a benign photo from the blocked site: both hidden without analysis.
+        try FileManager.default.copyItem(at: saved, to: agent.downloads.appendingPathComponent("again.jpg"))
+        let benign = agent.cli.home.appendingPathComponent("benign.jpg")
+        try FileManager.default.copyItem(at: Self.benign, to: benign)
+        try FFmpegTool.setExtendedAttribute(benign.path, "user.xdg.origin.url", "https://BLOCKED.example.invalid/photo.jpg")
+        try FileManager.default.moveItem(at: benign, to: agent.downloads.appendingPathComponent("benign.jpg"))
+        #expect(agent.wait(timeout: 20) { (try agent.counters()["blocked"] ?? 0) == 2 }, "log:\n\(agent.logText)")
+        let reasons = try agent.items().compactMap { ($0["reasons"] as? [String])?.first }
+        #expect(reasons.contains { $0.hasPrefix("blocked: on the block list") }, "\(reasons)")
+        #expect(reasons.contains("blocked: downloaded from blocked.example.invalid, which is blocked"), "\(reasons)")
+        #expect(agent.logText.contains("Hidden a photo you blocked before"))
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a missing model: the agent keeps running, says why, and keeps the files queued")
+    func missingModel() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let empty = agent.cli.home.appendingPathComponent("no-models")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
+        try agent.start()
+        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 10) { (try agent.queueDepth()) == 1 })
+        let status = try agent.run(["status"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("problem: cannot analyse"), "\(status.stdout)")
+        #expect(agent.logText.contains("make setup"))
+        #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("card.jpg").path))
+        #expect(agent.stop().status == 0)
+        // With the models back, the queued file is handled at the next start.
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
+        try agent.start()
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content, a Show action")
+    func desktopNotification() throws {
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        try bus.startStandInServer()
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try agent.start()
+        #expect(agent.logText.contains("desktop notifications through"), "\(agent.logText)")
+        try agent.writeCard(agent.downloads.appendingPathComponent("holiday-card.jpg"))
+        #expect(agent.wait(timeout: 20) { (try bus.recordedCalls()).count == 1 }, "log:\n\(agent.logText)")
+        let call = try #require(try bus.recordedCalls().first)
+        let id = try #require(try agent.items().first?["id"] as? Int)
+        #expect(call["app_name"] as? String == "quarantine")
+        #expect(call["summary"] as? String == "Hidden a photo that may be sensitive")
+        #expect(call["body"] as? String == "quarantine show \(id)")
+        #expect(!"\(call)".contains("holiday-card"), "the notification names nothing of the file")
+        #expect(!"\(call)".contains("TEST_CARD"), "nor why it was flagged")
+        #expect(call["actions"] as? [String] == ["show-\(id)", "Show"])
+        let image = ((call["hints"] as? [String: Any])?["image-path"] as? String) ?? ""
+        #expect(image.hasPrefix("file://") && image.hasSuffix("/\(id)/preview.jpg"), "\(image)")
+        #expect(FileManager.default.fileExists(atPath: String(image.dropFirst("file://".count))))
+        let status = try agent.run(["status"])
+        #expect(status.stdout.contains("notifications: desktop notifications"), "\(status.stdout)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("outgoing folders are watched in child mode only")
+    func outgoingInChildMode() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let shared = agent.cli.home.appendingPathComponent("Shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        try """
+        [watch]
+        incoming = ["\(agent.downloads.path)"]
+        outgoing = ["\(shared.path)"]
+        """.write(to: config, atomically: true, encoding: .utf8)
+        try agent.start()
+        try agent.writeCard(shared.appendingPathComponent("adult-mode.jpg"))
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try agent.items().isEmpty, "adult mode: outgoing folders are not watched")
+        // Child mode (edited by hand, then SIGHUP, as 'systemctl --user reload' does).
+        try "mode = \"child\"\n".appending(try String(contentsOf: config, encoding: .utf8)).write(to: config, atomically: true, encoding: .utf8)
+        kill(try #require(agent.process?.processIdentifier), SIGHUP)
+        // Adding the folder scans it: what was put there before is checked too.
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        try agent.writeCard(shared.appendingPathComponent("child-mode.jpg"))
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(agent.logText.contains("We put a picture away for you"))
+        #expect(agent.stop().status == 0)
     }
 }

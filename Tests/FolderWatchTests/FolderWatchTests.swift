@@ -300,9 +300,11 @@ struct FolderWatchTests {
         #expect(await recorder.waitForCandidates(["\(root)/a/b/old.jpg"]))
         try await Task.sleep(for: .milliseconds(300))   // let settling (if any) finish
 
-        let before = processCPUTime()
+        #expect(watcherThreadCount() == 2, "the inotify and settle threads are found by name")
+        let before = watcherThreadsCPUTime()
+        #expect(before > .zero, "the reading is live: starting and scanning took some CPU")
         try await Task.sleep(for: .seconds(2))
-        let used = processCPUTime() - before
+        let used = watcherThreadsCPUTime() - before
         print("FolderWatch idle CPU over 2 s: \(used)")
         #expect(used < .milliseconds(20), "idle CPU \(used)")
 

@@ -129,6 +129,27 @@ func inotifyUsage(uid: uid_t = getuid()) -> (instances: Int, watches: Int) {
 }
 
 /// CPU time (user + system) used by this process so far.
+/// CPU time of the watcher's own threads (named fw-inotify and fw-settle), from
+/// /proc/self/task/*/schedstat (nanoseconds): other suites running in this process at the same
+/// time do not count.
+func watcherThreadsCPUTime() -> Duration {
+    var total: Int64 = 0
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    for tid in tasks {
+        let comm = ((try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard comm.hasPrefix("fw-") else { continue }
+        let stat = (try? String(contentsOfFile: "/proc/self/task/\(tid)/schedstat", encoding: .utf8)) ?? ""
+        total += Int64(stat.split(separator: " ").first ?? "0") ?? 0
+    }
+    return .nanoseconds(total)
+}
+
+/// How many watcher threads are alive (see ``watcherThreadsCPUTime()``).
+func watcherThreadCount() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { (((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "")).hasPrefix("fw-") }.count
+}
+
 func processCPUTime() -> Duration {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)

@@ -173,15 +173,91 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    scan|list|show|release|block|history|purge|guardian|mode|testcard|doctor|help)
+    agent|status|watch|scan|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'scan list show release block history purge guardian mode testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'agent status watch scan list show release block history purge guardian mode config service testcard doctor help' -- "${cur}"))
         ;;
     esac
+}
+
+_quarantine_agent() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--config --workers --log-level)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--config')
+        return
+        ;;
+    '--workers')
+        return
+        ;;
+    '--log-level')
+        return
+        ;;
+    esac
+}
+
+_quarantine_status() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+}
+
+_quarantine_watch() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    list|add|remove)
+        # Offer subcommand argument completions
+        "_quarantine_watch_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'list add remove' -- "${cur}"))
+        ;;
+    esac
+}
+
+_quarantine_watch_list() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+}
+
+_quarantine_watch_add() {
+    repeating_flags=()
+    non_repeating_flags=(--outgoing --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
+}
+
+_quarantine_watch_remove() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
 }
 
 _quarantine_scan() {
@@ -313,6 +389,98 @@ _quarantine_mode() {
         return
         ;;
     esac
+}
+
+_quarantine_config() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    show)
+        # Offer subcommand argument completions
+        "_quarantine_config_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'show' -- "${cur}"))
+        ;;
+    esac
+}
+
+_quarantine_config_show() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--config)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--config')
+        return
+        ;;
+    esac
+}
+
+_quarantine_service() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+
+    # Offer subcommand / subcommand argument completions
+    local -r subcommand="${unparsed_words[0]}"
+    unset 'unparsed_words[0]'
+    unparsed_words=("${unparsed_words[@]}")
+    case "${subcommand}" in
+    install|uninstall|status)
+        # Offer subcommand argument completions
+        "_quarantine_service_${subcommand}"
+        ;;
+    *)
+        # Offer subcommand completions
+        COMPREPLY+=($(compgen -W 'install uninstall status' -- "${cur}"))
+        ;;
+    esac
+}
+
+_quarantine_service_install() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--binary)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--binary')
+        return
+        ;;
+    esac
+}
+
+_quarantine_service_uninstall() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
+}
+
+_quarantine_service_status() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
 }
 
 _quarantine_testcard() {

@@ -50,6 +50,9 @@ _quarantine() {
     case "${state}" in
     command)
         local -ar subcommands=(
+            'agent:Watch the folders where media arrives and hide what is sensitive (what the user service runs).'
+            'status:Is the agent running; what it watches, what waits and what it is checking now.'
+            'watch:Add, remove or list the folders the agent watches.'
             'scan:Check files and folders for nudity (read-only unless --quarantine).'
             'list:List what is in the vault, newest first.'
             'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
@@ -59,6 +62,8 @@ _quarantine() {
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
             'guardian:The guardian'\''s PIN, which child mode asks for before anything hidden comes back.'
             'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
+            'config:Show the configuration in force.'
+            'service:Install, remove or inspect the systemd user service that runs the agent.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
             'help:Show subcommand help information.'
@@ -67,12 +72,105 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        scan|list|show|release|block|history|purge|guardian|mode|testcard|doctor|help)
+        agent|status|watch|scan|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
         ;;
     esac
+
+    return "${ret}"
+}
+
+_quarantine_agent() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
+        '--workers[Files analysed at once (default\: the configuration'\''s, one per core).]:n:'
+        '--log-level[Least important log level shown\: debug, info, notice, warning, error.]:level:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_status() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print JSON.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_watch() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'list:List the watched folders.'
+            'add:Watch another folder.'
+            'remove:Stop watching a folder (nothing in it is touched).'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        list|add|remove)
+            "_quarantine_watch_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_quarantine_watch_list() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print JSON.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_watch_add() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--outgoing[A shared or synced folder\: check what is put there before it leaves (child mode only).]'
+        ':path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_watch_remove() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
 
     return "${ret}"
 }
@@ -223,6 +321,111 @@ _quarantine_mode() {
     local -ar _mode=('adult' 'child')
     local -ar arg_specs=(
         ':mode:{__quarantine_complete "${_mode[@]}"}'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_config() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'show:Print the configuration in force: the built-in defaults with the file'\''s values over them.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        show)
+            "_quarantine_config_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_quarantine_config_show() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
+        '--json[Print JSON.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_service() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'install:Write the systemd user unit for this binary, enable it and start it.'
+            'uninstall:Stop and disable the user service and remove its unit (the vault and its items stay).'
+            'status:Is the unit installed, enabled and active (see '\''quarantine status'\'' for the agent itself).'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        install|uninstall|status)
+            "_quarantine_service_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_quarantine_service_install() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--binary[The quarantine binary the unit runs (default\: this one).]:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_service_uninstall() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_service_status() {
+    local -i ret=1
+    local -ar arg_specs=(
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -8,16 +8,16 @@ import Foundation
 /// contains "[act]" (first for a notification id nobody sent, then for the id it
 /// returned, with the first action's key). With the capabilities ["stuck"] it
 /// owns the name and never answers anything, like a hung server.
-final class PrivateSessionBus {
-    let directory: URL
-    let address: String
+public final class PrivateSessionBus {
+    public let directory: URL
+    public let address: String
     private let daemon: Process
     private var server: Process?
 
-    var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
-    var recordPath: String { directory.appendingPathComponent("notify-calls.jsonl").path }
+    public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
+    public var recordPath: String { directory.appendingPathComponent("notify-calls.jsonl").path }
 
-    init() throws {
+    public init() throws {
         directory = URL(fileURLWithPath: "/tmp").appendingPathComponent("qdbus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus").path
@@ -50,7 +50,7 @@ final class PrivateSessionBus {
     }
 
     /// Starts the stand-in server with these capabilities and waits until it owns the name.
-    func startStandInServer(capabilities: [String] = ["body", "actions", "body-images"]) throws {
+    public func startStandInServer(capabilities: [String] = ["body", "actions", "body-images"]) throws {
         let script = directory.appendingPathComponent("stand_in_notification_server.py").path
         try Self.script.write(toFile: script, atomically: true, encoding: .utf8)
         let ready = directory.appendingPathComponent("server-ready").path
@@ -72,14 +72,14 @@ final class PrivateSessionBus {
     }
 
     /// The Notify calls the stand-in received, as decoded JSON objects.
-    func recordedCalls() throws -> [[String: Any]] {
+    public func recordedCalls() throws -> [[String: Any]] {
         guard let text = try? String(contentsOfFile: recordPath, encoding: .utf8) else { return [] }
         return try text.split(separator: "\n").map {
             try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
     }
 
-    func stop() {
+    public func stop() {
         // SIGKILL: a child of a Swift test process can inherit a signal mask
         // that blocks SIGTERM (dispatch's worker threads block it).
         for process in [server, daemon].compactMap({ $0 }) where process.isRunning {
@@ -97,7 +97,7 @@ final class PrivateSessionBus {
         var description: String { message }
     }
 
-    static func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) throws {
+    public static func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             if Date() > deadline { throw StandInError(message: "timed out waiting for \(what)") }
