@@ -207,12 +207,23 @@ final class Engine: @unchecked Sendable {
         }
     }
 
+    /// Whether the kernel holds no unread event for us (a zero-timeout poll).
+    private func inotifyQueueIsEmpty() -> Bool {
+        var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) == 0
+    }
+
     private func runDueTimers() {
         let now = ContinuousClock.now
-        for (cookie, move) in pendingMoves where move.deadline <= now {
-            pendingMoves[cookie] = nil
-            // No MOVED_TO came: the folder left the watched trees.
-            unwatchTree(move.path)
+        // A MOVED_FROM counts as "moved out" only once its window has passed AND every queued event
+        // has been read: on a loaded machine this thread can be descheduled for longer than the
+        // window while the matching MOVED_TO waits in the queue.
+        if !pendingMoves.isEmpty, !mayHaveBufferedEvents, inotifyQueueIsEmpty() {
+            for (cookie, move) in pendingMoves where move.deadline <= now {
+                pendingMoves[cookie] = nil
+                // No MOVED_TO came: the folder left the watched trees.
+                unwatchTree(move.path)
+            }
         }
         for key in roots.keys.sorted() {
             guard let state = roots[key] else { continue }
