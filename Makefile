@@ -11,7 +11,7 @@ DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
 	@echo "make test   set up (once), fetch the test photos, build and run the whole test suite"
-	@echo "make bench  speed and memory against the upstream Python pipelines and the floor (slow)"
+	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 
@@ -45,7 +45,7 @@ bench-photos:
 
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
-	scripts/bench.sh; status=$$?; scripts/bench-video.sh || status=1; exit $$status
+	scripts/bench.sh; status=$$?; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; exit $$status
 
 # The man page and shell completions in packaging/ are generated from the CLI's own help.
 man:
