@@ -57,6 +57,7 @@ let package = Package(
         .executableTarget(name: "quarantine", dependencies: [
             "SensitivityAnalysis", "MediaDecoding", "QuarantineStore", "QuarantineAgent", "ServiceSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -138,15 +138,17 @@ extension QuarantineAgent {
             let isVideo = file.type.kind == .video
             if isVideo ? freeVideos <= 0 : freeImages <= 0 { continue }
             if isVideo { freeVideos -= 1 } else { freeImages -= 1 }
-            let work = AgentStatus.Work(path: entry.path, kind: file.type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
-            let task = Task {
-                await self.process(entry, type: file.type, analyzer: analyzer, settings: settings)
-                self.finished(entry.path, video: isVideo)
-            }
+            let type = file.type
+            let work = AgentStatus.Work(path: entry.path, kind: type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
+            // Registered and started under one lock: `finished` (which takes the lock) cannot run
+            // before the job is recorded, which would leave it in flight for ever.
             state.withLock { s in
                 s.inFlight[entry.path] = work
-                s.jobs[entry.path] = task
                 if isVideo { s.videosInFlight += 1 }
+                s.jobs[entry.path] = Task {
+                    await self.process(entry, type: type, analyzer: analyzer, settings: settings)
+                    self.finished(entry.path, video: isVideo)
+                }
             }
         }
         publishSoon()

@@ -43,14 +43,20 @@ public final class QuarantineAgent: Service, Sendable {
     let state: Mutex<State>
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
+    /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``.
+    let reloadRequests: AsyncStream<ReloadTrigger>
+    let reloadContinuation: AsyncStream<ReloadTrigger>.Continuation
     let systemd: SystemdNotifier?
     let startedAt = Date()
+    /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
+    let hangups: UnixSignalsSequence?
 
     struct State {
         var settings: Settings
         var analyzer: SensitivityAnalyzer?
         var problem: String?
         var watcher: FolderWatcher?
+        var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
         var notificationState = "log only: notifications are off"
         var stopping = false
@@ -66,14 +72,20 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     /// Takes the per-user lock and opens the vault; nothing is watched until ``run()``.
-    public init(options: Options, logger: Logger) throws {
+    ///
+    /// `hangups` should be made before this (as `quarantine agent` does): once the lock is taken,
+    /// `quarantine watch` and `mode` send SIGHUP, whose default action would end the process.
+    /// Without it, ``run()`` traps SIGHUP as its first step.
+    public init(options: Options, logger: Logger, hangups: UnixSignalsSequence? = nil) throws {
         self.options = options
         self.logger = logger
+        self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
         vault = try Vault.standard(environment: options.environment)
         let settings = try Self.loadSettings(options)
         state = Mutex(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         systemd = SystemdNotifier(environment: options.environment)
     }
 
@@ -93,6 +105,8 @@ public final class QuarantineAgent: Service, Sendable {
     // MARK: - Running
 
     public func run() async throws {
+        let hangups: UnixSignalsSequence
+        if let given = self.hangups { hangups = given } else { hangups = await UnixSignalsSequence(trapping: .sighup) }
         let settings = state.withLock { $0.settings }
         let recovered = (try? vault.recover()) ?? []
         for line in recovered { logger.notice("recovered an interrupted move: \(line)") }
@@ -106,6 +120,7 @@ public final class QuarantineAgent: Service, Sendable {
             for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting") }
         }
         try watcher.start()
+        watchConfigurationFile()
         let backlog = (try? vault.store.backlogCount()) ?? 0
         logger.notice("watching \(roots.map { "\($0.path) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
         state.withLock { $0.state = "running" }
@@ -115,7 +130,8 @@ public final class QuarantineAgent: Service, Sendable {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.intake(watcher) }
-                group.addTask { await self.handleHangups() }
+                group.addTask { await self.handleHangups(hangups) }
+                group.addTask { await self.handleReloads() }
                 group.addTask { await self.watchdog() }
                 group.addTask { await self.retryAnalyzer() }
                 // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
@@ -144,6 +160,8 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(jobs.count) video(s) in flight will resume at the next start")
         watcher?.stop()
+        state.withLock { $0.configWatcher }?.stop()
+        reloadContinuation.finish()
         for job in jobs { job.cancel() }
         wakeContinuation.yield()
         publishSoon()
@@ -231,24 +249,59 @@ public final class QuarantineAgent: Service, Sendable {
         try? process.run()
     }
 
-    /// SIGHUP (systemctl reload, or the CLI after it edits the configuration): re-read it.
-    func handleHangups() async {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        for await _ in signals {
-            if Task.isCancelled { return }
-            reload()
+    /// Why the configuration is read again.
+    enum ReloadTrigger: Sendable {
+        /// SIGHUP: `systemctl --user reload quarantine`, or the CLI after it edited the file.
+        case hangup
+        /// The file was written, replaced or removed (by hand, in an editor).
+        case fileEdited
+    }
+
+    /// Watches the configuration file, so that a hand edit takes effect without a signal. Its
+    /// folder is created if missing (an empty folder in ~/.config); when it cannot be watched,
+    /// SIGHUP still works and the log says so.
+    func watchConfigurationFile() {
+        let path = options.configPath
+        let watcher = FileChangeWatcher(path: path) { [reloadContinuation] in reloadContinuation.yield(.fileEdited) }
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try watcher.start()
+            state.withLock { $0.configWatcher = watcher }
+        } catch {
+            logger.warning("edits of \(path) are not noticed by themselves (\(error)); after an edit run 'systemctl --user reload quarantine' or send the agent SIGHUP")
         }
     }
 
-    func reload() {
-        _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
-        defer { _ = systemd?.notify("READY=1") }
+    /// SIGHUP (systemctl reload, or the CLI after it edits the configuration): re-read it.
+    func handleHangups(_ signals: UnixSignalsSequence) async {
+        for await _ in signals {
+            if Task.isCancelled { return }
+            reloadContinuation.yield(.hangup)
+        }
+    }
+
+    /// Reloads one request at a time, whatever asked for it.
+    func handleReloads() async {
+        for await trigger in reloadRequests {
+            if Task.isCancelled || isStopping { return }
+            reload(trigger)
+        }
+    }
+
+    func reload(_ trigger: ReloadTrigger) {
         let settings: Settings
         do { settings = try Self.loadSettings(options) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
             return
         }
         let (old, watcher) = state.withLock { ($0.settings, $0.watcher) }
+        // The CLI writes the file and sends SIGHUP: the edit then finds nothing new.
+        if trigger == .fileEdited && settings == old {
+            logger.debug("\(options.configPath) was written; nothing in force changed")
+            return
+        }
+        _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
+        defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
         if settings.policies != old.policies || settings.mode != old.mode || settings.analyzer != old.analyzer || settings.video != old.video {
             loadAnalyzer(settings)

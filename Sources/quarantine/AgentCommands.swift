@@ -6,6 +6,7 @@ import QuarantineStore
 import SensitivityAnalysis
 import ServiceLifecycle
 import ServiceSupport
+import UnixSignals
 
 /// `quarantine agent`: the service itself, in the foreground.
 struct AgentCommand: AsyncParsableCommand {
@@ -42,9 +43,11 @@ struct AgentCommand: AsyncParsableCommand {
         let level = (logLevel ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
         let logger = Logger(label: "quarantine")
+        // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let agent: QuarantineAgent
         do {
-            agent = try QuarantineAgent(options: .init(environment: environment, configPath: config, workers: workers), logger: logger)
+            agent = try QuarantineAgent(options: .init(environment: environment, configPath: config, workers: workers), logger: logger, hangups: hangups)
         } catch let error as Settings.ConfigurationError {
             logger.critical("configuration error: \(error)")
             throw ExitCode(78)

@@ -31,7 +31,7 @@ final class AgentHarness: @unchecked Sendable {
     var environment: [String: String] {
         var env = extraEnvironment
         env["DBUS_SESSION_BUS_ADDRESS"] = extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
-        env["NOTIFY_SOCKET"] = ""
+        env["NOTIFY_SOCKET"] = extraEnvironment["NOTIFY_SOCKET"] ?? ""
         env["XDG_RUNTIME_DIR"] = ""
         return env
     }
@@ -53,15 +53,22 @@ final class AgentHarness: @unchecked Sendable {
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// Sends `signal` and waits for the exit; returns (status, seconds taken).
+    /// Sends `signal` and waits for the exit; returns (status, seconds taken). An agent still
+    /// running after `timeout` seconds fails the test and is killed: a hang never stalls the suite.
     @discardableResult
-    func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, seconds: Double) {
+    func stop(_ signal: Int32 = SIGTERM, timeout: Double = 30) -> (status: Int32, seconds: Double) {
         guard let process, process.isRunning else { return (process?.terminationStatus ?? -1, 0) }
         let started = Date()
         kill(process.processIdentifier, signal)
+        while process.isRunning && Date().timeIntervalSince(started) < timeout { usleep(5_000) }
+        let seconds = Date().timeIntervalSince(started)
+        if process.isRunning {
+            Issue.record("the agent did not exit within \(timeout) s of signal \(signal): killed. Log tail:\n\(logText.suffix(3000))")
+            kill(process.processIdentifier, SIGKILL)
+        }
         process.waitUntilExit()
         self.process = nil
-        return (process.terminationStatus, Date().timeIntervalSince(started))
+        return (process.terminationStatus, seconds)
     }
 
     func cleanUp() {
@@ -264,6 +271,12 @@ struct AgentTests {
         let status = try agent.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("clip.mp4 (video"), "\(status.stdout)")
+        // Videos never starve pictures: a card arriving now is hidden while the video is still being checked.
+        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        let during = try agent.status()
+        #expect(((during["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.contains { $0["kind"] as? String == "video" } == true,
+                "the video was still in flight when the picture was done")
         let stopped = agent.stop(SIGTERM)
         #expect(stopped.status == 0)
         #expect(stopped.seconds < 5, "stopped in \(stopped.seconds) s")
@@ -317,6 +330,46 @@ struct AgentTests {
             if fields.count > 17, let nice = Int(fields[16]) { analysisNice.append(nice) }
         }
         #expect(!analysisNice.isEmpty && analysisNice.allSatisfy { $0 == 10 }, "nice of analysis threads: \(analysisNice)")
+        // ... and in the idle I/O scheduling class (util-linux's ionice reads it back).
+        let analysisThread = try #require(tasks.first { ((try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8)) ?? "").hasPrefix("analysis") })
+        let ionice = Process()
+        ionice.executableURL = URL(fileURLWithPath: "/usr/bin/ionice")
+        ionice.arguments = ["-p", analysisThread]
+        let pipe = Pipe()
+        ionice.standardOutput = pipe
+        try ionice.run()
+        let ioClass = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ionice.waitUntilExit()
+        #expect(ioClass.trimmingCharacters(in: .whitespacesAndNewlines) == "idle", "I/O class: \(ioClass)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a hand edit of the configuration file takes effect without a signal; a broken edit is reported and the previous configuration stays")
+    func configurationFileEdited() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        let received = agent.cli.home.appendingPathComponent("Received")
+        try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
+        // Rewritten in place (truncate and write, as some editors save): no SIGHUP is sent.
+        let edited = "[watch]\nincoming = [\"\(agent.downloads.path)\", \"\(received.path)\"]\n"
+        try edited.write(to: config, atomically: false, encoding: .utf8)
+        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
+        try agent.writeCard(received.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.logText.components(separatedBy: "configuration reloaded").count - 1 == 1, "one edit, one reload:\n\(agent.logText)")
+
+        // A broken file saved by rename (as most editors do): reported; the previous configuration stays.
+        let scratch = agent.cli.home.appendingPathComponent(".config/quarantine/.config.toml.swp")
+        try "[watch\nincoming = 3\n".write(to: scratch, atomically: false, encoding: .utf8)
+        _ = rename(scratch.path, config.path)
+        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration not reloaded, the previous one stays in force") }, "log:\n\(agent.logText)")
+        #expect(agent.process?.isRunning == true)
+        #expect(try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching"))
+
+        // Fixed again, now in child mode: the mode changes without a restart.
+        try ("mode = \"child\"\n" + edited).write(to: config, atomically: true, encoding: .utf8)
+        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
         #expect(agent.stop().status == 0)
     }
 
@@ -468,5 +521,46 @@ struct AgentTests {
         #expect(agent.wait(timeout: 20) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
         #expect(agent.logText.contains("We put a picture away for you"))
         #expect(agent.stop().status == 0)
+    }
+
+    @Test("systemd: READY, RELOADING and STOPPING reach $NOTIFY_SOCKET; under journald each log line starts with its syslog priority")
+    func systemdProtocol() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let socketPath = agent.cli.home.appendingPathComponent("notify.sock").path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in socketPath.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [String] = []
+        func receive(until text: String, seconds: Double = 20) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while Date() < deadline {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n > 0 { received.append(String(decoding: buffer[0..<n], as: UTF8.self)) }
+                if received.contains(where: { $0.contains(text) }) { return true }
+            }
+            return false
+        }
+        agent.extraEnvironment["NOTIFY_SOCKET"] = socketPath
+        agent.extraEnvironment["JOURNAL_STREAM"] = "8:12345"
+        try agent.start(waitForReady: false)
+        #expect(receive(until: "READY=1"), "\(received)")
+        #expect(received.first { $0.contains("READY=1") }?.contains("STATUS=Watching 1 folder(s) in adult mode") == true, "\(received)")
+        kill(try #require(agent.process?.processIdentifier), SIGHUP)
+        #expect(receive(until: "RELOADING=1"), "\(received)")
+        #expect(agent.stop().status == 0)
+        #expect(receive(until: "STOPPING=1", seconds: 5), "\(received)")
+        let lines = agent.logText.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("<5>watching ") }, "notice level for the start line")
     }
 }

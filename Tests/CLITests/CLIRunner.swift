@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs the built `quarantine` binary, as a person or a script would, and captures everything.
 struct CLIRunner {
@@ -66,6 +67,9 @@ struct CLIRunner {
         return process
     }
 
+    /// How long one command may run before its test fails and it is killed.
+    static let commandTimeout = DispatchTimeInterval.seconds(180)
+
     func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
         let process = process(arguments, environment: extra)
         let out = Pipe(), err = Pipe()
@@ -77,7 +81,14 @@ struct CLIRunner {
         nonisolated(unsafe) var outData = Data(), errData = Data()
         group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
         group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        process.waitUntilExit()
+        // A hung command fails its test instead of hanging the whole suite.
+        let finished = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
+        if finished.wait(timeout: .now() + Self.commandTimeout) == .timedOut {
+            Issue.record("quarantine \(arguments.joined(separator: " ")) did not finish within \(Self.commandTimeout) s: killed")
+            kill(process.processIdentifier, SIGKILL)
+            finished.wait()
+        }
         group.wait()
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }

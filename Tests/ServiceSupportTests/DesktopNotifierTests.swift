@@ -166,7 +166,9 @@ struct DesktopNotifierTests {
         let id = try notifier.send(DesktopNotification(summary: "Moved 1 file"))
         try notifier.withdraw(id)
 
-        // The reader thread sleeps in poll(2): no CPU while nothing happens.
+        // The reader thread sleeps in poll(2): no CPU while nothing happens. (It names itself once
+        // it runs, which under load can be after connect() has returned.)
+        try PrivateSessionBus.waitFor("the reader thread to start") { Self.readerThreadCPUTicks() != nil }
         let before = try #require(Self.readerThreadCPUTicks())
         try await Task.sleep(for: .milliseconds(500))
         let after = try #require(Self.readerThreadCPUTicks())
