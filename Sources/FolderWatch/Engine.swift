@@ -32,6 +32,12 @@ final class Engine: @unchecked Sendable {
         var nextFallback: ContinuousClock.Instant?
         var nextRetry: ContinuousClock.Instant?
         var missingReported = false
+        /// The root is a mount point (its device is not its parent's), seen when it was armed.
+        var isMountPoint = false
+        /// It was a mount point and was unmounted: the folder now at its path is the one the
+        /// filesystem covered, and mounting it again raises no inotify event. It counts as back
+        /// only when something is mounted there again.
+        var awaitingMount = false
     }
 
     private struct WalkResult {
@@ -259,6 +265,10 @@ final class Engine: @unchecked Sendable {
     private func armRoot(_ key: String, reason: ScanReason) -> Bool {
         guard let state = roots[key] else { return false }
         guard case .success(let status) = FileStatus.status(key), status.isDirectory else { return false }
+        let mountPoint = Self.isMountPoint(key, device: status.device)
+        if state.awaitingMount && !mountPoint { return false }
+        roots[key]?.isMountPoint = mountPoint
+        roots[key]?.awaitingMount = false
         roots[key]?.status = .armed
         roots[key]?.nextRetry = nil
         roots[key]?.missingReported = false
@@ -269,8 +279,17 @@ final class Engine: @unchecked Sendable {
         return true
     }
 
+    /// Whether `path` is a mount point: its device differs from its parent folder's.
+    private static func isMountPoint(_ path: String, device: UInt64) -> Bool {
+        guard path != "/", case .success(let parent) = FileStatus.status(path + "/..") else { return false }
+        return parent.device != device
+    }
+
     private func missingMessage(_ key: String) -> String {
         let interval = describe(options.rootRetryInterval)
+        if roots[key]?.awaitingMount == true {
+            return "\(key) was unmounted. It is checked every \(interval) and watched again once it is mounted."
+        }
         switch FileStatus.status(key) {
         case .failure(let error):
             return "Folder \(key) cannot be watched: \(error.text). It is checked for every \(interval) "
@@ -550,6 +569,7 @@ final class Engine: @unchecked Sendable {
                 let why: String
                 if mask & flag(IN_UNMOUNT) != 0 {
                     why = "was unmounted"
+                    if roots[key]?.isMountPoint == true { roots[key]?.awaitingMount = true }
                 } else if mask & flag(IN_MOVE_SELF) != 0 {
                     why = "was moved or renamed"
                 } else if mask & flag(IN_DELETE_SELF) != 0 {

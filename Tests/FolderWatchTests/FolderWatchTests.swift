@@ -230,6 +230,35 @@ struct FolderWatchTests {
         #expect(await recorder.wait { _ in watcher.watchedDirectoryCount == 0 })
     }
 
+    @Test("A root that is a mount point: unmounted, it waits for the mount (not the folder it covered); mounted again, it is watched",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func unmountedRootWaitsForItsMount() async throws {
+        let root = makeTemporaryFolder("mount")
+        defer { _ = umount2(root, Int32(MNT_DETACH)); removeTree(root) }
+        #expect(mount("tmpfs", root, "tmpfs", 0, "size=1m") == 0, "mount a tmpfs on \(root): \(errnoName(errno))")
+        var options = FolderWatchOptions()
+        options.rootRetryInterval = .milliseconds(100)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+        writeFile("\(root)/first.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/first.jpg"]))
+
+        #expect(umount(root) == 0)
+        #expect(await recorder.wait { $0.contains { if case .rootMissing(root, let message) = $0 { message.contains("unmounted") } else { false } } })
+        // Written to the folder the filesystem covered: not the root's filesystem, never watched.
+        writeFile("\(root)/underneath.jpg")
+        try await Task.sleep(for: .milliseconds(600))   // several retries
+        #expect(!recorder.reported("\(root)/underneath.jpg"), "the covered folder is not watched")
+        #expect(!recorder.events.contains { if case .rootRestored(root) = $0 { true } else { false } })
+
+        #expect(mount("tmpfs", root, "tmpfs", 0, "size=1m") == 0)
+        #expect(await recorder.wait { $0.contains { if case .rootRestored(root) = $0 { true } else { false } } })
+        #expect(await recorder.waitForScan(root, reason: .restored))
+        writeFile("\(root)/again.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/again.jpg"]))
+        #expect(recorder.candidates(named: "again.jpg").first?.cause == .event, "watched for real on the new mount")
+    }
+
     @Test("A root absent at start is armed when it appears")
     func absentRootAppears() async throws {
         let root = makeTemporaryFolder("later")
