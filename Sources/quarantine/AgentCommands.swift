@@ -15,9 +15,10 @@ struct AgentCommand: AsyncParsableCommand {
         abstract: "Watch the folders where media arrives and hide what is sensitive (what the user service runs).",
         discussion: """
         Runs in the foreground until SIGTERM or Ctrl-C, logging plain lines to standard error (with \
-        syslog priorities under systemd, for journald). SIGHUP re-reads the configuration; 'quarantine \
-        watch', 'quarantine mode' and 'systemctl --user reload quarantine' send it. Files that arrive \
-        while the agent is stopped are found at its next start.
+        syslog priorities under systemd, for journald). Edits of the configuration file take effect by \
+        themselves (the file is watched); SIGHUP re-reads it on request ('quarantine watch', 'quarantine \
+        mode' and 'systemctl --user reload quarantine' send it). Files that arrive while the agent is \
+        stopped are found at its next start.
 
         Exit status: 0 stopped on request, 1 another agent is running or the folders cannot be watched, \
         78 the configuration file is wrong.
