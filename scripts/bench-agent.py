@@ -4,7 +4,8 @@
 1. Latency: on an idle agent, a 12 MP test-card JPEG renamed into Downloads; the time until it has
    left Downloads for the vault (50 runs: p50, p95, max). Reference in the same run: the upstream
    Python pipelines judging the same picture (nothing moved), and a one-shot `quarantine scan`.
-2. Idle: the agent's CPU time (all its threads, /proc/PID/task/*/schedstat) over 10 s of nothing.
+2. Idle: the agent's CPU time (all its threads, /proc/PID/task/*/schedstat) over 10 s of nothing,
+   and how often its own threads ran (must be never: nothing polls while inotify works).
 3. Volume: 10,000 distinct small JPEGs copied in at once (cp -r); every one must be recorded in the
    audit database, none missed; peak RSS of the agent (VmHWM). Reference: the upstream pipelines'
    pictures/s on 100 of the same files.
@@ -215,8 +216,11 @@ def main():
         ("p95 of the card's arrival-to-vault time < 1000 ms", p95 < 1000),
         (f"all {MANY} files recorded, none twice", recorded == MANY and twice == 0),
         ("agent peak RSS < 300 MB", peak < 300),
-        ("an idle agent uses no CPU (< 5 ms over 10 s, 0 clock ticks) and its own threads never wake (no polling)",
-         idle_ms < 5 and idle_ticks == 0 and own_wakeups == 0),
+        # schedstat's nanoseconds are exact; utime/stime clock ticks are sampled (a whole 10-ms tick goes
+        # to whichever thread runs when the timer fires), so with ~3 ms of real CPU a tick is chance:
+        # reported above, not judged.
+        ("an idle agent uses no CPU: < 5 ms over 10 s, and its own threads never wake (no polling)",
+         idle_ms < 5 and own_wakeups == 0),
     ]
     text = "| agent (same run) | measured |\n| --- | --- |\n" + "\n".join(rows) + "\n\n"
     text += "\n".join(f"- {'PASS' if ok else 'FAIL'}: {name}" for name, ok in checks) + "\n"
