@@ -70,17 +70,26 @@ extension QuarantineAgent {
         do {
             let added = try vault.store.enqueue(batch)
             if added > 0 { logger.debug("\(added) new file(s) queued") }
+            let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
+            if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }
         } catch {
-            // Keep them in memory and try again: the database may be busy or the disk full.
-            logger.error("cannot record \(batch.count) new file(s) in the backlog, trying again in 1 s: \(error)")
-            let schedule = state.withLock { s -> Bool in
+            // Keep them in memory and try again: the database may be busy or the disk full. Tried
+            // again after 1, 2, 4 ... 30 s; said once, not at every attempt.
+            let (failures, schedule) = state.withLock { s -> (Int, Bool) in
+                s.intakeFailures += 1
                 s.pendingCandidates = batch + s.pendingCandidates
                 defer { s.flushScheduled = true }
-                return !s.flushScheduled
+                return (s.intakeFailures, !s.flushScheduled)
+            }
+            let delay = Duration.seconds(min(30, 1 << min(failures - 1, 5)))
+            if failures == 1 {
+                logger.error("cannot record \(batch.count) new file(s) in the backlog; they are kept and tried again (after 1 s, then less often, at least every 30 s) until it works: \(error)")
+            } else {
+                logger.debug("backlog still not writable (attempt \(failures), next in \(delay)): \(error)")
             }
             if schedule {
                 Task {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await Task.sleep(for: delay)
                     await self.flushCandidates()
                 }
             }
@@ -367,8 +376,15 @@ extension QuarantineAgent {
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: s.problem, notifications: s.notificationState)
         }
-        do { try vault.store.publish(status) } catch {
-            logger.warning("cannot publish the status: \(error)")
+        do {
+            try vault.store.publish(status)
+            if state.withLock({ s in defer { s.publishFailing = false }; return s.publishFailing }) {
+                logger.notice("the status is published again")
+            }
+        } catch {
+            let first = state.withLock { s in defer { s.publishFailing = true }; return !s.publishFailing }
+            if first { logger.warning("cannot publish the status ('quarantine status' shows the last one until this works): \(error)") }
+            else { logger.debug("status still not published: \(error)") }
         }
     }
 }

@@ -67,7 +67,10 @@ public final class QuarantineAgent: Service, Sendable {
         var roots: [String: AgentStatus.Root] = [:]
         var pendingCandidates: [BacklogEntry] = []
         var flushScheduled = false
+        /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
+        var intakeFailures = 0
         var publishScheduled = false
+        var publishFailing = false
         var state = "starting"
     }
 
@@ -158,7 +161,7 @@ public final class QuarantineAgent: Service, Sendable {
             return (s.watcher, videos.compactMap { s.jobs[$0] })
         }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
-        logger.notice("stopping: no new work; \(jobs.count) video(s) in flight will resume at the next start")
+        logger.notice("stopping: no new work; \(jobs.count) video(s) in flight go back to the queue and are checked at the next start")
         watcher?.stop()
         state.withLock { $0.configWatcher }?.stop()
         reloadContinuation.finish()

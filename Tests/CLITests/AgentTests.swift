@@ -373,6 +373,43 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("a full disk: the file stays untouched, the agent keeps running and says so once; once there is room it is hidden",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func fullDisk() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        // The vault and the audit database on a small filesystem of their own.
+        let data = agent.cli.home.appendingPathComponent(".local/share")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        #expect(mount("tmpfs", data.path, "tmpfs", 0, "size=2m") == 0, "mount a tmpfs: \(String(cString: strerror(errno)))")
+        defer { _ = umount2(data.path, Int32(MNT_DETACH)) }
+        try agent.start()
+        let card = agent.cli.home.appendingPathComponent("card.jpg")
+        _ = try agent.cli.run(["testcard", "--size", "1200x900", card.path])
+        let bytes = try Data(contentsOf: card)
+
+        // Fill it up.
+        let filler = data.appendingPathComponent("filler")
+        let fd = open(filler.path, O_WRONLY | O_CREAT, 0o600)
+        let chunk = [UInt8](repeating: 0, count: 65_536)
+        while write(fd, chunk, chunk.count) > 0 {}
+        close(fd)
+
+        let arrived = agent.downloads.appendingPathComponent("card.jpg")
+        try FileManager.default.moveItem(at: card, to: arrived)
+        #expect(agent.wait(timeout: 10) { agent.logText.contains("cannot record 1 new file(s) in the backlog") }, "log:\n\(agent.logText)")
+        Thread.sleep(forTimeInterval: 4) // several retries
+        #expect(agent.process?.isRunning == true)
+        #expect(try Data(contentsOf: arrived) == bytes, "the file is untouched while the disk is full")
+        #expect(agent.logText.components(separatedBy: "cannot record").count - 1 == 1, "said once, not at every retry:\n\(agent.logText)")
+
+        try FileManager.default.removeItem(at: filler)
+        #expect(agent.wait(timeout: 30) { !FileManager.default.fileExists(atPath: arrived.path) }, "log:\n\(agent.logText)")
+        let items = try agent.items()
+        #expect(items.count == 1 && items.first?["sha256"] as? String != nil)
+        #expect(agent.logText.contains("the backlog is written again"))
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("a second agent is refused; a bad configuration exits 78 naming the key")
     func refusals() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
