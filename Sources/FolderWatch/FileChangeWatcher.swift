@@ -52,7 +52,7 @@ public final class FileChangeWatcher: Sendable {
         path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
     }
 
-    /// Starts watching. Throws when inotify cannot be initialised (too many instances) or the
+    /// Starts watching; returns once the watcher's thread runs. Throws when inotify cannot be initialised (too many instances) or the
     /// file's folder cannot be watched (it does not exist, or the watch limit is reached), or
     /// when this watcher was already started.
     public func start() throws(FolderWatchError) {
@@ -84,8 +84,10 @@ public final class FileChangeWatcher: Sendable {
             close(descriptor)
             throw FolderWatchError(code: EALREADY, message: "This FileChangeWatcher is already running.", path: path, operation: "start")
         }
+        let began = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             qit_set_thread_name("fw-config")
+            began.signal()
             loop(descriptor: descriptor, control: control)
             close(descriptor)
             exited.signal()
@@ -93,6 +95,7 @@ public final class FileChangeWatcher: Sendable {
         thread.name = "FileChangeWatcher"
         thread.stackSize = 1 << 18
         thread.start()
+        began.wait() // returns with the thread running (and named)
     }
 
     /// Stops the thread and waits for it (at most a second). Safe to call more than once.
