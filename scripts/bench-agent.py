@@ -34,11 +34,6 @@ def say(text):
     print("bench-agent: " + text, file=sys.stderr, flush=True)
 
 
-def task_cpu_ns(pid):
-    """CPU time of each live thread of `pid`, in nanoseconds, by thread id."""
-    return {tid: cpu for tid, (cpu, _, _) in task_schedstat(pid).items()}
-
-
 # The agent's own threads (named by it): inotify, settling, the config file, analysis, videos, D-Bus.
 OWN_THREADS = ("fw-", "analysis", "video", "quarantine-dbus")
 
@@ -58,9 +53,16 @@ def task_schedstat(pid):
     return stats
 
 
-def own_thread_wakeups(before, after):
-    """Times the agent's own threads were scheduled between two task_schedstat readings."""
-    return sum(runs - before.get(tid, (0, 0, ""))[1] for tid, (_, runs, name) in after.items() if name.startswith(OWN_THREADS))
+def schedstat_delta(before, after, prefixes=("",)):
+    """(CPU ns, times scheduled) between two task_schedstat readings, over the threads whose name
+    starts with one of `prefixes`: those at both readings, plus any that appeared since."""
+    cpu = runs = 0
+    for tid, (cpu_after, runs_after, name) in after.items():
+        if name.startswith(prefixes):
+            cpu_before, runs_before, _ = before.get(tid, (0, 0, name))
+            cpu += cpu_after - cpu_before
+            runs += runs_after - runs_before
+    return cpu, runs
 
 
 def process_ticks(pid):
@@ -146,12 +148,9 @@ def main():
         stats_before, ticks_before = task_schedstat(agent.pid), process_ticks(agent.pid)
         time.sleep(10)
         stats_after, ticks_after = task_schedstat(agent.pid), process_ticks(agent.pid)
-        before = {tid: cpu for tid, (cpu, _, _) in stats_before.items()}
-        after = {tid: cpu for tid, (cpu, _, _) in stats_after.items()}
-        own_wakeups = own_thread_wakeups(stats_before, stats_after)
-        all_wakeups = sum(runs - stats_before.get(tid, (0, 0, ""))[1] for tid, (_, runs, _) in stats_after.items())
-        # Threads that were there at both readings, plus any that appeared since.
-        idle_ms = sum(after[t] - before.get(t, 0) for t in after) / 1e6
+        idle_ns, all_wakeups = schedstat_delta(stats_before, stats_after)
+        _, own_wakeups = schedstat_delta(stats_before, stats_after, OWN_THREADS)
+        idle_ms = idle_ns / 1e6
         idle_ticks = ticks_after - ticks_before
         rss_idle = vm(agent.pid, "VmRSS")
 

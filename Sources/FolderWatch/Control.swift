@@ -70,5 +70,14 @@ final class Control: Sendable {
     var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
 }
 
+/// `poll()`'s timeout for waking at `instant`: -1 (wait without one) for nil, 0 once it has
+/// passed, else the milliseconds left, rounded up so that the wake is never early.
+func pollTimeout(until instant: ContinuousClock.Instant?) -> Int32 {
+    guard let instant else { return -1 }
+    let remaining = instant - ContinuousClock.now
+    if remaining <= .zero { return 0 }
+    return Int32(clamping: (remaining.nanoseconds + 999_999) / 1_000_000)
+}
+
 /// libinotifytools has one global instance per process: at most one watcher may use it at a time.
 let inotifyToolsInUse = Atomic<Bool>(false)

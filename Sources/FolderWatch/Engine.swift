@@ -1,7 +1,8 @@
 import CInotifyTools
 import Glibc
 
-private func flag(_ value: some BinaryInteger) -> UInt32 { UInt32(truncatingIfNeeded: value) }
+/// An inotify constant (imported as Int32 or UInt32) as an event mask.
+func flag(_ value: some BinaryInteger) -> UInt32 { UInt32(truncatingIfNeeded: value) }
 
 /// Events asked for on every watched folder.
 private let folderMask: UInt32 = flag(IN_CREATE) | flag(IN_CLOSE_WRITE) | flag(IN_MOVED_FROM) | flag(IN_MOVED_TO)
@@ -164,11 +165,7 @@ final class Engine: @unchecked Sendable {
             if state.status == .armed && state.limited { consider(state.nextFallback) }
         }
         for move in pendingMoves.values { consider(move.deadline) }
-        guard let next else { return -1 }
-        let remaining = next - ContinuousClock.now
-        if remaining <= .zero { return 0 }
-        let milliseconds = (remaining.nanoseconds + 999_999) / 1_000_000
-        return Int32(clamping: milliseconds)
+        return pollTimeout(until: next)
     }
 
     /// Reads what libinotifytools has (buffered or readable) without blocking. Bounded, so that

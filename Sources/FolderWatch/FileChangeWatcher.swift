@@ -109,44 +109,39 @@ public final class FileChangeWatcher: Sendable {
     // MARK: - Thread body
 
     private func loop(descriptor: Int32, control: Control) {
-        let clock = ContinuousClock()
         let name = fileName
         let folder = self.folder
+        /// `onChange` is owed at this instant (the quiet period after the last event).
         var due: ContinuousClock.Instant?
-        var folderMissingSince: ContinuousClock.Instant?
+        /// The folder is missing: it is looked for again at this instant.
+        var retry: ContinuousClock.Instant?
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !control.isStopping {
-            var timeout: Int32 = -1
-            if let due { timeout = milliseconds(until: due, clock: clock) }
-            if folderMissingSince != nil {
-                timeout = timeout < 0 ? Int32(Self.missingFolderRetry.components.seconds * 1000) : min(timeout, 5000)
-            }
             var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&descriptors, 2, timeout)
-            if ready < 0 && errno != EINTR { return }
+            if poll(&descriptors, 2, pollTimeout(until: [due, retry].compactMap { $0 }.min())) < 0 && errno != EINTR { return }
             if control.isStopping { return }
             if descriptors[1].revents != 0 { control.drainWake() }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
                 for (mask, eventName) in readEvents(descriptor, into: &buffer) {
-                    if mask & flag(IN_IGNORED) != 0 || mask & (flag(IN_DELETE_SELF) | flag(IN_MOVE_SELF)) != 0 {
+                    if mask & (flag(IN_IGNORED) | flag(IN_DELETE_SELF) | flag(IN_MOVE_SELF)) != 0 {
                         // The folder went away (with the file in it): the file is gone too.
-                        folderMissingSince = clock.now
-                        due = clock.now.advanced(by: quietPeriod)
+                        retry = .now + Self.missingFolderRetry
+                        due = .now + quietPeriod
                     } else if eventName == name && mask & Self.fileMask != 0 {
-                        due = clock.now.advanced(by: quietPeriod)
+                        due = .now + quietPeriod
                     }
                 }
             }
-            if let since = folderMissingSince, clock.now - since >= Self.missingFolderRetry || ready == 0 {
+            if let instant = retry, ContinuousClock.now >= instant {
                 if inotify_add_watch(descriptor, folder, Self.watchMask) >= 0 {
-                    folderMissingSince = nil
-                    due = clock.now.advanced(by: quietPeriod) // it may hold a new file already
+                    retry = nil
+                    due = .now + quietPeriod // it may hold a new file already
                 } else {
-                    folderMissingSince = clock.now
+                    retry = .now + Self.missingFolderRetry
                 }
             }
-            if let instant = due, clock.now >= instant {
+            if let instant = due, ContinuousClock.now >= instant {
                 due = nil
                 onChange()
             }
@@ -170,13 +165,4 @@ public final class FileChangeWatcher: Sendable {
             }
         }
     }
-
-    private func milliseconds(until instant: ContinuousClock.Instant, clock: ContinuousClock) -> Int32 {
-        let left = clock.now.duration(to: instant)
-        if left <= .zero { return 0 }
-        let (seconds, attoseconds) = left.components
-        return Int32(min(Int64(seconds) * 1000 + Int64(attoseconds / 1_000_000_000_000_000) + 1, 60_000))
-    }
 }
-
-private func flag(_ value: some BinaryInteger) -> UInt32 { UInt32(truncatingIfNeeded: value) }

@@ -19,6 +19,14 @@ private final class ChangeCounter: Sendable {
     }
 }
 
+/// A started watcher on `path`, and the count of its calls.
+private func watching(_ path: String, quietPeriod: Duration) throws -> (FileChangeWatcher, ChangeCounter) {
+    let counter = ChangeCounter()
+    let watcher = FileChangeWatcher(path: path, quietPeriod: quietPeriod) { counter.hit() }
+    try watcher.start()
+    return (watcher, counter)
+}
+
 // In the FolderWatch suite, so it is serialized with the tests that lower inotify limits.
 extension FolderWatchTests {
     @Test("FileChangeWatcher: an edit in place, a save by rename and a removal each give one call; other files none")
@@ -27,9 +35,7 @@ extension FolderWatchTests {
         defer { removeTree(folder) }
         let path = "\(folder)/config.toml"
         writeFile(path)
-        let counter = ChangeCounter()
-        let watcher = FileChangeWatcher(path: path, quietPeriod: .milliseconds(100)) { counter.hit() }
-        try watcher.start()
+        let (watcher, counter) = try watching(path, quietPeriod: .milliseconds(100))
         defer { watcher.stop() }
 
         writeFile("\(folder)/other.toml")
@@ -57,9 +63,7 @@ extension FolderWatchTests {
         let folder = "\(parent)/quarantine"
         makeFolders(folder)
         let path = "\(folder)/config.toml"
-        let counter = ChangeCounter()
-        let watcher = FileChangeWatcher(path: path, quietPeriod: .milliseconds(50)) { counter.hit() }
-        try watcher.start()
+        let (watcher, counter) = try watching(path, quietPeriod: .milliseconds(50))
 
         #expect(watcherThreadCount() == 1, "the thread is found by name")
         try await Task.sleep(for: .milliseconds(200))
