@@ -193,12 +193,14 @@ extension QuarantineAgent {
         let actor = "agent"
         let store = vault.store
 
-        // A file that brought the agent down before is not tried forever.
-        let attempts = (try? store.countAttempt(entry)) ?? 1
+        // A file that brought the agent down before is not tried forever. Only crashes count:
+        // every way out of this function ends the attempt.
+        let attempts = (try? store.beginAttempt(entry)) ?? 1
+        defer { try? store.endAttempt(entry) }
         if attempts > Self.maxAttempts {
-            logger.error("\(path): given up after it interrupted the agent \(attempts - 1) times; check it with 'quarantine scan'")
+            logger.error("\(path): given up after it crashed the agent \(attempts - 1) times; check it with 'quarantine scan'")
             try? store.complete(entry, seen: SeenFile(path: path, identity: entry.identity, sha256: nil, mode: mode.rawValue, verdict: .failed),
-                                events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: actor, detail: "given up after \(attempts - 1) interrupted attempts")])
+                                events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: actor, detail: "given up after it crashed the agent \(attempts - 1) times")])
             count(Verdict.failed.rawValue)
             return
         }

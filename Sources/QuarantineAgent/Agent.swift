@@ -33,8 +33,8 @@ public final class QuarantineAgent: Service, Sendable {
     static let intakeBatchDelay = Duration.milliseconds(15)
     /// The status in the database is rewritten at most this often while something changes.
     static let statusInterval = Duration.milliseconds(250)
-    /// A file that made the agent crash this many times is given up (recorded as failed).
-    static let maxAttempts = 3
+    /// A file that crashed the agent this many times is given up (recorded, then `on_error`).
+    static let maxAttempts = 2
 
     let options: Options
     let logger: Logger
@@ -111,8 +111,11 @@ public final class QuarantineAgent: Service, Sendable {
         let hangups: UnixSignalsSequence
         if let given = self.hangups { hangups = given } else { hangups = await UnixSignalsSequence(trapping: .sighup) }
         let settings = state.withLock { $0.settings }
-        let recovered = (try? vault.recover()) ?? []
-        for line in recovered { logger.notice("recovered an interrupted move: \(line)") }
+        // The vault is ours from here on: interrupted moves are recovered now, and no other
+        // process recovers under us while we run.
+        let claim = try vault.claim()
+        defer { withExtendedLifetime(claim) {} }
+        for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
         loadAnalyzer(settings)
         setUpNotifications(settings)
 

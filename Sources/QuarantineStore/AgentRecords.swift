@@ -268,11 +268,23 @@ extension AuditStore {
         }
     }
 
-    /// Counts one more attempt at an entry (so one that keeps crashing the agent can be given up).
-    public func countAttempt(_ entry: BacklogEntry) throws -> Int {
+    /// Marks the start of an attempt at an entry and returns how many attempts were started and
+    /// never ended: the attempt now under way plus those that a crash cut short. Every attempt
+    /// that ends inside the process (done, cancelled by a stop, a database error) calls
+    /// ``endAttempt(_:)``, so only crashes accumulate and a file that keeps crashing the agent can
+    /// be given up.
+    public func beginAttempt(_ entry: BacklogEntry) throws -> Int {
         try write { db in
             try db.execute(sql: "UPDATE backlog SET attempts = attempts + 1 WHERE path = ?", arguments: [entry.path])
             return try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0
+        }
+    }
+
+    /// Ends an attempt begun with ``beginAttempt(_:)`` that did not crash (nothing to do when the
+    /// entry was completed meanwhile).
+    public func endAttempt(_ entry: BacklogEntry) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE backlog SET attempts = MAX(attempts - 1, 0) WHERE path = ?", arguments: [entry.path])
         }
     }
 

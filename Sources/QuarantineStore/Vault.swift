@@ -17,13 +17,13 @@ public final class Vault: Sendable {
     public let root: String
     public let store: AuditStore
 
-    /// Opens the vault at `root` (created 0700) and recovers interrupted moves.
+    /// Opens the vault at `root` (created 0700). Nothing is recovered here: see ``claim(waitingUpTo:)``
+    /// and ``recoverIfIdle()``.
     public init(root: String, store: AuditStore) throws {
         self.root = root
         self.store = store
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(root, 0o700)
-        _ = try recover()
     }
 
     /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
@@ -56,7 +56,7 @@ public final class Vault: Sendable {
     public func quarantine(path: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String,
                            preview: RGBImage? = nil) throws -> VaultItem {
         do {
-            return try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview)
+            return try whileMoving { try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
         } catch {
             // Every refusal is in the audit log too; nothing was moved.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not quarantined: \(error)")
@@ -154,6 +154,10 @@ public final class Vault: Sendable {
     /// where permitted, times and extended attributes, and allows its hash from then on.
     @discardableResult
     public func release(id: Int64, to directory: String? = nil, mode: String, actor: String) throws -> Release {
+        try whileMoving { try moveOut(id: id, to: directory, mode: mode, actor: actor) }
+    }
+
+    func moveOut(id: Int64, to directory: String?, mode: String, actor: String) throws -> Release {
         guard var item = try store.item(id) else { throw VaultError.refused("there is no item \(id) in the vault") }
         guard item.status == VaultItem.Status.quarantined.rawValue, let name = item.vaultName else {
             throw VaultError.refused("item \(id) is \(item.status), not in the vault")
@@ -324,21 +328,13 @@ public final class Vault: Sendable {
         guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination)", code) }
         // Another filesystem: copy, flush, verify, then remove the original.
         let partial = destination + ".part"
-        let out = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard out >= 0 else { throw VaultError.system("cannot create \(partial)", errno) }
         do {
-            try Self.copy(from: fd, to: out)
-            guard fsync(out) == 0 else { throw VaultError.system("cannot flush \(partial)", errno) }
-            close(out)
-            let check = open(partial, O_RDONLY | O_CLOEXEC)
-            defer { close(check) }
-            guard try Self.sha256(fd: check) == sha256 else { throw VaultError.refused("the copy of \(source) does not match its hash; nothing was removed") }
+            try Self.writeVerifiedCopy(of: fd, to: partial, sha256: sha256, describing: source)
             guard qsys_rename_noreplace(AT_FDCWD, partial, AT_FDCWD, destination) == 0 else {
                 throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination) in place", errno)
             }
             fsyncDirectory(of: destination)
         } catch {
-            close(out)
             unlink(partial)
             throw error
         }
@@ -375,12 +371,77 @@ public final class Vault: Sendable {
         return owner
     }
 
+    // MARK: - Who may recover
+
+    var lockPath: String { root + "/.lock" }
+
+    /// Opens the lock file and takes it as `operation` (LOCK_SH or LOCK_EX, maybe with LOCK_NB);
+    /// the descriptor, or nil when `LOCK_NB` was given and someone else holds it.
+    func lockFile(_ operation: Int32) throws -> Int32? {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw VaultError.system("cannot open the vault's lock \(lockPath)", errno) }
+        while flock(fd, operation) != 0 {
+            if errno == EINTR { continue }
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw VaultError.system("cannot lock \(lockPath)", code)
+        }
+        return fd
+    }
+
+    /// Runs a move with the vault's lock held shared, so no recovery runs under it.
+    func whileMoving<T>(_ body: () throws -> T) throws -> T {
+        guard let fd = try lockFile(LOCK_SH) else { throw VaultError.refused("the vault is being recovered; try again") }
+        defer { close(fd) }
+        return try body()
+    }
+
+    /// The vault, held by one long-lived process (the agent) for as long as it lives.
+    public final class Claim: Sendable {
+        let descriptor: Int32
+        /// One line per interrupted move that was finished or rolled back when the claim was made.
+        public let recovered: [String]
+        init(descriptor: Int32, recovered: [String]) {
+            self.descriptor = descriptor
+            self.recovered = recovered
+        }
+        deinit { close(descriptor) }
+    }
+
+    /// Takes the vault for a long-lived process: waits (up to `seconds`) until no move of another
+    /// process is under way, recovers every interrupted move, then keeps the vault's lock shared
+    /// until the claim is released, so no other process recovers under it.
+    public func claim(waitingUpTo seconds: Double = 30) throws -> Claim {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let fd = try lockFile(LOCK_EX | LOCK_NB) {
+                let lines: [String]
+                do { lines = try recover() } catch { close(fd); throw error }
+                // Downgrade: others may move again, but no one else recovers while we live.
+                while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
+                return Claim(descriptor: fd, recovered: lines)
+            }
+            if Date() >= deadline { throw VaultError.refused("another process keeps the vault busy (\(lockPath)); is another agent running?") }
+            usleep(50_000)
+        }
+    }
+
+    /// Recovers interrupted moves if nobody holds the vault (no agent runs, no move is under way);
+    /// nil when someone does, and recovery is theirs.
+    @discardableResult
+    public func recoverIfIdle() throws -> [String]? {
+        guard let fd = try lockFile(LOCK_EX | LOCK_NB) else { return nil }
+        defer { close(fd) }
+        return try recover()
+    }
+
     // MARK: - Recovery
 
     /// Finishes or rolls back every move a crash interrupted, so each file is in exactly one
-    /// place. Returns one line per entry handled.
+    /// place. Returns one line per entry handled. The caller holds the vault's lock exclusively.
     @discardableResult
-    public func recover() throws -> [String] {
+    func recover() throws -> [String] {
         var lines: [String] = []
         for entry in try store.unfinishedMoves() {
             let atSource = access(entry.source, F_OK) == 0, atDestination = access(entry.destination, F_OK) == 0
@@ -474,6 +535,25 @@ public final class Vault: Sendable {
                 written += w
             }
             offset += off_t(n)
+        }
+    }
+
+    /// Copies the file open as `input` to a new file `partial` (0600, never an existing one),
+    /// flushes it, and checks that what reached the disk hashes to `expected`. Each descriptor is
+    /// closed exactly once, whatever fails; on failure `partial` may be left for the caller to unlink.
+    static func writeVerifiedCopy(of input: Int32, to partial: String, sha256 expected: String, describing source: String) throws {
+        let out = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard out >= 0 else { throw VaultError.system("cannot create \(partial)", errno) }
+        do {
+            defer { close(out) }
+            try copy(from: input, to: out)
+            guard fsync(out) == 0 else { throw VaultError.system("cannot flush \(partial)", errno) }
+        }
+        let check = open(partial, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard check >= 0 else { throw VaultError.system("cannot read back \(partial)", errno) }
+        defer { close(check) }
+        guard try sha256(fd: check) == expected else {
+            throw VaultError.refused("the copy of \(source) does not match its hash; nothing was removed")
         }
     }
 

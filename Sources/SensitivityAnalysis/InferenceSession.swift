@@ -69,15 +69,25 @@ public final class InferenceSession: @unchecked Sendable {
     deinit { qort_release_session(runtime.api, session) }
 
     /// Runs the model on one input tensor of `shape` and returns the output tensor's values.
+    ///
+    /// ORT reads the input through a pointer to `input`'s storage, so the tensor is created, run
+    /// and its output copied out inside one `withUnsafeMutableBytes` scope: the pointer is never
+    /// used after that scope ends.
     public func run(_ input: inout [Float], shape: [Int64]) throws(InferenceError) -> [Float] {
-        let api = runtime.api
-        var value: OpaquePointer? = nil
         let expected = shape.reduce(1, *)
         precondition(Int64(input.count) == expected, "input has \(input.count) values for shape \(shape)")
-        let created = input.withUnsafeMutableBytes { raw in
-            qort_create_tensor_with_data(api, runtime.memoryInfo, raw.baseAddress, raw.count, shape, shape.count, Int32(QORT_FLOAT), &value)
+        let result: Result<[Float], InferenceError> = input.withUnsafeMutableBytes { raw in
+            do throws(InferenceError) { return .success(try run(borrowing: raw, shape: shape)) } catch { return .failure(error) }
         }
-        try runtime.check(created, "CreateTensorWithDataAsOrtValue")
+        return try result.get()
+    }
+
+    /// The body of ``run(_:shape:)``: `raw` is valid for the whole call and no longer.
+    private func run(borrowing raw: UnsafeMutableRawBufferPointer, shape: [Int64]) throws(InferenceError) -> [Float] {
+        let api = runtime.api
+        var value: OpaquePointer? = nil
+        try runtime.check(qort_create_tensor_with_data(api, runtime.memoryInfo, raw.baseAddress, raw.count, shape, shape.count, Int32(QORT_FLOAT), &value),
+                          "CreateTensorWithDataAsOrtValue")
         defer { qort_release_value(api, value) }
         var output: OpaquePointer? = nil
         let ran = inputName.withCString { inName in
@@ -100,6 +110,7 @@ public final class InferenceSession: @unchecked Sendable {
         let elements = Int(dims.reduce(1, *))
         var data: UnsafeMutableRawPointer? = nil
         try runtime.check(qort_tensor_mutable_data(api, output, &data), "GetTensorMutableData")
-        return Array(UnsafeBufferPointer(start: data!.assumingMemoryBound(to: Float.self), count: elements))
+        guard let data, elements >= 0 else { throw InferenceError(.modelUnexpected, "the model returned no output data") }
+        return Array(UnsafeBufferPointer(start: data.assumingMemoryBound(to: Float.self), count: elements))
     }
 }

@@ -3,36 +3,38 @@ import Foundation
 
 /// A fixed set of dedicated threads for blocking work (decoding, inference), so that it never
 /// occupies Swift's cooperative thread pool. Results come back through continuations.
-public final class WorkerPool: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
-    private var head = 0
-    private var stopping = false
+///
+/// The threads hold the job queue, not the pool: when the last reference to the pool goes (or
+/// ``shutdown()`` is called) they finish the jobs already queued and end, so a pool rebuilt on
+/// every reload leaves no thread behind.
+public final class WorkerPool: Sendable {
+    private let queue: JobQueue
     public let threadCount: Int
 
     /// With `lowPriority`, each thread runs at nice 10 and in the idle I/O class, so analysis
     /// yields to whatever the person is doing.
     public init(threads: Int, name: String, lowPriority: Bool = false) {
         threadCount = max(1, threads)
+        let queue = JobQueue()
+        self.queue = queue
         for index in 0..<threadCount {
             let threadName = "\(name)-\(index)"
-            let thread = Thread { [unowned self] in
+            let thread = Thread {
                 qsys_set_thread_name(threadName)
                 if lowPriority { _ = qsys_lower_thread_priority(10) }
-                self.loop()
+                queue.drain()
             }
-            thread.name = "\(name)-\(index)"
+            thread.name = threadName
             thread.stackSize = 4 << 20
             thread.start()
         }
     }
 
-    deinit {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    deinit { queue.stop() }
+
+    /// Lets the threads end once the jobs already queued are done. Jobs queued after this
+    /// still run if a thread is left to take them, else they are never started: call it last.
+    public func shutdown() { queue.stop() }
 
     /// Runs `work` on one of the pool's threads and returns its result.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -45,20 +47,40 @@ public final class WorkerPool: @unchecked Sendable {
     }
 
     /// Jobs waiting for a thread.
-    public var pending: Int {
+    public var pending: Int { queue.pending }
+
+    /// Queues `job` without waiting for it (for callers on their own threads).
+    func enqueue(_ job: @escaping @Sendable () -> Void) { queue.push(job) }
+}
+
+/// The jobs of one ``WorkerPool`` and the condition its threads wait on.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var stopping = false
+
+    var pending: Int {
         condition.lock(); defer { condition.unlock() }
         return jobs.count - head
     }
 
-    /// Queues `job` without waiting for it (for callers on their own threads).
-    func enqueue(_ job: @escaping @Sendable () -> Void) {
+    func push(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
         condition.signal()
         condition.unlock()
     }
 
-    private func loop() {
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Runs jobs until stopped and empty.
+    func drain() {
         while true {
             condition.lock()
             while head == jobs.count && !stopping { condition.wait() }

@@ -3,12 +3,22 @@ import Foundation
 import QuarantineStore
 import SensitivityAnalysis
 
-/// Opens the per-user vault, or exits 2 with the reason.
+/// Opens the per-user vault, or exits 2 with the reason. Moves a crash interrupted are finished
+/// or rolled back first, unless an agent runs or another command is moving a file: recovery is
+/// theirs then (see ``Vault/recoverIfIdle()``).
 func openVault() throws -> Vault {
-    do { return try Vault.standard() } catch {
+    let vault: Vault
+    do { vault = try Vault.standard() } catch {
         printError("quarantine: cannot open the vault: \(error)")
         throw ExitCode(2)
     }
+    do {
+        for line in try vault.recoverIfIdle() ?? [] { printError("quarantine: recovered an interrupted move: \(line)") }
+    } catch {
+        printError("quarantine: cannot recover interrupted moves: \(error)")
+        throw ExitCode(2)
+    }
+    return vault
 }
 
 /// The item numbered `id`, or exit 2 saying where to find the numbers.

@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import GRDB
 import MediaDecoding
+import Synchronization
 import Testing
 @testable import QuarantineStore
 
@@ -267,5 +268,84 @@ struct VaultTests {
         #expect(max(preview.width, preview.height) == 256)
         // A 4-pixel checkerboard has nothing left: every pixel is mid-grey.
         #expect(preview.pixels.allSatisfy { $0 > 100 && $0 < 156 })
+    }
+
+    // MARK: - Ownership of recovery, descriptors
+
+    @Test("recovery is the vault holder's: a second process opening the vault leaves an agent's move alone")
+    func recoveryBelongsToTheHolder() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        // The agent holds the vault; one of its cross-filesystem moves is half done.
+        var claim: Vault.Claim? = try place.vault.claim(waitingUpTo: 1)
+        #expect(claim?.recovered == [])
+        try FileManager.default.createDirectory(atPath: place.vault.folder("9"), withIntermediateDirectories: true)
+        try Data("half a copy".utf8).write(to: URL(fileURLWithPath: place.vault.itemPath("9") + ".part"))
+        _ = try interrupted(place, operation: "quarantine", state: "begun", source: url.path, destination: place.vault.itemPath("9"), sha256: digest, status: "quarantining")
+        // 'quarantine status' opens the vault meanwhile (another Vault on the same folders).
+        let other = try Vault(root: place.vault.root, store: AuditStore(path: place.vault.store.path))
+        #expect(try other.recoverIfIdle() == nil, "someone else's move must not be recovered")
+        #expect(FileManager.default.fileExists(atPath: place.vault.itemPath("9") + ".part"), "the agent's partial copy was unlinked")
+        // A second agent cannot claim it either.
+        #expect(throws: VaultError.self) { _ = try other.claim(waitingUpTo: 0.2) }
+        // Once the holder is gone (it crashed), the next one recovers.
+        claim = nil
+        let lines = try #require(try other.recoverIfIdle())
+        #expect(lines.count == 1 && lines[0].contains("rolled back"))
+        #expect(!FileManager.default.fileExists(atPath: place.vault.itemPath("9") + ".part"))
+        #expect(try Vault.sha256(path: url.path) == digest)
+    }
+
+    @Test("a move under way holds off recovery; a claim waits for it")
+    func moveHoldsOffRecovery() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let recovered: [String]?? = try place.vault.whileMoving {
+            let other = try Vault(root: place.vault.root, store: AuditStore(path: place.vault.store.path))
+            return try other.recoverIfIdle()
+        }
+        #expect(recovered == .some(nil))
+        #expect(try place.vault.recoverIfIdle() == [])
+    }
+
+    @Test("a copy that fails its check closes each descriptor once and leaks none")
+    func copyDescriptors() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("a.jpg", bytes: 4096)
+        let input = open(url.path, O_RDONLY | O_CLOEXEC)
+        defer { close(input) }
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        // Another thread opens, uses and closes files all the while: a descriptor closed twice
+        // by the copy would close one of its files under it (EBADF).
+        let stop = Mutex(false)
+        let badDescriptors = Mutex(0)
+        let probe = Thread {
+            while !stop.withLock({ $0 }) {
+                let fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
+                guard fd >= 0 else { continue }
+                var byte: UInt8 = 0
+                for _ in 0..<20 where read(fd, &byte, 1) < 0 && errno == EBADF { badDescriptors.withLock { $0 += 1 } }
+                if close(fd) != 0 && errno == EBADF { badDescriptors.withLock { $0 += 1 } }
+            }
+        }
+        probe.start()
+        let before = openDescriptors()
+        for index in 0..<2000 {
+            let partial = place.home.appendingPathComponent("copy-\(index).part").path
+            #expect(throws: VaultError.self) {
+                try Vault.writeVerifiedCopy(of: input, to: partial, sha256: String(repeating: "0", count: 64), describing: url.path)
+            }
+            unlink(partial)
+        }
+        stop.withLock { $0 = true }
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(badDescriptors.withLock { $0 } == 0, "a descriptor of another thread was closed under it")
+        #expect(openDescriptors() <= before, "descriptors leaked: \(before) before, \(openDescriptors()) after")
+        // The partial file cannot be created: a clear error, nothing opened.
+        #expect(throws: VaultError.self) {
+            try Vault.writeVerifiedCopy(of: input, to: "/nonexistent-folder/x.part", sha256: "", describing: url.path)
+        }
     }
 }
