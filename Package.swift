@@ -44,10 +44,15 @@ let package = Package(
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
 
+        // The use cases: intake decisions, review and guardian rules, configuration, notices.
+        .target(name: "QuarantineCore", dependencies: [
+            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+        ]),
+
         .target(name: "FolderWatch", dependencies: ["CInotifyTools"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus"]),
         .target(name: "QuarantineAgent", dependencies: [
-            "FolderWatch", "ServiceSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+            "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -55,7 +60,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding", "QuarantineStore", "QuarantineAgent", "ServiceSupport",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -72,6 +77,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

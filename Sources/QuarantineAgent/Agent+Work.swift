@@ -2,6 +2,7 @@ import FolderWatch
 import Foundation
 import Logging
 import MediaDecoding
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceSupport
@@ -221,25 +222,24 @@ extension QuarantineAgent {
                 try store.complete(entry, seen: nil)
                 return
             }
-            if try store.isAllowed(sha256: digest.sha256) {
+            switch try ListCheck.check(sha256: digest.sha256, originHost: digest.host, mode: mode, store: store) {
+            case .allowed:
                 logger.info("\(path): left alone (released before: on the allow list)")
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .allowed),
                                    events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "on the allow list: not analysed")])
                 count(Verdict.allowed.rawValue)
                 return
-            }
-            var blocked = try store.blockReason(sha256: digest.sha256).map { "on the block list: \($0)" }
-            if blocked == nil, let host = digest.host, try store.isBlocked(host: host) { blocked = "downloaded from \(host), which is blocked" }
-            if let blocked {
-                hide(entry, identity: digest.identity, sha256: digest.sha256, kind: type.kind, reasons: ["blocked: \(blocked)"], preview: nil,
+            case .blocked(let reason):
+                hide(entry, identity: digest.identity, sha256: digest.sha256, kind: type.kind, reasons: ["blocked: \(reason)"], preview: nil,
                      mode: mode, verdict: .blocked)
                 return
-            }
-            if try store.verdict(sha256: digest.sha256, mode: mode.rawValue) == .clean {
+            case .knownClean:
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .clean),
                                    events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "same bytes as a file found not sensitive before")])
                 count(Verdict.clean.rawValue)
                 return
+            case .analyse:
+                break
             }
         } catch {
             logger.error("\(path): cannot consult the audit database, will try again: \(error)")

@@ -2,6 +2,7 @@ import FolderWatch
 import Foundation
 import Logging
 import MediaDecoding
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceLifecycle
@@ -85,21 +86,19 @@ public final class QuarantineAgent: Service, Sendable {
         self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
         vault = try Vault.standard(environment: options.environment)
-        let settings = try Self.loadSettings(options)
+        let settings = try Self.loadSettings(options, store: vault.store)
         state = Mutex(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         systemd = SystemdNotifier(environment: options.environment)
     }
 
-    static func loadSettings(_ options: Options) throws -> Settings {
-        var settings = Settings()
-        if FileManager.default.fileExists(atPath: options.configPath) {
-            guard let data = FileManager.default.contents(atPath: options.configPath), let text = String(data: data, encoding: .utf8) else {
-                throw Settings.ConfigurationError(path: options.configPath, message: "cannot be read as UTF-8 text")
-            }
-            settings = try settings.applying(toml: text, from: options.configPath)
-        }
+    /// The configuration in force: the file through the core's one loader, with the mode never
+    /// below what a guardian set with `quarantine mode` (``ModeInForce``).
+    static func loadSettings(_ options: Options, store: AuditStore) throws -> Settings {
+        var settings = try ConfigurationFile.load(options.configPath, environment: options.environment).settings
+        let recorded = (try? store.recordedMode())??.mode
+        settings.mode = ModeInForce.resolve(configuration: .success(settings.mode), recorded: recorded, runningAgent: nil).mode
         if let workers = options.workers { settings.analyzer.workers = max(1, workers) }
         settings.analyzer.lowPriority = true
         return settings
@@ -296,7 +295,7 @@ public final class QuarantineAgent: Service, Sendable {
 
     func reload(_ trigger: ReloadTrigger) {
         let settings: Settings
-        do { settings = try Self.loadSettings(options) } catch {
+        do { settings = try Self.loadSettings(options, store: vault.store) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
             return
         }

@@ -90,6 +90,7 @@ public final class AuditStore: Sendable {
             }
         }
         registerAgentMigrations(&migrator)
+        ModeRecord.registerMigration(&migrator)
         return migrator
     }
 
@@ -142,6 +143,32 @@ public final class AuditStore: Sendable {
     public func isBlocked(host: String) throws -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin WHERE host = ?", arguments: [host.lowercased()]) ?? false }
     }
+
+    // MARK: - Allow and block lists
+
+    static func allow(_ sha256: String, itemId: Int64?, in db: Database) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO allowedHash (sha256, addedAt, itemId) VALUES (?, ?, ?)", arguments: [sha256, Date(), itemId])
+    }
+
+    static func block(_ sha256: String, reason: String, itemId: Int64?, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO blockedHash (sha256, addedAt, itemId, reason) VALUES (?, ?, ?, ?)",
+                       arguments: [sha256, Date(), itemId, reason])
+    }
+
+    static func blockOrigin(_ host: String, itemId: Int64?, in db: Database) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO blockedOrigin (host, addedAt, itemId) VALUES (?, ?, ?)", arguments: [host.lowercased(), Date(), itemId])
+    }
+
+    /// Puts these bytes on the allow list: never hidden again.
+    public func allow(sha256: String, itemId: Int64? = nil) throws { try write { db in try Self.allow(sha256, itemId: itemId, in: db) } }
+
+    /// Puts these bytes on the block list: hidden on sight, without analysis.
+    public func blockHash(_ sha256: String, reason: String, itemId: Int64? = nil) throws {
+        try write { db in try Self.block(sha256, reason: reason, itemId: itemId, in: db) }
+    }
+
+    /// Blocks a site: everything downloaded from it is hidden on sight.
+    public func blockOrigin(_ host: String, itemId: Int64? = nil) throws { try write { db in try Self.blockOrigin(host, itemId: itemId, in: db) } }
 
     /// Journal entries of moves that did not finish.
     func unfinishedMoves() throws -> [JournalEntry] {

@@ -212,7 +212,7 @@ public final class Vault: Sendable {
         try store.write { db in
             try released.update(db)
             try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, journalId])
-            try db.execute(sql: "INSERT OR IGNORE INTO allowedHash (sha256, addedAt, itemId) VALUES (?, ?, ?)", arguments: [item.sha256, Date(), id])
+            try AuditStore.allow(item.sha256, itemId: id, in: db)
             var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.released.rawValue, mode: mode, actor: actor,
                                    path: destination, detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil)
             try event.insert(db)
@@ -264,10 +264,9 @@ public final class Vault: Sendable {
         let reason = "blocked by \(actor) on \(ISO8601DateFormatter().string(from: Date())): \(item.reasonList.joined(separator: ", "))"
         try store.write { db in
             try blocked.update(db)
-            try db.execute(sql: "INSERT OR REPLACE INTO blockedHash (sha256, addedAt, itemId, reason) VALUES (?, ?, ?, ?)",
-                           arguments: [item.sha256, Date(), id, reason])
+            try AuditStore.block(item.sha256, reason: reason, itemId: id, in: db)
             if let host {
-                try db.execute(sql: "INSERT OR IGNORE INTO blockedOrigin (host, addedAt, itemId) VALUES (?, ?, ?)", arguments: [host, Date(), id])
+                try AuditStore.blockOrigin(host, itemId: id, in: db)
             }
             var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.blocked.rawValue, mode: mode, actor: actor,
                                    path: item.originalPath, detail: [keep ? "kept sealed" : "deleted", host.map { "origin \($0) blocked" }].compactMap { $0 }.joined(separator: "; "))

@@ -36,6 +36,8 @@ public struct FileReport: Sendable {
     public var flaggedFrame: RGBImage? = nil
     /// Set by callers that moved the file into the vault.
     public var vaultItem: Int64? = nil
+    /// What the allow and block lists decided, when they overrode the analysis (scan --quarantine).
+    public var listDecision: String? = nil
 
     public var isSensitive: Bool { analysis?.isSensitive ?? false }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import QuarantineAgent
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceLifecycle
@@ -83,57 +84,13 @@ struct Watch: ParsableCommand {
         defaultSubcommand: WatchList.self)
 }
 
-/// The configuration file, its text, and the settings it gives.
-struct ConfigurationFile {
-    var path: String
-    var text: String
-    var settings: Settings
-
-    static func load(_ path: String? = nil) throws -> ConfigurationFile {
-        let path = path ?? Settings.userConfigurationPath()
-        let text = try readTextFile(path, required: false) ?? ""
-        do {
-            return ConfigurationFile(path: path, text: text, settings: try Settings().applying(toml: text, from: path))
-        } catch {
+extension ConfigurationFile {
+    /// The configuration file, or exit 2 naming what is wrong with it.
+    static func loadForCLI(_ path: String? = nil) throws -> ConfigurationFile {
+        do { return try load(path) } catch {
             printError("quarantine: \(error)")
             throw ExitCode(2)
         }
-    }
-
-    /// Writes `text` after checking that it parses; never leaves a broken file.
-    func save(_ text: String) throws {
-        _ = try Settings().applying(toml: text, from: path)
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    }
-
-    /// The text with `key = value` set inside `[table]`, every other line kept as written.
-    static func setting(_ key: String, to value: String, inTable table: String, of text: String) -> String {
-        var lines = text.isEmpty ? [] : text.components(separatedBy: "\n")
-        let header = "[\(table)]"
-        let line = "\(key) = \(value)"
-        guard let start = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == header }) else {
-            if let last = lines.last, last.isEmpty { lines.removeLast() }
-            if !lines.isEmpty { lines.append("") }
-            lines += [header, line, ""]
-            return lines.joined(separator: "\n")
-        }
-        let end = lines[(start + 1)...].firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
-        if let index = lines[(start + 1)..<end].firstIndex(where: { $0.range(of: "^\\s*\(key)\\s*=", options: .regularExpression) != nil }) {
-            // A multi-line array runs until its closing bracket.
-            var last = index
-            if lines[index].contains("["), !lines[index].contains("]") {
-                while last + 1 < end, !lines[last].contains("]") { last += 1 }
-            }
-            lines.replaceSubrange(index...last, with: [line])
-        } else {
-            lines.insert(line, at: start + 1)
-        }
-        return lines.joined(separator: "\n")
-    }
-
-    static func tomlArray(_ values: [String]) -> String {
-        "[" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ", ") + "]"
     }
 }
 
@@ -144,7 +101,7 @@ struct WatchList: ParsableCommand {
     var json = false
 
     func run() throws {
-        let file = try ConfigurationFile.load()
+        let file = try ConfigurationFile.loadForCLI()
         let settings = file.settings
         let active = Set(settings.watch.roots(mode: settings.mode).map(\.path))
         var rows: [(path: String, direction: String, active: Bool)] = []
@@ -177,7 +134,7 @@ struct WatchAdd: ParsableCommand {
     var path: String
 
     func run() throws {
-        let file = try ConfigurationFile.load()
+        let file = try ConfigurationFile.loadForCLI()
         let absolute = WatchSettings.expand(path)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -216,7 +173,7 @@ struct WatchRemove: ParsableCommand {
     var path: String
 
     func run() throws {
-        let file = try ConfigurationFile.load()
+        let file = try ConfigurationFile.loadForCLI()
         let absolute = WatchSettings.expand(path)
         let incoming = (file.settings.watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
         let outgoing = file.settings.watch.outgoing.map { WatchSettings.expand($0) }
@@ -224,6 +181,7 @@ struct WatchRemove: ParsableCommand {
             printError("quarantine: \(absolute) is not watched; see 'quarantine watch list'")
             throw ExitCode(1)
         }
+        try Interventions(vault: try openVault()).approve(.removeWatchedFolder, adultQuestion: "", childAction: "stop watching \(absolute)", yes: false)
         var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(incoming.filter { $0 != absolute }), inTable: "watch", of: file.text)
         text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(outgoing.filter { $0 != absolute }), inTable: "watch", of: text)
         try file.save(text)
@@ -251,7 +209,7 @@ struct ConfigShow: ParsableCommand {
     var json = false
 
     func run() throws {
-        let file = try ConfigurationFile.load(config)
+        let file = try ConfigurationFile.loadForCLI(config)
         let s = file.settings
         let exists = FileManager.default.fileExists(atPath: file.path)
         func policy(_ mode: AnalysisMode) -> SensitivityPolicy { s.policies[mode] ?? .defaults(for: mode) }

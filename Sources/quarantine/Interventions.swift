@@ -1,66 +1,78 @@
 import ArgumentParser
 import Foundation
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 
 /// How the CLI speaks and asks, after Apple's simple (adult) and descriptive (child)
-/// interventions. Adult mode: one line, one question, `--yes` for scripts. Child mode: plain
-/// words, why it was hidden, where to get help, "Are you sure?" twice, and the guardian PIN.
+/// interventions. The core's ``GuardianRules`` decide what an action needs; this only asks.
+/// Adult mode: one line, one question, `--yes` for scripts. Child mode: plain words, why it was
+/// hidden, where to get help, "Are you sure?" twice, and the guardian PIN.
 struct Interventions {
-    let mode: AnalysisMode
+    let mode: ModeInForce
     let guardian: GuardianPIN
 
     static let help = "If someone sent you pictures like this, or asked you for some, tell a grown-up you trust. You can also talk to a child helpline: childhelplineinternational.org lists the one for your country."
 
-    /// The mode in force, from the user's configuration.
-    static func currentMode() -> AnalysisMode {
-        let path = Settings.userConfigurationPath()
-        guard let text = try? readTextFile(path, required: false), let settings = try? Settings().applying(toml: text, from: path) else { return .adult }
-        return settings.mode
+    /// The mode in force (see ``ModeInForce``: never lowered by a configuration that cannot be read).
+    static func currentMode(store: AuditStore?) -> ModeInForce {
+        ModeInForce.current(store: store)
     }
 
-    /// Asks before `action`; in child mode explains first, asks twice and checks the PIN.
-    /// Throws an exit code when the answer is no.
-    /// `adultVerb` starts the adult question ("Release"); `childAction` ends the child's ("bring it back").
-    func approve(adultVerb: String, childAction: String, item: VaultItem, yes: Bool) throws {
-        switch mode {
-        case .adult:
+    init(vault: Vault) {
+        mode = Self.currentMode(store: vault.store)
+        guardian = GuardianPIN(store: vault.store)
+    }
+
+    /// Asks what `action` needs (``GuardianRules``) and throws an exit code when the answer is no.
+    /// `adultQuestion` is the adult's one question ("Release card.jpg (open_nsfw 0.91)?");
+    /// `childAction` ends the child's question ("bring it back").
+    func approve(_ action: ProtectedAction, adultQuestion: String, childAction: String, yes: Bool) throws {
+        if let note = mode.note { printError("quarantine: \(note)") }
+        switch GuardianRules.approval(for: action, in: mode.mode, pinIsSet: guardian.isSet) {
+        case .none:
+            return
+        case .confirmation:
             if yes { return }
-            if !confirm("\(adultVerb) \(URL(fileURLWithPath: item.originalPath).lastPathComponent) (\(item.reasonList.first ?? "flagged"))?") {
+            if !confirm(adultQuestion) {
                 printError("quarantine: nothing changed (confirm on a terminal, or pass --yes)")
                 throw ExitCode(1)
             }
-        case .child:
-            if yes {
-                printError("quarantine: --yes works only in adult mode; in child mode a grown-up must type the guardian PIN.")
-                throw ExitCode(2)
-            }
+        case .refused(let reason):
+            if yes && mode.mode == .child { try refuseYes() }
+            printError(reason)
+            throw ExitCode(1)
+        case .guardianPIN(let askTwice):
+            if yes { try refuseYes() }
             guard isTerminal(0) else {
                 printError("quarantine: in child mode this needs a grown-up at the keyboard.")
                 throw ExitCode(1)
             }
-            guard guardian.isSet else {
-                printError("A guardian must first set a PIN with 'quarantine guardian set-pin'. Nothing was changed.")
-                throw ExitCode(1)
-            }
-            printOut("This picture was hidden because it may show private parts of the body.")
-            printOut("Hiding it keeps you safe. You did nothing wrong.")
-            printOut(Self.help)
-            printOut("")
-            guard confirm("Do you want to \(childAction)? You need a grown-up for this.") else {
-                printOut("OK. It stays hidden.")
-                throw ExitCode(1)
-            }
-            printOut("")
-            guard confirm("Are you sure? A grown-up must now type the guardian PIN.") else {
-                printOut("OK. It stays hidden.")
-                throw ExitCode(1)
+            if askTwice {
+                printOut("This picture was hidden because it may show private parts of the body.")
+                printOut("Hiding it keeps you safe. You did nothing wrong.")
+                printOut(Self.help)
+                printOut("")
+                guard confirm("Do you want to \(childAction)? You need a grown-up for this.") else {
+                    printOut("OK. It stays hidden.")
+                    throw ExitCode(1)
+                }
+                printOut("")
+                guard confirm("Are you sure? A grown-up must now type the guardian PIN.") else {
+                    printOut("OK. It stays hidden.")
+                    throw ExitCode(1)
+                }
             }
             guard let pin = readSecret("Guardian PIN: "), try guardian.verify(pin) else {
                 printOut("That PIN is not right. Nothing was changed.")
                 throw ExitCode(1)
             }
         }
+    }
+
+    private func refuseYes() throws -> Never {
+        printError("quarantine: --yes works only in adult mode; in child mode a grown-up must type the guardian PIN.")
+        throw ExitCode(2)
     }
 }
 
@@ -121,7 +133,7 @@ struct Guardian: ParsableCommand {
                 throw ExitCode(1)
             }
             try guardian.set(pin)
-            try vault.store.record(.guardian, mode: Interventions.currentMode().rawValue, actor: "cli", detail: "guardian PIN set")
+            try vault.store.record(.guardian, mode: Interventions.currentMode(store: vault.store).mode.rawValue, actor: "cli", detail: "guardian PIN set")
             printOut("The guardian PIN is set.")
         }
     }
@@ -137,51 +149,32 @@ struct ModeCommand: ParsableCommand {
     var mode: AnalysisMode?
 
     func run() throws {
-        let current = Interventions.currentMode()
+        let vault = try openVault()
+        let inForce = Interventions.currentMode(store: vault.store)
+        let current = inForce.mode
         guard let mode else {
             printOut(current.rawValue)
+            if let note = inForce.note { printError("quarantine: \(note)") }
             return
         }
         if mode == current {
             printOut("Already in \(mode.rawValue) mode.")
             return
         }
-        let vault = try openVault()
-        let guardian = GuardianPIN(store: vault.store)
-        if mode == .child && !guardian.isSet {
-            printError("quarantine: set a guardian PIN first ('quarantine guardian set-pin'), so that only a guardian can leave child mode.")
-            throw ExitCode(1)
+        let interventions = Interventions(vault: vault)
+        do {
+            try interventions.approve(mode == .child ? .enterChildMode : .leaveChildMode, adultQuestion: "", childAction: "", yes: false)
+        } catch let exit as ExitCode where current == .child && exit == ExitCode(1) {
+            printOut("Still in child mode.")
+            throw exit
         }
-        if current == .child {
-            guard isTerminal(0) else {
-                printError("quarantine: leaving child mode needs the guardian PIN, typed on a terminal.")
-                throw ExitCode(1)
-            }
-            guard let pin = readSecret("Guardian PIN: "), try guardian.verify(pin) else {
-                printOut("That PIN is not right. Still in child mode.")
-                throw ExitCode(1)
-            }
+        let file: ConfigurationFile
+        do { file = try ConfigurationFile.load() } catch {
+            printError("quarantine: \(error); fix it (or remove it) and try again")
+            throw ExitCode(2)
         }
-        let path = Settings.userConfigurationPath()
-        let text = (try readTextFile(path, required: false)) ?? ""
-        let updated = Self.setting(mode: mode, in: text)
-        _ = try Settings().applying(toml: updated, from: path) // never write a file that does not parse
-        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
-        try Data(updated.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        try vault.store.record(.modeChanged, mode: mode.rawValue, actor: current == .child ? "guardian" : "cli", detail: "\(current.rawValue) -> \(mode.rawValue)")
+        try file.save(ConfigurationFile.setting("mode", to: ConfigurationFile.tomlString(mode.rawValue), of: file.text))
+        try vault.store.recordMode(mode, from: current, actor: current == .child ? "guardian" : "cli")
         printOut("Now in \(mode.rawValue) mode. " + tellAgentToReload())
-    }
-
-    /// The configuration text with its top-level `mode` set, everything else kept as written.
-    static func setting(mode: AnalysisMode, in text: String) -> String {
-        var lines = text.components(separatedBy: "\n")
-        let firstTable = lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
-        let line = "mode = \"\(mode.rawValue)\""
-        if let index = lines[0..<firstTable].firstIndex(where: { $0.range(of: #"^\s*mode\s*="#, options: .regularExpression) != nil }) {
-            lines[index] = line
-        } else {
-            lines.insert(line, at: 0)
-        }
-        return lines.joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 
@@ -39,6 +40,9 @@ func confirm(_ question: String) -> Bool {
 }
 
 extension VaultItem {
+    /// The original file's name.
+    var displayName: String { URL(fileURLWithPath: originalPath).lastPathComponent }
+
     var displaySize: String {
         let units = ["B", "KB", "MB", "GB"]
         var value = Double(size), unit = 0
@@ -85,7 +89,7 @@ struct List: ParsableCommand {
         }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        if Interventions.currentMode() == .child {
+        if Interventions.currentMode(store: vault.store).mode == .child {
             for item in items {
                 let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
                 printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.")
@@ -123,7 +127,7 @@ struct Show: ParsableCommand {
             object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
             printJSONObject(object)
         } else {
-            if Interventions.currentMode() == .child {
+            if Interventions.currentMode(store: vault.store).mode == .child {
                 printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
                 printOut(Interventions.help)
             }
@@ -167,8 +171,9 @@ struct ReleaseCommand: ParsableCommand {
     func run() throws {
         let vault = try openVault()
         let item = try requireItem(vault, id)
-        let mode = Interventions.currentMode()
-        try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: "Release", childAction: "bring it back", item: item, yes: yes)
+        let interventions = Interventions(vault: vault)
+        let mode = interventions.mode.mode
+        try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?", childAction: "bring it back", yes: yes)
         do {
             let result = try vault.release(id: id, to: to, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
             printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
@@ -225,8 +230,10 @@ struct BlockCommand: ParsableCommand {
         let vault = try openVault()
         let item = try requireItem(vault, id)
         let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-        let mode = Interventions.currentMode()
-        try Interventions(mode: mode, guardian: GuardianPIN(store: vault.store)).approve(adultVerb: keep ? "Seal" : "Delete", childAction: keep ? "lock it away for good" : "delete it", item: item, yes: yes)
+        let interventions = Interventions(vault: vault)
+        let mode = interventions.mode.mode
+        try interventions.approve(.block, adultQuestion: "\(keep ? "Seal" : "Delete") \(name) (\(item.reasonList.first ?? "flagged"))?",
+                                  childAction: keep ? "lock it away for good" : "delete it", yes: yes)
         do {
             let result = try vault.block(id: id, keep: keep, origin: origin, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
             printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
@@ -262,11 +269,9 @@ struct Purge: ParsableCommand {
         }
         printOut("These \(items.count) item\(items.count == 1 ? "" : "s") would be deleted for good:")
         for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.originalPath)") }
-        if !yes && !confirm("Delete them?") {
-            printError("quarantine: nothing purged (confirm on a terminal, or pass --yes)")
-            throw ExitCode(1)
-        }
-        let count = try vault.purge(items, actor: "cli")
+        let interventions = Interventions(vault: vault)
+        try interventions.approve(.purge, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
+        let count = try vault.purge(items, actor: interventions.mode.mode == .child ? "guardian" : "cli")
         printOut("Purged \(count) item\(count == 1 ? "" : "s"); each is in 'quarantine history'.")
     }
 }

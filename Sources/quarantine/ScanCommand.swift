@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaDecoding
+import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 
@@ -85,21 +86,7 @@ struct Scan: AsyncParsableCommand {
             }
             for _ in 0..<min(lead, files.count) { submit() }
             while var report = await group.next() {
-                if let vault, let analysis = report.analysis {
-                    try? vault.store.record(.analysed, path: report.path, mode: analysis.mode.rawValue, actor: "scan",
-                                            detail: analysis.isSensitive ? nil : "not sensitive")
-                }
-                if let vault, report.isSensitive, let analysis = report.analysis {
-                    try? vault.store.record(.flagged, path: report.path, mode: analysis.mode.rawValue, actor: "scan",
-                                            detail: analysis.reasons.joined(separator: ", "))
-                    do {
-                        let item = try vault.quarantine(path: report.path, expected: analysis.identity, reasons: analysis.reasons,
-                                                        mode: analysis.mode.rawValue, actor: "scan", preview: report.flaggedFrame)
-                        report.vaultItem = item.id
-                    } catch {
-                        report.failure = FileReport.Failure(code: "not_quarantined", message: "\(report.path): flagged but not moved: \(error)")
-                    }
-                }
+                if let vault { await quarantine(&report, vault: vault, analyzer: analyzer) }
                 tally.add(report)
                 output.emit(report, progress: progress)
                 progress.advance(finished: report.path)
@@ -111,6 +98,46 @@ struct Scan: AsyncParsableCommand {
 
         if tally.flagged > 0 { throw ExitCode(1) }
         if tally.analysed == 0 && tally.errors > 0 { throw ExitCode(2) }
+    }
+
+    /// `--quarantine`: the allow and block lists decide first (as the agent does: the core's
+    /// ``ListCheck``), then what is flagged moves into the vault. Every step is recorded.
+    func quarantine(_ report: inout FileReport, vault: Vault, analyzer: SensitivityAnalyzer) async {
+        guard report.kind != .other, report.failure == nil || report.isSensitive else { return }
+        let path = report.path
+        let mode = report.analysis?.mode ?? analyzer.policy.mode
+        let digest = try? await analyzer.runBlocking { () -> (String, String?) in
+            let file = try MediaFile(path: path)
+            return (try Vault.sha256(fd: file.descriptor), Vault.originHost(fd: file.descriptor))
+        }
+        var reasons = report.analysis?.reasons ?? []
+        if let (sha256, host) = digest {
+            switch try? ListCheck.check(sha256: sha256, originHost: host, mode: mode, store: vault.store, reuseVerdicts: false) {
+            case .allowed:
+                report.listDecision = "released before (on the allow list): left where it is"
+                try? vault.store.record(.analysed, path: path, mode: mode.rawValue, actor: "scan", detail: "on the allow list: not moved")
+                return
+            case .blocked(let reason):
+                report.listDecision = "blocked: \(reason)"
+                reasons = ["blocked: \(reason)"] + reasons
+            default:
+                break
+            }
+        }
+        if let analysis = report.analysis {
+            try? vault.store.record(.analysed, path: path, mode: mode.rawValue, actor: "scan", detail: analysis.isSensitive ? nil : "not sensitive")
+        }
+        guard report.isSensitive || report.listDecision != nil else { return }
+        if report.isSensitive {
+            try? vault.store.record(.flagged, path: path, mode: mode.rawValue, actor: "scan", detail: reasons.joined(separator: ", "))
+        }
+        do {
+            let item = try vault.quarantine(path: path, expected: report.analysis?.identity, reasons: reasons,
+                                            mode: mode.rawValue, actor: "scan", preview: report.flaggedFrame)
+            report.vaultItem = item.id
+        } catch {
+            report.failure = FileReport.Failure(code: "not_quarantined", message: "\(path): flagged but not moved: \(error)")
+        }
     }
 }
 
@@ -161,6 +188,7 @@ struct ScanOutput {
         var flagged_ranges: [[Double]]?
         var partial: String?
         var vault_item: Int64?
+        var list_decision: String?
     }
 
     static func rounded(_ v: Double, _ digits: Double = 10_000) -> Double { (v * digits).rounded() / digits }
@@ -179,7 +207,7 @@ struct ScanOutput {
                       frame_time: a?.frameTime.map { Self.rounded($0, 1000) }, samples: a?.samples,
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
                       flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
-                      vault_item: report.vaultItem)
+                      vault_item: report.vaultItem, list_decision: report.listDecision)
     }
 
     func jsonText(_ record: Record) -> String {
@@ -201,7 +229,7 @@ struct ScanOutput {
             if let ranges = a.flaggedRanges, !ranges.isEmpty {
                 at = " at " + ranges.map { "\(ProgressBar.duration($0[0]))-\(ProgressBar.duration($0[1]))" }.joined(separator: ", ")
             }
-            let moved = report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? ""
+            let moved = (report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "") + (report.listDecision.map { "  [\($0)]" } ?? "")
             if a.mode == .child {
                 let what = report.kind == .video ? "This video" : "This picture"
                 let hidden = report.vaultItem != nil ? " It has been hidden to keep you safe; a grown-up can look at it with you." : ""
@@ -209,6 +237,8 @@ struct ScanOutput {
             } else {
                 progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
             }
+        } else if let decision = report.listDecision {
+            progress.print("BLOCKED  \(report.path)  [\(decision)]\(report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "")", to: .standardOutput)
         } else if verbose || !partial.isEmpty {
             progress.print("ok       \(report.path)\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
         }

@@ -178,7 +178,8 @@ struct CLITests {
         #expect(try cli.run(["block", "--yes", "--origin", String(blockID)]).status == 2, "already blocked")
 
         // purge lists what goes, refuses without confirmation, and records each item.
-        _ = try cli.run(["testcard", card.path + ".2.jpg"])
+        // Other bytes than the card released above (that one is on the allow list now).
+        _ = try cli.run(["testcard", "--size", "320x240", card.path + ".2.jpg"])
         #expect(try cli.run(["scan", "--quarantine", card.path + ".2.jpg"]).status == 1)
         let refused = try cli.run(["purge", "--older-than", "0"])
         #expect(refused.status == 1 && refused.stdout.contains("card.jpg.2.jpg"))
@@ -259,6 +260,55 @@ struct CLITests {
         #expect(try cli.run(["mode"]).stdout == "adult\n")
         #expect(try cli.run(["mode", "child"]).status == 0, "entering child mode needs no PIN once one is set")
         #expect(try cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "mode_changed")
+    }
+
+    @Test("child mode holds when the configuration cannot be read; purge and watch remove need the PIN; scan --quarantine honours the allow list")
+    func childModeCannotBeLowered() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let downloads = cli.home.appendingPathComponent("Downloads")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let card = downloads.appendingPathComponent("card.jpg")
+        _ = try cli.run(["testcard", card.path])
+
+        // Adult mode: hidden, released, then scanned again: released bytes stay where they are.
+        #expect(try cli.run(["scan", "--quarantine", card.path]).status == 1)
+        #expect(try cli.run(["release", "--yes", "1"]).status == 0)
+        let again = try cli.run(["scan", "--quarantine", "--json", card.path])
+        #expect(FileManager.default.fileExists(atPath: card.path), "a released file was hidden again: \(again.stdout)")
+        #expect(try again.jsonLines().first?["list_decision"] as? String == "released before (on the allow list): left where it is")
+
+        // A guardian sets a PIN and child mode; a second card is hidden.
+        let set = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
+        #expect(set.status == 0)
+        #expect(try cli.run(["mode", "child"]).status == 0)
+        let second = downloads.appendingPathComponent("second.jpg")
+        _ = try cli.run(["testcard", "--size", "640x480", second.path])
+        #expect(try cli.run(["scan", "--quarantine", second.path]).status == 1)
+
+        // The configuration cannot be found, or has a syntax error: still child mode.
+        let nowhere = try cli.run(["release", "--yes", "2"], environment: ["XDG_CONFIG_HOME": "/nonexistent"])
+        #expect(nowhere.status == 2 && nowhere.stderr.contains("--yes works only in adult mode"), "\(nowhere.stderr)")
+        let config = cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        try "mode = \"adult\"\n[watch\n".write(to: config, atomically: true, encoding: .utf8)
+        let broken = try cli.run(["release", "--yes", "2"])
+        #expect(broken.status == 2 && broken.stderr.contains("child mode's rules apply"), "\(broken.stderr)")
+        // A hand edit back to adult mode does not undo what the guardian set.
+        try "mode = \"adult\"\n".write(to: config, atomically: true, encoding: .utf8)
+        #expect(try cli.run(["release", "--yes", "2"]).status == 2)
+        #expect(try cli.run(["mode"]).stdout == "child\n")
+        #expect(!FileManager.default.fileExists(atPath: second.path))
+
+        // Purge and watch remove weaken protection: the PIN, on a terminal, never --yes.
+        let purge = try cli.run(["purge", "--older-than", "0", "--yes"])
+        #expect(purge.status == 2, "\(purge.stdout) \(purge.stderr)")
+        #expect(try cli.run(["list", "--json"]).jsonLines().count == 1)
+        let remove = try cli.run(["watch", "remove", downloads.path])
+        #expect(remove.status == 1 && remove.stderr.contains("grown-up"), "\(remove.stderr)")
+        #expect(try cli.run(["watch", "list"]).stdout.contains(downloads.path))
+        let wrongPIN = try throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "1111")])
+        #expect(wrongPIN.status == 1 && wrongPIN.stdout.contains("not right"))
+        let rightPIN = try throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "2468")])
+        #expect(rightPIN.status == 0 && rightPIN.stdout.contains("Purged 1 item"), "\(rightPIN.stdout)")
     }
 
     @Test("only errors: exit 2")

@@ -179,4 +179,26 @@ struct AnalyzerTests {
         #expect(parsed.watch == WatchSettings())
         #expect(parsed.agent == AgentSettings())
     }
+
+    @Test("an analyzer rebuilt again and again (each reload) leaves no thread behind")
+    func rebuildsLeaveNoThreads() async throws {
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
+        func settle(to limit: Int) async -> Int {
+            for _ in 0..<100 where threads() > limit { try? await Task.sleep(for: .milliseconds(20)) }
+            return threads()
+        }
+        // Warm up once (ORT's environment, libdispatch's own threads), then count.
+        do {
+            let warm = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 3))
+            _ = try await warm.runBlocking { 1 }
+        }
+        let before = await settle(to: 0)
+        for _ in 0..<5 {
+            let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .child), configuration: .init(workers: 3))
+            _ = try await analyzer.runBlocking { 1 }
+            _ = try await analyzer.runBlocking(video: true) { 1 }
+        }
+        let after = await settle(to: before)
+        #expect(after <= before, "threads: \(before) before five rebuilds, \(after) after (each analyzer has 3 + 1 of its own)")
+    }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import SensitivityAnalysis
+
+/// The configuration file: the one loader and the one editor that the agent and every CLI verb
+/// use, with one error policy. A missing file means the built-in defaults; a file that exists
+/// but cannot be read or parsed is an error (never silently the defaults), and for the mode
+/// see ``ModeInForce``: it never lowers protection.
+public struct ConfigurationFile: Sendable {
+    public var path: String
+    public var exists: Bool
+    /// The text as written (empty when there is no file).
+    public var text: String
+    public var settings: Settings
+
+    /// Reads and parses the file at `path` (default: the user's); missing: the defaults.
+    public static func load(_ path: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws(Settings.ConfigurationError) -> ConfigurationFile {
+        let path = path ?? Settings.userConfigurationPath(environment: environment)
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT {
+                return ConfigurationFile(path: path, exists: false, text: "", settings: Settings())
+            }
+            throw Settings.ConfigurationError(path: path, message: "cannot be read: \(String(cString: strerror(errno)))")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Settings.ConfigurationError(path: path, message: "cannot be read (permissions?)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw Settings.ConfigurationError(path: path, message: "cannot be read as UTF-8 text")
+        }
+        return ConfigurationFile(path: path, exists: true, text: text, settings: try Settings().applying(toml: text, from: path))
+    }
+
+    /// Writes `text` after checking that it parses: a broken file is never left behind.
+    public func save(_ text: String) throws {
+        _ = try Settings().applying(toml: text, from: path)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    // MARK: - Editing, every other line kept as written
+
+    /// The text with `key = value` set at the top level (`table` nil) or inside `[table]`.
+    /// A key that is there is replaced in place (a multi-line array up to its closing bracket);
+    /// a missing key is added at the start of its table, a missing table at the end.
+    public static func setting(_ key: String, to value: String, inTable table: String? = nil, of text: String) -> String {
+        var lines = text.isEmpty ? [] : text.components(separatedBy: "\n")
+        let line = "\(key) = \(value)"
+        let isTableHeader = { (line: String) in line.trimmingCharacters(in: .whitespaces).hasPrefix("[") }
+        let start: Int
+        if let table {
+            let header = "[\(table)]"
+            guard let found = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == header }) else {
+                if let last = lines.last, last.isEmpty { lines.removeLast() }
+                if !lines.isEmpty { lines.append("") }
+                lines += [header, line, ""]
+                return lines.joined(separator: "\n")
+            }
+            start = found + 1
+        } else {
+            start = 0
+        }
+        let end = lines[start...].firstIndex(where: isTableHeader) ?? lines.count
+        let pattern = "^\\s*" + NSRegularExpression.escapedPattern(for: key) + "\\s*="
+        if let index = lines[start..<end].firstIndex(where: { $0.range(of: pattern, options: .regularExpression) != nil }) {
+            var last = index
+            if lines[index].contains("["), !lines[index].contains("]") {
+                while last + 1 < end, !lines[last].contains("]") { last += 1 }
+            }
+            lines.replaceSubrange(index...last, with: [line])
+        } else {
+            lines.insert(line, at: start)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A TOML string.
+    public static func tomlString(_ value: String) -> String {
+        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// A TOML array of strings.
+    public static func tomlArray(_ values: [String]) -> String {
+        "[" + values.map(tomlString).joined(separator: ", ") + "]"
+    }
+}
