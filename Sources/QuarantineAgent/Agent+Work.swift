@@ -247,7 +247,7 @@ extension QuarantineAgent {
         }
 
         // The analysis.
-        let report = await analyzer.report(forFileAt: path) { [weak self] progress in
+        let report = await analyzer.report(forFileAt: path, policy: settings.policy, videoOptions: settings.video) { [weak self] progress in
             self?.progressed(path, progress.fraction)
         }
         if let analysis = report.analysis, report.isSensitive {

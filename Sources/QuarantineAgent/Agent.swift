@@ -201,6 +201,7 @@ public final class QuarantineAgent: Service, Sendable {
                 return s.problem != nil
             }
             if hadProblem { logger.notice("models loaded: analysing again") }
+            else { logger.debug("models loaded: \(settings.analyzer.workers) analysis thread(s)") }
         } catch {
             let message = "cannot analyse: \(error); files are queued until this is fixed (run 'make setup' or 'quarantine doctor')"
             let first = state.withLock { s -> Bool in
@@ -308,7 +309,9 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
         defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
-        if settings.policies != old.policies || settings.mode != old.mode || settings.analyzer != old.analyzer || settings.video != old.video {
+        // The policy and video options go with each file: only the analyzer's own tuning (workers,
+        // threads, limits) needs the models loaded again.
+        if settings.analyzer != old.analyzer {
             loadAnalyzer(settings)
         }
         let roots = Self.watchRoots(settings, environment: options.environment)

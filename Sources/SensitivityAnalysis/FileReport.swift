@@ -46,8 +46,11 @@ extension SensitivityAnalyzer {
     /// Analyses whatever is at `path`: pictures are judged, other files are reported as such,
     /// and every problem becomes the report's ``FileReport/failure``.
     ///
-    /// Videos report their progress to `progress` as they go.
-    public func report(forFileAt path: String, progress: (@Sendable (VideoProgress) -> Void)? = nil) async -> FileReport {
+    /// Videos report their progress to `progress` as they go. `policy` and `videoOptions`
+    /// default to the analyzer's own: one loaded analyzer serves every mode.
+    public func report(forFileAt path: String, policy: SensitivityPolicy? = nil, videoOptions: VideoOptions? = nil,
+                       progress: (@Sendable (VideoProgress) -> Void)? = nil) async -> FileReport {
+        let policy = policy ?? self.policy
         do {
             let (type, animated) = try await pool.run { [configuration] in
                 let file = try MediaFile(path: path)
@@ -56,18 +59,19 @@ extension SensitivityAnalyzer {
                 return (file.type, ImageHeader.isAnimated(bytes, type: file.type))
             }
             if type.kind == .video || animated {
-                return await videoReport(forFileAt: path, type: type, progress: progress)
+                return await videoReport(forFileAt: path, type: type, policy: policy, options: videoOptions ?? self.videoOptions, progress: progress)
             }
-            return try await pool.run { [self] in reportSynchronously(forFileAt: path) }
+            return try await pool.run { [self] in reportSynchronously(forFileAt: path, policy: policy) }
         } catch {
             return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
         }
     }
 
-    func videoReport(forFileAt path: String, type: MediaType, progress: (@Sendable (VideoProgress) -> Void)?) async -> FileReport {
+    func videoReport(forFileAt path: String, type: MediaType, policy: SensitivityPolicy, options videoOptions: VideoOptions,
+                     progress: (@Sendable (VideoProgress) -> Void)?) async -> FileReport {
         let start = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
-        let handler = videoAnalysis(forFileAt: path, options: videoOptions)
+        let handler = videoAnalysis(forFileAt: path, options: videoOptions, policy: policy)
         let watcher = Task {
             for await update in handler.progressUpdates { progress?(update) }
         }
@@ -98,7 +102,7 @@ extension SensitivityAnalyzer {
     }
 
     /// ``report(forFileAt:)`` on the calling thread.
-    public func reportSynchronously(forFileAt path: String) -> FileReport {
+    public func reportSynchronously(forFileAt path: String, policy: SensitivityPolicy? = nil) -> FileReport {
         let start = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
         var type = MediaType.other
@@ -112,7 +116,7 @@ extension SensitivityAnalyzer {
                 throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); analyse it with report(forFileAt:) or videoAnalysis(forFileAt:)", path: path)
             case .image:
                 let decoded = try decoder.decode(file)
-                var analysis = try analyze(decoded, path: path, identity: file.identity)
+                var analysis = try analyze(decoded, path: path, identity: file.identity, policy: policy)
                 try file.verifyUnchanged()
                 analysis.elapsedMilliseconds = elapsed()
                 return FileReport(path: path, kind: .image, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: analysis.elapsedMilliseconds,

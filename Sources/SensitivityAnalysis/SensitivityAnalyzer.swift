@@ -33,6 +33,7 @@ public final class SensitivityAnalyzer: Sendable {
     /// A 12 MP JPEG still decodes at 1/4 scale instead of full size.
     public static let shrinkFloorFactor = 2
 
+    /// The policy used where a call names none.
     public let policy: SensitivityPolicy
     public let configuration: Configuration
     public let runtime: OnnxRuntime
@@ -90,8 +91,9 @@ public final class SensitivityAnalyzer: Sendable {
         return analysis
     }
 
-    /// Judges an already decoded picture.
-    public func analyze(_ decoded: DecodedImage, path: String, identity: FileIdentity) throws(InferenceError) -> SensitivityAnalysis {
+    /// Judges an already decoded picture by `policy` (default: the analyzer's own).
+    public func analyze(_ decoded: DecodedImage, path: String, identity: FileIdentity, policy: SensitivityPolicy? = nil) throws(InferenceError) -> SensitivityAnalysis {
+        let policy = policy ?? self.policy
         var detections: [Detection]
         var nsfw: Double? = nil
         if TestCard.recognises(decoded.image) {

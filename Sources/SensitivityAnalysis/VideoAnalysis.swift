@@ -49,6 +49,8 @@ public final class VideoAnalysisHandler: Sendable {
     public let path: String
     let analyzer: SensitivityAnalyzer
     let options: VideoOptions
+    /// The policy every sampled frame is judged by.
+    let policy: SensitivityPolicy
     private let state = Mutex<State>(State())
     private let updates: AsyncStream<VideoProgress>.Continuation
     /// Progress as it happens; finishes when the analysis ends.
@@ -61,10 +63,11 @@ public final class VideoAnalysisHandler: Sendable {
         var started = false
     }
 
-    init(path: String, analyzer: SensitivityAnalyzer, options: VideoOptions) {
+    init(path: String, analyzer: SensitivityAnalyzer, options: VideoOptions, policy: SensitivityPolicy) {
         self.path = path
         self.analyzer = analyzer
         self.options = options
+        self.policy = policy
         (progressUpdates, updates) = AsyncStream.makeStream(of: VideoProgress.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -121,10 +124,10 @@ public final class VideoAnalysisHandler: Sendable {
             pending.enter()
             let decoded = DecodedImage(image: sample.image, originalWidth: sample.displayWidth, originalHeight: sample.displayHeight, type: type)
             let time = sample.time
-            analyzer.pool.enqueue { [analyzer, path] in
+            analyzer.pool.enqueue { [analyzer, path, policy] in
                 defer { inFlight.signal(); pending.leave() }
                 do {
-                    let analysis = try analyzer.analyze(decoded, path: path, identity: identity)
+                    let analysis = try analyzer.analyze(decoded, path: path, identity: identity, policy: policy)
                     if analysis.isSensitive { flagged.store(true, ordering: .relaxed) }
                     // Only flagged frames are kept (the vault blurs the first for its preview).
                     judged.withLock { $0.append((time, analysis, analysis.isSensitive ? decoded.image : nil)) }
@@ -163,7 +166,7 @@ public final class VideoAnalysisHandler: Sendable {
             nsfwScore: first?.analysis.nsfwScore, reasons: first?.analysis.reasons ?? [], flaggedFrame: first?.frame ?? nil,
             flaggedRanges: ranges, samples: results.count, duration: duration, coverage: coverage,
             largestGap: summary.largestGap, endedEarly: summary.endedEarly, endReason: summary.endReason,
-            info: decoder.info, mode: analyzer.policy.mode)
+            info: decoder.info, mode: policy.mode)
         publish(time: summary.reachedTime, duration: duration, start: start, samplesDelta: 0, finished: true)
         return result
     }
@@ -201,13 +204,13 @@ public struct VideoOptions: Sendable, Equatable {
 
 extension SensitivityAnalyzer {
     /// A handler that analyses the video at `path` when asked (``VideoAnalysisHandler/hasSensitiveContent()``).
-    /// `options` default to the analyzer's own ``videoOptions``.
-    public func videoAnalysis(forFileAt path: String, options: VideoOptions? = nil) -> VideoAnalysisHandler {
-        VideoAnalysisHandler(path: path, analyzer: self, options: options ?? videoOptions)
+    /// `options` and `policy` default to the analyzer's own ``videoOptions`` and ``policy``.
+    public func videoAnalysis(forFileAt path: String, options: VideoOptions? = nil, policy: SensitivityPolicy? = nil) -> VideoAnalysisHandler {
+        VideoAnalysisHandler(path: path, analyzer: self, options: options ?? videoOptions, policy: policy ?? self.policy)
     }
 
     /// A handler for the video at `url`.
-    public func videoAnalysis(forFileAt url: URL, options: VideoOptions? = nil) -> VideoAnalysisHandler {
-        videoAnalysis(forFileAt: url.path, options: options)
+    public func videoAnalysis(forFileAt url: URL, options: VideoOptions? = nil, policy: SensitivityPolicy? = nil) -> VideoAnalysisHandler {
+        videoAnalysis(forFileAt: url.path, options: options, policy: policy)
     }
 }

@@ -344,6 +344,38 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("reloads: a threshold change keeps the loaded models; rebuilding them for new workers leaves no thread behind")
+    func reloadsLeaveNoThreads() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        func config(workers: Int, threshold: Double) -> String {
+            "[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[analysis]\nworkers = \(workers)\n[policy.adult]\nnsfw_threshold = \(threshold)\n"
+        }
+        let path = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        try config(workers: 2, threshold: 0.8).write(to: path, atomically: true, encoding: .utf8)
+        try agent.start()
+        let pid = try #require(agent.process?.processIdentifier)
+        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? -1 }
+        func reloads() -> Int { agent.logText.components(separatedBy: "configuration reloaded").count - 1 }
+        func loads() -> Int { agent.logText.components(separatedBy: "models loaded").count - 1 }
+        let before = threads()
+        #expect(loads() == 1)
+        // Thresholds go with each file: no new models, no new threads.
+        try config(workers: 2, threshold: 0.7).write(to: path, atomically: true, encoding: .utf8)
+        kill(pid, SIGHUP)
+        #expect(agent.wait(timeout: 10) { reloads() == 1 }, "log:\n\(agent.logText)")
+        #expect(loads() == 1, "a threshold change reloaded the models")
+        // New worker counts rebuild the analyzer; the old one's threads must end.
+        for (index, workers) in [3, 2, 3, 2].enumerated() {
+            try config(workers: workers, threshold: 0.7).write(to: path, atomically: true, encoding: .utf8)
+            kill(pid, SIGHUP)
+            #expect(agent.wait(timeout: 10) { reloads() == index + 2 && loads() == index + 2 }, "log:\n\(agent.logText)")
+        }
+        #expect(agent.wait(timeout: 5) { threads() <= before }, "threads: \(before) at start, \(threads()) after four rebuilds")
+        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "the rebuilt analyzer works; log:\n\(agent.logText)")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("a hand edit of the configuration file takes effect without a signal; a broken edit is reported and the previous configuration stays")
     func configurationFileEdited() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }

@@ -180,25 +180,24 @@ struct AnalyzerTests {
         #expect(parsed.agent == AgentSettings())
     }
 
-    @Test("an analyzer rebuilt again and again (each reload) leaves no thread behind")
-    func rebuildsLeaveNoThreads() async throws {
-        func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1 }
-        func settle(to limit: Int) async -> Int {
-            for _ in 0..<100 where threads() > limit { try? await Task.sleep(for: .milliseconds(20)) }
-            return threads()
+    @Test("worker pools dropped again and again (each reload rebuilds the analyzer's) leave no thread behind")
+    func droppedPoolsLeaveNoThreads() async throws {
+        // Counted by name, so that threads of tests running beside this one do not count.
+        func poolThreads() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.filter { task in
+                ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "").hasPrefix("droptest-")
+            }.count
         }
-        // Warm up once (ORT's environment, libdispatch's own threads), then count.
-        do {
-            let warm = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 3))
-            _ = try await warm.runBlocking { 1 }
-        }
-        let before = await settle(to: 0)
         for _ in 0..<5 {
-            let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .child), configuration: .init(workers: 3))
-            _ = try await analyzer.runBlocking { 1 }
-            _ = try await analyzer.runBlocking(video: true) { 1 }
+            let pool = WorkerPool(threads: 3, name: "droptest")
+            #expect(try await pool.run { 1 } == 1)
         }
-        let after = await settle(to: before)
-        #expect(after <= before, "threads: \(before) before five rebuilds, \(after) after (each analyzer has 3 + 1 of its own)")
+        let stopped = WorkerPool(threads: 2, name: "droptest")
+        _ = try await stopped.run { 1 }
+        stopped.shutdown()
+        for _ in 0..<100 where poolThreads() > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(poolThreads() == 0, "threads of dropped pools still running: \(poolThreads())")
+        withExtendedLifetime(stopped) {}
     }
 }
