@@ -34,7 +34,6 @@ let package = Package(
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
         .target(name: "QuarantineStore", dependencies: [
@@ -47,6 +46,7 @@ let package = Package(
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
             "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
         .target(name: "FolderWatch", dependencies: ["CInotifyTools"]),

@@ -33,7 +33,7 @@ APT_PACKAGES=(
   libturbojpeg0-dev libjpeg-turbo-progs
   libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
   libsqlite3-dev pkg-config xdg-user-dirs python3-venv
-  libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd
+  libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd python3-seccomp
 )
 
 DATA_HOME="${XDG_DATA_HOME:-$HOME/.local/share}/quarantine"

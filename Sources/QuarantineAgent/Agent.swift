@@ -232,10 +232,10 @@ public final class QuarantineAgent: Service, Sendable {
         if let notifier = DesktopNotifier.connect(environment: options.environment) {
             state.withLock { $0.notifier = notifier; $0.notificationState = "desktop notifications (\(notifier.serverName))" }
             logger.info("desktop notifications through \(notifier.serverName)")
-            Task { [logger] in
+            Task { [self, logger] in
                 for await action in notifier.actionInvoked {
                     logger.info("notification \(action.id): \(action.key) chosen")
-                    if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { Self.openReview(id: id) }
+                    if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { self.openReview(id: id) }
                 }
             }
         } else {
@@ -246,13 +246,12 @@ public final class QuarantineAgent: Service, Sendable {
 
     /// The "Show" action of a notification: opens a terminal with `quarantine show ID`, when
     /// the desktop has one.
-    static func openReview(id: Int64) {
+    func openReview(id: Int64) {
         let terminal = "/usr/bin/x-terminal-emulator"
         guard FileManager.default.isExecutableFile(atPath: terminal) else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: terminal)
-        process.arguments = ["-e", CommandLine.arguments[0], "show", String(id)]
-        try? process.run()
+        if case .failure(let error) = DetachedProgram.start([terminal, "-e", CommandLine.arguments[0], "show", String(id)], environment: options.environment) {
+            logger.warning("cannot open a terminal for item \(id): \(error)")
+        }
     }
 
     /// Why the configuration is read again.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QuarantineCore
 import MediaDecoding
 import SensitivityAnalysis
 
@@ -59,18 +60,14 @@ struct Doctor: AsyncParsableCommand {
             checks.append(Check(name: "inotify \(limit)", ok: value != nil, detail: value.map { "\($0) (\(path))" } ?? "cannot read \(path)"))
         }
         let config = Settings.userConfigurationPath()
-        let configExists = FileManager.default.fileExists(atPath: config)
-        var configDetail = configExists ? "\(config)" : "\(config) (absent: built-in defaults in force)"
+        var configDetail = config
         var configOK = true
-        if configExists {
-            do {
-                let text = try readTextFile(config, required: true) ?? ""
-                let settings = try Settings().applying(toml: text, from: config)
-                configDetail += "; mode \(settings.mode.rawValue)"
-            } catch {
-                configOK = false
-                configDetail = "\(error)"
-            }
+        do {
+            let file = try ConfigurationFile.load(config)
+            configDetail += file.exists ? "; mode \(file.settings.mode.rawValue)" : " (absent: built-in defaults in force)"
+        } catch {
+            configOK = false
+            configDetail = "\(error)"
         }
         checks.append(Check(name: "config", ok: configOK, detail: configDetail))
         checks.append(Check(name: "runtime search path", ok: true, detail: catalog.runtimeDirectories.joined(separator: ", ")))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QuarantineCore
 import Logging
 import SensitivityAnalysis
 
@@ -57,11 +58,8 @@ struct AnalysisOptions: ParsableArguments {
 
     /// Built-in defaults, then the configuration file, then command-line options.
     func settings() throws -> Settings {
-        var settings = Settings()
-        let path = config ?? Settings.userConfigurationPath()
-        if let text = try readTextFile(path, required: config != nil) {
-            settings = try settings.applying(toml: text, from: path)
-        }
+        if let config, !FileManager.default.fileExists(atPath: config) { throw CLIError("\(config): no such file") }
+        var settings = try ConfigurationFile.load(config).settings
         if let mode { settings.mode = mode }
         if let workers {
             guard workers > 0 else { throw ValidationError("--workers must be at least 1") }

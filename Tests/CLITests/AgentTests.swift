@@ -36,9 +36,14 @@ final class AgentHarness: @unchecked Sendable {
         return env
     }
 
-    /// Starts `quarantine agent` with its log in `log`, and waits until it watches.
-    func start(_ arguments: [String] = [], waitForReady: Bool = true) throws {
+    /// Starts `quarantine agent` with its log in `log`, and waits until it watches. With
+    /// `wrapper`, that program runs first and execs the agent (a sandbox, say).
+    func start(_ arguments: [String] = [], waitForReady: Bool = true, wrapper: [String] = []) throws {
         let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
+        if let program = wrapper.first {
+            process.arguments = Array(wrapper.dropFirst()) + [CLIRunner.binary.path] + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: program)
+        }
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
         process.standardOutput = handle
@@ -374,6 +379,31 @@ struct AgentTests {
         try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
         #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "the rebuilt analyzer works; log:\n\(agent.logText)")
         #expect(agent.stop().status == 0)
+    }
+
+    @Test("under the unit's RestrictAddressFamilies=AF_UNIX (seccomp): reload with the default download folder, mode change, a card hidden, a prompt stop")
+    func reloadUnderTheUnitsSandbox() throws {
+        let wrapper = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/sandbox_exec.py").path
+        // The default folder (no [watch] incoming): the path that used to spawn xdg-user-dir.
+        let agent = try AgentHarness(config: "[agent]\nsettle_ms = 100\n"); defer { agent.cleanUp() }
+        try agent.start(wrapper: ["/usr/bin/python3", wrapper])
+        let pid = try #require(agent.process?.processIdentifier)
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        #expect(status.contains("Seccomp:\t2"), "the filter is in force")
+        let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        try "[agent]\nsettle_ms = 120\n".write(to: config, atomically: true, encoding: .utf8)
+        kill(pid, SIGHUP)
+        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") }, "log:\n\(agent.logText)")
+        let set = try CLITests().throughTerminal(agent.cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")],
+                                                 environment: agent.environment)
+        #expect(set.status == 0)
+        #expect(try agent.run(["mode", "child"]).status == 0)
+        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
+        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        let stop = agent.stop()
+        #expect(stop.status == 0 && stop.seconds < 5, "stopped with \(stop.status) after \(stop.seconds) s")
+        #expect(!agent.logText.contains("CFSocket"), "log:\n\(agent.logText)")
     }
 
     @Test("a hand edit of the configuration file takes effect without a signal; a broken edit is reported and the previous configuration stays")

@@ -136,50 +136,6 @@ struct AnalyzerTests {
         }
     }
 
-    @Test("configuration: user values override defaults key by key; bad values are named")
-    func configuration() throws {
-        let settings = try Settings().applying(toml: """
-            mode = "child"
-            [analysis]
-            workers = 3
-            [policy.child]
-            nsfw_threshold = 0.7
-            [policy.child.labels]
-            BUTTOCKS_EXPOSED = 0.5
-            ANUS_COVERED = false
-            """, from: "test.toml")
-        #expect(settings.mode == .child)
-        #expect(settings.analyzer.workers == 3)
-        #expect(settings.policy.nsfwThreshold == 0.7)
-        #expect(settings.policy.labelThresholds["BUTTOCKS_EXPOSED"] == 0.5)
-        #expect(settings.policy.labelThresholds["ANUS_COVERED"] == nil)
-        #expect(settings.policy.labelThresholds["FEMALE_GENITALIA_EXPOSED"] == 0.3)
-        #expect(settings.policies[.adult] == .defaults(for: .adult))
-        for bad in ["mode = \"teen\"", "[policy.adult.labels]\nNOT_A_LABEL = 0.5", "[policy.adult.labels]\nFACE_MALE = 0.1", "[analysis]\nworkers = -1", "mode = "] {
-            #expect(throws: Settings.ConfigurationError.self) { _ = try Settings().applying(toml: bad, from: "bad.toml") }
-        }
-    }
-
-    @Test("etc/quarantine/config.toml states exactly the built-in defaults")
-    func shippedDefaultsMatch() throws {
-        let path = TestEnvironment.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        var empty = Settings()
-        for mode in AnalysisMode.allCases {
-            empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave)
-        }
-        empty.mode = .child
-        empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])
-        empty.agent = AgentSettings(notifications: false, settleMilliseconds: 1, rescanSeconds: 5)
-        let parsed = try empty.applying(toml: text, from: path)
-        #expect(parsed.mode == .adult)
-        for mode in AnalysisMode.allCases { #expect(parsed.policies[mode] == .defaults(for: mode), "\(mode)") }
-        #expect(parsed.analyzer.limits == MediaLimits.default)
-        #expect(parsed.analyzer.intraOpThreads == SensitivityAnalyzer.Configuration().intraOpThreads)
-        #expect(parsed.watch == WatchSettings())
-        #expect(parsed.agent == AgentSettings())
-    }
-
     @Test("worker pools dropped again and again (each reload rebuilds the analyzer's) leave no thread behind")
     func droppedPoolsLeaveNoThreads() async throws {
         // Counted by name, so that threads of tests running beside this one do not count.

@@ -1,4 +1,5 @@
 import Foundation
+import SensitivityAnalysis
 import TOMLKit
 
 /// The folders the agent watches, from the `[watch]` table.
@@ -58,26 +59,47 @@ public struct WatchSettings: Sendable, Equatable {
         return URL(fileURLWithPath: text).standardizedFileURL.path
     }
 
-    /// The user's download folder: `xdg-user-dir DOWNLOAD`, unless that is missing or answers the
-    /// home folder itself (its answer when nothing is configured); then `~/Downloads`.
+    /// The user's download folder, as `xdg-user-dir DOWNLOAD` answers it, unless that is unset
+    /// or the home folder itself (its answer when nothing is configured); then `~/Downloads`.
+    ///
+    /// Read from `${XDG_CONFIG_HOME:-~/.config}/user-dirs.dirs` in this process, as
+    /// `xdg-user-dir` does: no child process, so it works inside the unit's sandbox (where
+    /// Foundation's `Process` hangs without an AF_INET socket pair) and never blocks a reload.
     public static func downloadFolder(environment: [String: String] = ProcessEnvironment.current) -> String {
         let home = XDG.home(environment)
         let fallback = home + "/Downloads"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-user-dir")
-        process.arguments = ["DOWNLOAD"]
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return fallback }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let answer = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, answer.hasPrefix("/"),
+        let file = XDG.configHome(environment) + "/user-dirs.dirs"
+        guard let data = FileManager.default.contents(atPath: file),
+              let answer = userDirectory("DOWNLOAD", in: String(decoding: data, as: UTF8.self), home: home),
               URL(fileURLWithPath: answer).standardizedFileURL.path != URL(fileURLWithPath: home).standardizedFileURL.path
         else { return fallback }
         return answer
+    }
+
+    /// The value of `XDG_<name>_DIR` in the text of a `user-dirs.dirs` file: `"$HOME/..."` or an
+    /// absolute path in double quotes, with `\` escapes; the last assignment wins (the file is
+    /// shell, sourced by xdg-user-dir). Nil when unset or not of that form.
+    static func userDirectory(_ name: String, in text: String, home: String) -> String? {
+        var result: String? = nil
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            guard !line.hasPrefix("#"), line.hasPrefix("XDG_\(name)_DIR=") else { continue }
+            let value = line.dropFirst("XDG_\(name)_DIR=".count)
+            guard value.hasPrefix("\"") else { continue }
+            var path = ""
+            var escaped = false, closed = false
+            for character in value.dropFirst() {
+                if escaped { path.append(character); escaped = false }
+                else if character == "\\" { escaped = true }
+                else if character == "\"" { closed = true; break }
+                else { path.append(character) }
+            }
+            guard closed else { continue }
+            if path == "$HOME" { path = home } else if path.hasPrefix("$HOME/") { path = home + path.dropFirst(5) }
+            guard path.hasPrefix("/") else { continue }
+            result = path
+        }
+        return result
     }
 
     mutating func apply(_ table: TOMLTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {

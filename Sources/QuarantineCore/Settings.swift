@@ -1,4 +1,5 @@
 import MediaDecoding
+import SensitivityAnalysis
 import TOMLKit
 
 /// What a configuration file decides for analysis: the mode, each mode's policy, and tuning.

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Starts a program the service does not wait for (a viewer, a terminal), with `posix_spawn`.
+///
+/// Foundation's `Process` needs a socket pair of a family that the user unit forbids
+/// (`RestrictAddressFamilies=AF_UNIX`), and then never returns from `waitUntilExit()`; this
+/// needs no socket at all. A short-lived thread reaps the child so that no zombie is left.
+public enum DetachedProgram {
+    /// Starts `arguments[0]` (an absolute path) with the rest as its arguments; returns its pid,
+    /// or the errno that prevented the start.
+    @discardableResult
+    public static func start(_ arguments: [String], environment: [String: String]) -> Result<pid_t, POSIXError> {
+        guard let program = arguments.first, program.hasPrefix("/") else { return .failure(POSIXError(.ENOENT)) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Its own session: a signal to the service's process group never reaches it.
+        // (POSIX_SPAWN_SETSID, glibc 2.26 and later; the macro does not import into Swift.)
+        posix_spawnattr_setflags(&attributes, 0x80)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        guard code == 0 else { return .failure(POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)) }
+        let child = pid
+        let reaper = Thread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        reaper.name = "reap-\(child)"
+        reaper.start()
+        return .success(child)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+import Testing
+@testable import QuarantineCore
+
+/// The configuration's keys and defaults.
+@Suite("Settings")
+struct SettingsTests {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("configuration: user values override defaults key by key; bad values are named")
+    func configuration() throws {
+        let settings = try Settings().applying(toml: """
+            mode = "child"
+            [analysis]
+            workers = 3
+            [policy.child]
+            nsfw_threshold = 0.7
+            [policy.child.labels]
+            BUTTOCKS_EXPOSED = 0.5
+            ANUS_COVERED = false
+            """, from: "test.toml")
+        #expect(settings.mode == .child)
+        #expect(settings.analyzer.workers == 3)
+        #expect(settings.policy.nsfwThreshold == 0.7)
+        #expect(settings.policy.labelThresholds["BUTTOCKS_EXPOSED"] == 0.5)
+        #expect(settings.policy.labelThresholds["ANUS_COVERED"] == nil)
+        #expect(settings.policy.labelThresholds["FEMALE_GENITALIA_EXPOSED"] == 0.3)
+        #expect(settings.policies[.adult] == .defaults(for: .adult))
+        for bad in ["mode = \"teen\"", "[policy.adult.labels]\nNOT_A_LABEL = 0.5", "[policy.adult.labels]\nFACE_MALE = 0.1", "[analysis]\nworkers = -1", "mode = "] {
+            #expect(throws: Settings.ConfigurationError.self) { _ = try Settings().applying(toml: bad, from: "bad.toml") }
+        }
+    }
+
+    @Test("etc/quarantine/config.toml states exactly the built-in defaults")
+    func shippedDefaultsMatch() throws {
+        let path = SettingsTests.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        var empty = Settings()
+        for mode in AnalysisMode.allCases {
+            empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave)
+        }
+        empty.mode = .child
+        empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])
+        empty.agent = AgentSettings(notifications: false, settleMilliseconds: 1, rescanSeconds: 5)
+        let parsed = try empty.applying(toml: text, from: path)
+        #expect(parsed.mode == .adult)
+        for mode in AnalysisMode.allCases { #expect(parsed.policies[mode] == .defaults(for: mode), "\(mode)") }
+        #expect(parsed.analyzer.limits == MediaLimits.default)
+        #expect(parsed.analyzer.intraOpThreads == SensitivityAnalyzer.Configuration().intraOpThreads)
+        #expect(parsed.watch == WatchSettings())
+        #expect(parsed.agent == AgentSettings())
+    }
+
+}
+
+/// The download folder, read as xdg-user-dir reads it.
+@Suite("Download folder")
+struct DownloadFolderTests {
+    @Test("user-dirs.dirs: $HOME paths, absolute paths, comments, the last assignment; unset or home means ~/Downloads")
+    func parsesUserDirs() throws {
+        let text = """
+        # This file is written by xdg-user-dirs-update
+        XDG_DESKTOP_DIR="$HOME/Desktop"
+        XDG_DOWNLOAD_DIR="$HOME/Downloads"
+        XDG_DOWNLOAD_DIR="$HOME/T\\"el\\"echargements"
+        """
+        #expect(WatchSettings.userDirectory("DOWNLOAD", in: text, home: "/home/a") == "/home/a/T\"el\"echargements")
+        #expect(WatchSettings.userDirectory("DOWNLOAD", in: "XDG_DOWNLOAD_DIR=\"/srv/in\"\n", home: "/home/a") == "/srv/in")
+        #expect(WatchSettings.userDirectory("DOWNLOAD", in: "#XDG_DOWNLOAD_DIR=\"/x\"\nXDG_MUSIC_DIR=\"/m\"\n", home: "/h") == nil)
+        #expect(WatchSettings.userDirectory("DOWNLOAD", in: "XDG_DOWNLOAD_DIR=relative\n", home: "/h") == nil)
+
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-xdg-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let config = home.appendingPathComponent(".config")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        let environment = ["HOME": home.path]
+        #expect(WatchSettings.downloadFolder(environment: environment) == home.path + "/Downloads", "no file")
+        try "XDG_DOWNLOAD_DIR=\"$HOME/\"\n".write(to: config.appendingPathComponent("user-dirs.dirs"), atomically: true, encoding: .utf8)
+        #expect(WatchSettings.downloadFolder(environment: environment) == home.path + "/Downloads", "the home folder itself")
+        try "XDG_DOWNLOAD_DIR=\"$HOME/Incoming\"\n".write(to: config.appendingPathComponent("user-dirs.dirs"), atomically: true, encoding: .utf8)
+        #expect(WatchSettings.downloadFolder(environment: environment) == home.path + "/Incoming")
+        // The same answer as xdg-user-dir itself, where it is installed.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-user-dir") {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-user-dir")
+            process.arguments = ["DOWNLOAD"]
+            process.environment = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let answer = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            process.waitUntilExit()
+            #expect(answer == home.path + "/Incoming")
+        }
+    }
+}
