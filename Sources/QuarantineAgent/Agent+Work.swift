@@ -140,7 +140,7 @@ extension QuarantineAgent {
             if file.type.kind == .other {
                 // Not a picture or a video (by its bytes): recorded without reading further.
                 try? vault.store.complete(entry, seen: SeenFile(path: entry.path, identity: file.identity, sha256: nil,
-                                                                mode: settings.mode.rawValue, verdict: .other))
+                                                                mode: settings.mode, verdict: .other))
                 count(Verdict.other.rawValue)
                 finishedHere = true
                 continue
@@ -200,8 +200,8 @@ extension QuarantineAgent {
         defer { try? store.endAttempt(entry) }
         if attempts > Self.maxAttempts {
             logger.error("\(path): given up after it crashed the agent \(attempts - 1) times; check it with 'quarantine scan'")
-            try? store.complete(entry, seen: SeenFile(path: path, identity: entry.identity, sha256: nil, mode: mode.rawValue, verdict: .failed),
-                                events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: actor, detail: "given up after it crashed the agent \(attempts - 1) times")])
+            try? store.complete(entry, seen: SeenFile(path: path, identity: entry.identity, sha256: nil, mode: mode, verdict: .failed),
+                                events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the agent \(attempts - 1) times")])
             count(Verdict.failed.rawValue)
             return
         }
@@ -225,8 +225,8 @@ extension QuarantineAgent {
             switch try ListCheck.check(sha256: digest.sha256, originHost: digest.host, mode: mode, store: store) {
             case .allowed:
                 logger.info("\(path): left alone (released before: on the allow list)")
-                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .allowed),
-                                   events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "on the allow list: not analysed")])
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .allowed),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
                 count(Verdict.allowed.rawValue)
                 return
             case .blocked(let reason):
@@ -234,8 +234,8 @@ extension QuarantineAgent {
                      mode: mode, verdict: .blocked)
                 return
             case .knownClean:
-                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .clean),
-                                   events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: "same bytes as a file found not sensitive before")])
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "same bytes as a file found not sensitive before")])
                 count(Verdict.clean.rawValue)
                 return
             case .analyse:
@@ -258,12 +258,12 @@ extension QuarantineAgent {
         } else if let analysis = report.analysis {
             var detail = "not sensitive"
             if let partial = analysis.partialReason { detail += " (video checked up to where it is readable: \(partial))" }
-            try? store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .clean),
-                                events: [AuditEvent(.analysed, path: path, mode: mode.rawValue, actor: actor, detail: detail)])
+            try? store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
+                                events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])
             logger.debug("\(path): not sensitive (\(Int(report.elapsedMilliseconds)) ms)")
             count(Verdict.clean.rawValue)
         } else {
-            try? store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode.rawValue, verdict: .other))
+            try? store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .other))
             count(Verdict.other.rawValue)
         }
     }
@@ -275,11 +275,11 @@ extension QuarantineAgent {
         let store = vault.store
         do {
             if verdict == .quarantined {
-                try store.record(.flagged, path: path, mode: mode.rawValue, actor: "agent", detail: reasons.joined(separator: ", "))
+                try store.record(.flagged, path: path, mode: mode, actor: "agent", detail: reasons.joined(separator: ", "))
             }
-            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode.rawValue, actor: "agent", preview: preview)
+            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: "agent", preview: preview)
             let id = item.id ?? 0
-            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode.rawValue, verdict: verdict, itemId: id))
+            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             count(verdict.rawValue)
             logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id): \(path) (\(reasons.joined(separator: ", ")))")
             let notice: Notice
@@ -320,8 +320,8 @@ extension QuarantineAgent {
         case .hold:
             hide(entry, identity: identity, sha256: sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil, mode: mode, verdict: .unverified)
         case .leave:
-            try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256, mode: mode.rawValue, verdict: .failed),
-                                      events: [AuditEvent(.error, path: path, mode: mode.rawValue, actor: "agent", detail: "\(failure.code): \(failure.message)")])
+            try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256, mode: mode, verdict: .failed),
+                                      events: [AuditEvent(.error, path: path, mode: mode, actor: "agent", detail: "\(failure.code): \(failure.message)")])
             count(Verdict.failed.rawValue)
             logger.warning("could not check \(failure.message); left where it is")
             let reason = failure.message.hasPrefix(path + ": ") ? String(failure.message.dropFirst(path.count + 2)) : failure.message

@@ -324,7 +324,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         watcher?.setRoots(roots)
         if settings.mode != old.mode {
-            try? vault.store.record(.modeChanged, mode: settings.mode.rawValue, actor: "agent", detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
+            try? vault.store.record(.modeChanged, mode: settings.mode, actor: "agent", detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
         }
         logger.notice("configuration reloaded: \(settings.mode.rawValue) mode, watching \(roots.map(\.path).joined(separator: ", "))")
         publishSoon()

@@ -19,7 +19,7 @@ public enum ListCheck: Sendable, Equatable {
         if try store.isAllowed(sha256: sha256) { return .allowed }
         if let reason = try store.blockReason(sha256: sha256) { return .blocked(reason: "on the block list: \(reason)") }
         if let host = originHost, try store.isBlocked(host: host) { return .blocked(reason: "downloaded from \(host), which is blocked") }
-        if reuseVerdicts, try store.verdict(sha256: sha256, mode: mode.rawValue) == .clean { return .knownClean }
+        if reuseVerdicts, try store.verdict(sha256: sha256, mode: mode) == .clean { return .knownClean }
         return .analyse
     }
 }

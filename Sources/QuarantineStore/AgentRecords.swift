@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MediaDecoding
+import SensitivityAnalysis
 
 /// One file waiting to be handled by the agent. The backlog lives in the database, so a crash or a
 /// stop loses no pending work: what is here at start is handled first.
@@ -37,7 +38,7 @@ public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, Mutabl
 }
 
 /// What the agent concluded about one version of one file; what it has seen is never analysed again.
-public enum Verdict: String, Sendable, Codable, CaseIterable {
+public enum Verdict: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
     /// Analysed: nothing sensitive.
     case clean
     /// Analysed: sensitive, moved to the vault.
@@ -64,12 +65,12 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
     public var size: Int64
     public var mtimeNs: Int64
     public var sha256: String?
-    public var mode: String
-    public var verdict: String
+    public var mode: AnalysisMode
+    public var verdict: Verdict
     public var itemId: Int64?
     public var at: Date
 
-    public init(path: String, identity: FileIdentity, sha256: String?, mode: String, verdict: Verdict, itemId: Int64? = nil) {
+    public init(path: String, identity: FileIdentity, sha256: String?, mode: AnalysisMode, verdict: Verdict, itemId: Int64? = nil) {
         self.path = path
         self.device = Int64(bitPattern: identity.device)
         self.inode = Int64(bitPattern: identity.inode)
@@ -77,7 +78,7 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
         self.mtimeNs = identity.modificationNanoseconds
         self.sha256 = sha256
         self.mode = mode
-        self.verdict = verdict.rawValue
+        self.verdict = verdict
         self.itemId = itemId
         self.at = Date()
     }
@@ -145,8 +146,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
 
 extension AuditEvent {
     /// A new event, to be recorded with ``AuditStore/complete(_:seen:events:)``.
-    public init(_ kind: EventKind, itemId: Int64? = nil, path: String?, mode: String, actor: String, detail: String? = nil) {
-        self.init(id: nil, itemId: itemId, at: Date(), kind: kind.rawValue, mode: mode, actor: actor, path: path, detail: detail)
+    public init(_ kind: EventKind, itemId: Int64? = nil, path: String?, mode: AnalysisMode, actor: String, detail: String? = nil) {
+        self.init(id: nil, itemId: itemId, at: Date(), kind: kind, mode: mode, actor: actor, path: path, detail: detail)
     }
 }
 
@@ -197,10 +198,10 @@ extension AuditStore {
     }
 
     /// The verdict last given to these bytes in `mode`, if any.
-    public func verdict(sha256: String, mode: String) throws -> Verdict? {
+    public func verdict(sha256: String, mode: AnalysisMode) throws -> Verdict? {
         try read { db in
-            try String.fetchOne(db, sql: "SELECT verdict FROM seenFile WHERE sha256 = ? AND mode = ? ORDER BY id DESC LIMIT 1",
-                                arguments: [sha256, mode]).flatMap(Verdict.init(rawValue:))
+            try Verdict.fetchOne(db, sql: "SELECT verdict FROM seenFile WHERE sha256 = ? AND mode = ? ORDER BY id DESC LIMIT 1",
+                                 arguments: [sha256, mode])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SensitivityAnalysis
 
 /// The audit database shared by the CLI and the agent: vault items, every event, the allow and
 /// block lists, and the intent journal that makes moves recoverable.
@@ -100,9 +101,9 @@ public final class AuditStore: Sendable {
     func read<T>(_ body: (Database) throws -> T) throws -> T { try pool.read(body) }
 
     /// Records one event.
-    public func record(_ kind: EventKind, itemId: Int64? = nil, path: String? = nil, mode: String, actor: String, detail: String? = nil) throws {
+    public func record(_ kind: EventKind, itemId: Int64? = nil, path: String? = nil, mode: AnalysisMode, actor: String, detail: String? = nil) throws {
         try write { db in
-            var event = AuditEvent(id: nil, itemId: itemId, at: Date(), kind: kind.rawValue, mode: mode, actor: actor, path: path, detail: detail)
+            var event = AuditEvent(id: nil, itemId: itemId, at: Date(), kind: kind, mode: mode, actor: actor, path: path, detail: detail)
             try event.insert(db)
         }
     }
@@ -113,7 +114,7 @@ public final class AuditStore: Sendable {
     public func items(includeClosed: Bool = false) throws -> [VaultItem] {
         try read { db in
             var request = VaultItem.order(Column("id").desc)
-            if !includeClosed { request = request.filter([VaultItem.Status.quarantined.rawValue, VaultItem.Status.sealed.rawValue].contains(Column("status"))) }
+            if !includeClosed { request = request.filter([VaultItem.Status.quarantined, VaultItem.Status.sealed].contains(Column("status"))) }
             return try request.fetchAll(db)
         }
     }
@@ -172,12 +173,12 @@ public final class AuditStore: Sendable {
 
     /// Journal entries of moves that did not finish.
     func unfinishedMoves() throws -> [JournalEntry] {
-        try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done.rawValue).order(Column("id")).fetchAll(db) }
+        try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done).order(Column("id")).fetchAll(db) }
     }
 }
 
 /// What happened, as recorded in the audit log.
-public enum EventKind: String, Sendable, Codable {
+public enum EventKind: String, Sendable, Codable, DatabaseValueConvertible {
     case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged, guardian
     case modeChanged = "mode_changed"
 }
@@ -188,8 +189,8 @@ public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistable
     public var id: Int64?
     public var itemId: Int64?
     public var at: Date
-    public var kind: String
-    public var mode: String
+    public var kind: EventKind
+    public var mode: AnalysisMode
     public var actor: String
     public var path: String?
     public var detail: String?
@@ -200,14 +201,14 @@ public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistable
 /// An intent recorded before a move, so a crash at any instant can be finished or rolled back.
 struct JournalEntry: Codable, Sendable, FetchableRecord, MutablePersistableRecord {
     static let databaseTableName = "journal"
-    enum Operation: String { case quarantine, release }
-    enum State: String { case begun, copied, done }
+    enum Operation: String, Codable, DatabaseValueConvertible { case quarantine, release }
+    enum State: String, Codable, DatabaseValueConvertible { case begun, copied, done }
     var id: Int64?
     var itemId: Int64
-    var operation: String
+    var operation: Operation
     var source: String
     var destination: String
-    var state: String
+    var state: State
     var startedAt: Date
 
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }

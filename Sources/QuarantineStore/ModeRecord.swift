@@ -39,7 +39,7 @@ extension AuditStore {
     public func recordMode(_ mode: AnalysisMode, from old: AnalysisMode, actor: String) throws {
         try write { db in
             try ModeRecord(mode: mode).save(db)
-            var event = AuditEvent(.modeChanged, path: nil, mode: mode.rawValue, actor: actor, detail: "\(old.rawValue) -> \(mode.rawValue)")
+            var event = AuditEvent(.modeChanged, path: nil, mode: mode, actor: actor, detail: "\(old.rawValue) -> \(mode.rawValue)")
             try event.insert(db)
         }
     }

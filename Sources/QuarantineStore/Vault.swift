@@ -53,7 +53,7 @@ public final class Vault: Sendable {
     /// Moves the file at `path` into the vault. When `expected` is given, the file must still be
     /// exactly what was analysed (device, inode, size, modification time).
     @discardableResult
-    public func quarantine(path: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String,
+    public func quarantine(path: String, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
                            preview: RGBImage? = nil) throws -> VaultItem {
         do {
             return try whileMoving { try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
@@ -64,7 +64,7 @@ public final class Vault: Sendable {
         }
     }
 
-    func moveIn(path given: String, expected: FileIdentity?, reasons: [String], mode: String, actor: String, preview: RGBImage?) throws -> VaultItem {
+    func moveIn(path given: String, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String, preview: RGBImage?) throws -> VaultItem {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
         let path = given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
             : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
@@ -88,29 +88,19 @@ public final class Vault: Sendable {
             originURL: attributes["user.xdg.origin.url"].flatMap { String(data: $0, encoding: .utf8) },
             referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
             reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
-            status: VaultItem.Status.quarantining.rawValue)
+            status: .quarantining)
         // Intent first: the journal names both places before anything moves.
-        let (id, journalId) = try store.write { db -> (Int64, Int64) in
-            try item.insert(db)
-            let name = "\(item.id!)"
-            item.vaultName = name
-            try item.update(db)
-            var entry = JournalEntry(id: nil, itemId: item.id!, operation: JournalEntry.Operation.quarantine.rawValue, source: path,
-                                     destination: itemPath(name), state: JournalEntry.State.begun.rawValue, startedAt: Date())
-            try entry.insert(db)
-            return (item.id!, entry.id!)
-        }
-        let name = "\(id)"
+        let journalId: Int64
+        (item, journalId) = try store.beginQuarantine(item) { self.itemPath($0) }
+        let id = item.id!
+        let name = item.vaultName!
         do {
             guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
             try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId)
             chmod(itemPath(name), 0o600)
         } catch {
-            // Nothing moved (or the move was undone): forget the intent, keep the record.
-            try? store.write { db in
-                try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
-                try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [id])
-            }
+            // Nothing moved (or the move was undone): forget the intent; the refusal is recorded by the caller.
+            try? store.abandonQuarantine(itemId: id, journalId: journalId)
             rmdir(folder(name))
             throw error
         }
@@ -120,7 +110,7 @@ public final class Vault: Sendable {
                 item.previewName = "preview.jpg"
             }
         }
-        item.status = VaultItem.Status.quarantined.rawValue
+        item.status = .quarantined
         // The same record beside the item, so the vault explains itself even without the database.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -129,13 +119,8 @@ public final class Vault: Sendable {
             FileManager.default.createFile(atPath: folder(name) + "/meta.json", contents: meta, attributes: [.posixPermissions: 0o600])
         }
         let finished = item
-        try store.write { db in
-            try finished.update(db)
-            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, journalId])
-            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.quarantined.rawValue, mode: mode, actor: actor,
-                                   path: path, detail: reasons.joined(separator: ", "))
-            try event.insert(db)
-        }
+        try store.finishQuarantine(finished, journalId: journalId,
+                                   event: AuditEvent(.quarantined, itemId: id, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", ")))
         return finished
     }
 
@@ -153,14 +138,14 @@ public final class Vault: Sendable {
     /// taken name becomes `name (1).ext`; a missing folder is recreated. Restores mode, owner
     /// where permitted, times and extended attributes, and allows its hash from then on.
     @discardableResult
-    public func release(id: Int64, to directory: String? = nil, mode: String, actor: String) throws -> Release {
+    public func release(id: Int64, to directory: String? = nil, mode: AnalysisMode, actor: String) throws -> Release {
         try whileMoving { try moveOut(id: id, to: directory, mode: mode, actor: actor) }
     }
 
-    func moveOut(id: Int64, to directory: String?, mode: String, actor: String) throws -> Release {
+    func moveOut(id: Int64, to directory: String?, mode: AnalysisMode, actor: String) throws -> Release {
         guard var item = try store.item(id) else { throw VaultError.refused("there is no item \(id) in the vault") }
-        guard item.status == VaultItem.Status.quarantined.rawValue, let name = item.vaultName else {
-            throw VaultError.refused("item \(id) is \(item.status), not in the vault")
+        guard item.status == .quarantined, let name = item.vaultName else {
+            throw VaultError.refused("item \(id) is \(item.status.rawValue), not in the vault")
         }
         let original = URL(fileURLWithPath: item.originalPath)
         let folderPath = directory ?? original.deletingLastPathComponent().path
@@ -178,45 +163,26 @@ public final class Vault: Sendable {
         while true {
             destination = folderPath + "/" + Self.candidateName(original.lastPathComponent, attempt: attempt)
             if access(destination, F_OK) == 0 || errno != ENOENT { attempt += 1; continue }
-            let target = destination
-            journalId = try store.write { db -> Int64 in
-                var entry = JournalEntry(id: nil, itemId: id, operation: JournalEntry.Operation.release.rawValue, source: source,
-                                         destination: target, state: JournalEntry.State.begun.rawValue, startedAt: Date())
-                try entry.insert(db)
-                try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.releasing.rawValue, id])
-                return entry.id!
-            }
+            journalId = try store.beginRelease(itemId: id, source: source, destination: destination)
             do {
                 try move(fd: fd, identity: identity, from: source, to: destination, sha256: item.sha256, journalId: journalId)
                 break
             } catch VaultError.exists {
                 // Someone took the name meanwhile: nothing moved; try the next name.
-                try store.write { db in
-                    try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
-                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.quarantined.rawValue, id])
-                }
+                try store.abandonRelease(itemId: id, journalId: journalId)
                 attempt += 1
             } catch {
-                try? store.write { db in
-                    try db.execute(sql: "DELETE FROM journal WHERE id = ?", arguments: [journalId])
-                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [VaultItem.Status.quarantined.rawValue, id])
-                }
+                try? store.abandonRelease(itemId: id, journalId: journalId)
                 throw error
             }
         }
         let ownerRestored = restoreMetadata(of: item, at: destination)
         try? FileManager.default.removeItem(atPath: folder(name))
-        item.status = VaultItem.Status.released.rawValue
-        let released = item
+        item.status = .released
         let renamed = attempt > 0
-        try store.write { db in
-            try released.update(db)
-            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, journalId])
-            try AuditStore.allow(item.sha256, itemId: id, in: db)
-            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.released.rawValue, mode: mode, actor: actor,
-                                   path: destination, detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil)
-            try event.insert(db)
-        }
+        try store.finishRelease(item, journalId: journalId,
+                                event: AuditEvent(.released, itemId: id, path: destination, mode: mode, actor: actor,
+                                                  detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil))
         return Release(path: destination, renamed: renamed, ownerRestored: ownerRestored)
     }
 
@@ -242,10 +208,10 @@ public final class Vault: Sendable {
     /// sha256 on the block list so the same bytes arriving again are quarantined without
     /// analysis, and with `origin` blocks the host of its origin URL too.
     @discardableResult
-    public func block(id: Int64, keep: Bool, origin: Bool, mode: String, actor: String) throws -> Block {
+    public func block(id: Int64, keep: Bool, origin: Bool, mode: AnalysisMode, actor: String) throws -> Block {
         guard var item = try store.item(id) else { throw VaultError.refused("there is no item \(id) in the vault") }
-        guard item.status == VaultItem.Status.quarantined.rawValue, let name = item.vaultName else {
-            throw VaultError.refused("item \(id) is \(item.status), not in the vault")
+        guard item.status == .quarantined, let name = item.vaultName else {
+            throw VaultError.refused("item \(id) is \(item.status.rawValue), not in the vault")
         }
         var host: String? = nil
         if origin {
@@ -259,23 +225,12 @@ public final class Vault: Sendable {
             guard unlink(path) == 0 || errno == ENOENT else { throw VaultError.system("cannot delete \(path)", errno) }
             try? FileManager.default.removeItem(atPath: folder(name))
         }
-        item.status = (keep ? VaultItem.Status.sealed : VaultItem.Status.blocked).rawValue
-        let blocked = item
+        item.status = keep ? .sealed : .blocked
         let reason = "blocked by \(actor) on \(ISO8601DateFormatter().string(from: Date())): \(item.reasonList.joined(separator: ", "))"
-        try store.write { db in
-            try blocked.update(db)
-            try AuditStore.block(item.sha256, reason: reason, itemId: id, in: db)
-            if let host {
-                try AuditStore.blockOrigin(host, itemId: id, in: db)
-            }
-            var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.blocked.rawValue, mode: mode, actor: actor,
-                                   path: item.originalPath, detail: [keep ? "kept sealed" : "deleted", host.map { "origin \($0) blocked" }].compactMap { $0 }.joined(separator: "; "))
-            try event.insert(db)
-            if !keep {
-                var deleted = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.deleted.rawValue, mode: mode, actor: actor, path: item.originalPath, detail: nil)
-                try deleted.insert(db)
-            }
-        }
+        var events = [AuditEvent(.blocked, itemId: id, path: item.originalPath, mode: mode, actor: actor,
+                                 detail: [keep ? "kept sealed" : "deleted", host.map { "origin \($0) blocked" }].compactMap { $0 }.joined(separator: "; "))]
+        if !keep { events.append(AuditEvent(.deleted, itemId: id, path: item.originalPath, mode: mode, actor: actor)) }
+        try store.recordBlock(item, reason: reason, host: host, events: events)
         return Block(deleted: !keep, blockedHost: host)
     }
 
@@ -291,17 +246,11 @@ public final class Vault: Sendable {
     public func purge(_ items: [VaultItem], actor: String) throws -> Int {
         var count = 0
         for var item in items {
-            guard let id = item.id, let name = item.vaultName,
-                  item.status == VaultItem.Status.quarantined.rawValue || item.status == VaultItem.Status.sealed.rawValue else { continue }
+            guard let id = item.id, let name = item.vaultName, item.status.isInVault else { continue }
             try? FileManager.default.removeItem(atPath: folder(name))
-            item.status = VaultItem.Status.purged.rawValue
-            let purged = item
-            try store.write { db in
-                try purged.update(db)
-                var event = AuditEvent(id: nil, itemId: id, at: Date(), kind: EventKind.purged.rawValue, mode: item.analysisMode, actor: actor,
-                                       path: item.originalPath, detail: "hidden \(ISO8601DateFormatter().string(from: item.createdAt)); deleted by purge")
-                try event.insert(db)
-            }
+            item.status = .purged
+            try store.update(item, event: AuditEvent(.purged, itemId: id, path: item.originalPath, mode: item.analysisMode, actor: actor,
+                                                     detail: "hidden \(ISO8601DateFormatter().string(from: item.createdAt)); deleted by purge"))
             count += 1
         }
         return count
@@ -337,9 +286,7 @@ public final class Vault: Sendable {
             unlink(partial)
             throw error
         }
-        try store.write { db in
-            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.copied.rawValue, journalId])
-        }
+        try store.markCopied(journalId: journalId)
         // Remove the original only if the path still names the file we copied.
         var current = stat()
         if lstat(source, &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
@@ -466,29 +413,20 @@ public final class Vault: Sendable {
                 outcome = "lost track: neither \(entry.source) nor \(entry.destination) exists"
             }
             let finished = outcome == "finished"
-            let operation = JournalEntry.Operation(rawValue: entry.operation) ?? .quarantine
+            let operation = entry.operation
             let status: VaultItem.Status = switch (operation, finished) {
             case (.quarantine, true): .quarantined
             case (.quarantine, false): .purged
             case (.release, true): .released
             case (.release, false): .quarantined
             }
-            try store.write { db in
-                try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done.rawValue, entry.id])
-                if operation == .quarantine && !finished {
-                    try db.execute(sql: "DELETE FROM item WHERE id = ?", arguments: [entry.itemId])
-                } else {
-                    try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [status.rawValue, entry.itemId])
-                }
-                var event = AuditEvent(id: nil, itemId: operation == .quarantine && !finished ? nil : entry.itemId, at: Date(),
-                                       kind: EventKind.recovered.rawValue, mode: item?.analysisMode ?? "adult", actor: "recovery",
-                                       path: entry.source, detail: "\(entry.operation) \(outcome)")
-                try event.insert(db)
-            }
+            try store.resolve(entry, finished: finished, status: status,
+                              event: AuditEvent(.recovered, itemId: operation == .quarantine && !finished ? nil : entry.itemId, path: entry.source,
+                                                mode: item?.analysisMode ?? .adult, actor: "recovery", detail: "\(operation.rawValue) \(outcome)"))
             if operation == .release && finished, let item { _ = restoreMetadata(of: item, at: entry.destination) }
             if operation == .quarantine && finished { chmod(entry.destination, 0o600) }
             if operation == .quarantine && !finished { rmdir(URL(fileURLWithPath: entry.destination).deletingLastPathComponent().path) }
-            lines.append("\(entry.operation) of \(entry.source): \(outcome)")
+            lines.append("\(entry.operation.rawValue) of \(entry.source): \(outcome)")
         }
         return lines
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SensitivityAnalysis
 
 /// One file kept in the vault, with everything needed to put it back exactly as it was.
 public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableRecord, Identifiable {
@@ -17,6 +18,9 @@ public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableR
         /// Kept in the vault for good by `block --keep`.
         case sealed
         case purged
+
+        /// Still in the vault (hidden or sealed).
+        public var isInVault: Bool { self == .quarantined || self == .sealed }
     }
 
     public var id: Int64?
@@ -38,8 +42,8 @@ public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableR
     public var referrerURL: String?
     /// JSON array of the verdict's reasons, e.g. ["FEMALE_BREAST_EXPOSED 0.83"].
     public var reasons: String
-    public var analysisMode: String
-    public var status: String
+    public var analysisMode: AnalysisMode
+    public var status: Status
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
@@ -54,3 +58,5 @@ public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableR
         (try? JSONEncoder().encode(attributes.mapValues { $0.base64EncodedString() })) ?? Data("{}".utf8)
     }
 }
+
+extension VaultItem.Status: DatabaseValueConvertible {}

@@ -133,7 +133,7 @@ struct Guardian: ParsableCommand {
                 throw ExitCode(1)
             }
             try guardian.set(pin)
-            try vault.store.record(.guardian, mode: Interventions.currentMode(store: vault.store).mode.rawValue, actor: "cli", detail: "guardian PIN set")
+            try vault.store.record(.guardian, mode: Interventions.currentMode(store: vault.store).mode, actor: "cli", detail: "guardian PIN set")
             printOut("The guardian PIN is set.")
         }
     }

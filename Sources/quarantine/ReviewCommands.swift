@@ -53,7 +53,7 @@ extension VaultItem {
     var json: [String: Any] {
         var object: [String: Any] = [
             "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": originalPath,
-            "reasons": reasonList, "size": size, "status": status, "sha256": sha256, "mode": analysisMode,
+            "reasons": reasonList, "size": size, "status": status.rawValue, "sha256": sha256, "mode": analysisMode.rawValue,
         ]
         if let originURL { object["origin_url"] = originURL }
         if let referrerURL { object["referrer_url"] = referrerURL }
@@ -98,7 +98,7 @@ struct List: ParsableCommand {
         }
         for item in items {
             let reason = item.reasonList.first ?? "-"
-            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.originalPath)  (\(reason))")
+            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.originalPath)  (\(reason))")
         }
     }
 }
@@ -124,23 +124,23 @@ struct Show: ParsableCommand {
         if json {
             var object = item.json
             object["preview"] = preview
-            object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
+            object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
             printJSONObject(object)
         } else {
             if Interventions.currentMode(store: vault.store).mode == .child {
                 printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
                 printOut(Interventions.help)
             }
-            printOut("Item \(id): \(item.status)")
+            printOut("Item \(id): \(item.status.rawValue)")
             printOut("  from      \(item.originalPath)")
-            printOut("  hidden    \(item.createdAt) (\(item.analysisMode) mode)")
+            printOut("  hidden    \(item.createdAt) (\(item.analysisMode.rawValue) mode)")
             printOut("  why       \(item.reasonList.joined(separator: ", "))")
             printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
             if let origin = item.originURL { printOut("  origin    \(origin)") }
             if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
             printOut("  preview   \(preview ?? "(none)")")
             for event in try vault.store.events(itemId: id).reversed() {
-                printOut("  \(event.at)  \(event.kind) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
+                printOut("  \(event.at)  \(event.kind.rawValue) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
             }
         }
         if open, let preview {
@@ -175,7 +175,7 @@ struct ReleaseCommand: ParsableCommand {
         let mode = interventions.mode.mode
         try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?", childAction: "bring it back", yes: yes)
         do {
-            let result = try vault.release(id: id, to: to, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
+            let result = try vault.release(id: id, to: to, mode: mode, actor: mode == .child ? "guardian" : "cli")
             printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
         } catch {
             printError("quarantine: \(error)")
@@ -195,13 +195,13 @@ struct History: ParsableCommand {
         let vault = try openVault()
         for event in try vault.store.events() {
             if json {
-                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind, "mode": event.mode, "actor": event.actor]
+                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]
                 object["item"] = event.itemId
                 object["path"] = event.path
                 object["detail"] = event.detail
                 printJSONObject(object)
             } else {
-                printOut("\(event.at)  \(event.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
+                printOut("\(event.at)  \(event.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
             }
         }
     }
@@ -235,7 +235,7 @@ struct BlockCommand: ParsableCommand {
         try interventions.approve(.block, adultQuestion: "\(keep ? "Seal" : "Delete") \(name) (\(item.reasonList.first ?? "flagged"))?",
                                   childAction: keep ? "lock it away for good" : "delete it", yes: yes)
         do {
-            let result = try vault.block(id: id, keep: keep, origin: origin, mode: mode.rawValue, actor: mode == .child ? "guardian" : "cli")
+            let result = try vault.block(id: id, keep: keep, origin: origin, mode: mode, actor: mode == .child ? "guardian" : "cli")
             printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
         } catch {
             printError("quarantine: \(error)")

@@ -115,7 +115,7 @@ struct Scan: AsyncParsableCommand {
             switch try? ListCheck.check(sha256: sha256, originHost: host, mode: mode, store: vault.store, reuseVerdicts: false) {
             case .allowed:
                 report.listDecision = "released before (on the allow list): left where it is"
-                try? vault.store.record(.analysed, path: path, mode: mode.rawValue, actor: "scan", detail: "on the allow list: not moved")
+                try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: "on the allow list: not moved")
                 return
             case .blocked(let reason):
                 report.listDecision = "blocked: \(reason)"
@@ -125,15 +125,15 @@ struct Scan: AsyncParsableCommand {
             }
         }
         if let analysis = report.analysis {
-            try? vault.store.record(.analysed, path: path, mode: mode.rawValue, actor: "scan", detail: analysis.isSensitive ? nil : "not sensitive")
+            try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: analysis.isSensitive ? nil : "not sensitive")
         }
         guard report.isSensitive || report.listDecision != nil else { return }
         if report.isSensitive {
-            try? vault.store.record(.flagged, path: path, mode: mode.rawValue, actor: "scan", detail: reasons.joined(separator: ", "))
+            try? vault.store.record(.flagged, path: path, mode: mode, actor: "scan", detail: reasons.joined(separator: ", "))
         }
         do {
             let item = try vault.quarantine(path: path, expected: report.analysis?.identity, reasons: reasons,
-                                            mode: mode.rawValue, actor: "scan", preview: report.flaggedFrame)
+                                            mode: mode, actor: "scan", preview: report.flaggedFrame)
             report.vaultItem = item.id
         } catch {
             report.failure = FileReport.Failure(code: "not_quarantined", message: "\(path): flagged but not moved: \(error)")

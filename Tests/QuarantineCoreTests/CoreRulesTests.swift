@@ -116,7 +116,7 @@ struct CoreRulesTests {
         try store.allow(sha256: a)
         try store.blockHash(b, reason: "blocked by cli")
         try store.blockOrigin("bad.example")
-        try store.markSeen(SeenFile(path: "/d/c.jpg", identity: .init(device: 1, inode: 1, size: 1, modificationNanoseconds: 1), sha256: c, mode: "adult", verdict: .clean))
+        try store.markSeen(SeenFile(path: "/d/c.jpg", identity: .init(device: 1, inode: 1, size: 1, modificationNanoseconds: 1), sha256: c, mode: .adult, verdict: .clean))
         #expect(try ListCheck.check(sha256: a, originHost: "bad.example", mode: .adult, store: store) == .allowed)
         #expect(try ListCheck.check(sha256: b, originHost: nil, mode: .adult, store: store) == .blocked(reason: "on the block list: blocked by cli"))
         #expect(try ListCheck.check(sha256: c, originHost: "bad.example", mode: .adult, store: store) == .blocked(reason: "downloaded from bad.example, which is blocked"))

@@ -65,7 +65,7 @@ struct VaultTests {
         defer { place.cleanUp() }
         let (url, digest) = try place.download("beach.jpg")
         let preview = RGBImage(width: 64, height: 48, filledWith: (200, 150, 120))
-        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: "adult", actor: "test", preview: preview)
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test", preview: preview)
         #expect(!FileManager.default.fileExists(atPath: url.path), "the original is out of sight")
         let stored = place.vault.itemPath(try #require(item.vaultName))
         #expect(Self.stat(stored).st_mode & 0o777 == 0o600)
@@ -79,7 +79,7 @@ struct VaultTests {
         #expect(Self.stat(place.vault.folder(item.vaultName!) + "/meta.json").st_mode & 0o777 == 0o600)
         #expect(try place.vault.store.items().map(\.id) == [item.id])
 
-        let release = try place.vault.release(id: item.id!, mode: "adult", actor: "test")
+        let release = try place.vault.release(id: item.id!, mode: .adult, actor: "test")
         #expect(release.path == url.path && !release.renamed)
         #expect(try Vault.sha256(path: url.path) == digest)
         let info = Self.stat(url.path)
@@ -87,9 +87,9 @@ struct VaultTests {
         #expect(info.st_mtim.tv_sec == 1_500_000_000 && info.st_mtim.tv_nsec == 987_654_321)
         #expect(Self.xattr(url.path, "user.xdg.origin.url") == "https://example.invalid/picture")
         #expect(try place.vault.store.isAllowed(sha256: digest))
-        #expect(try place.vault.store.item(item.id!)?.status == "released")
+        #expect(try place.vault.store.item(item.id!)?.status == .released)
         #expect(try place.vault.store.items().isEmpty)
-        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind)) == ["quarantined", "released"])
+        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind.rawValue)) == ["quarantined", "released"])
         #expect(!FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!)))
     }
 
@@ -98,12 +98,12 @@ struct VaultTests {
         let place = try Place()
         defer { place.cleanUp() }
         let (url, digest) = try place.download("photo.jpg")
-        let first = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        let first = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: .adult, actor: "test")
         try Data("a new file with the same name".utf8).write(to: url)
         let (second, _) = try place.download("photo (1).jpg")
-        let other = try place.vault.quarantine(path: second.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        let other = try place.vault.quarantine(path: second.path, expected: nil, reasons: [], mode: .adult, actor: "test")
         try Data("taken too".utf8).write(to: second)
-        let release = try place.vault.release(id: first.id!, mode: "adult", actor: "test")
+        let release = try place.vault.release(id: first.id!, mode: .adult, actor: "test")
         #expect(release.renamed)
         #expect(release.path == place.downloads.appendingPathComponent("photo (2).jpg").path)
         #expect(try String(contentsOf: url, encoding: .utf8) == "a new file with the same name")
@@ -121,14 +121,14 @@ struct VaultTests {
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
         let url = nested.appendingPathComponent("a.png")
         try Data(repeating: 7, count: 5000).write(to: url)
-        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: [], mode: .adult, actor: "test")
         try FileManager.default.removeItem(at: place.downloads.appendingPathComponent("trip"))
-        let release = try place.vault.release(id: item.id!, mode: "adult", actor: "test")
+        let release = try place.vault.release(id: item.id!, mode: .adult, actor: "test")
         #expect(release.path == url.path && FileManager.default.fileExists(atPath: url.path))
         let (other, _) = try place.download("b.png")
-        let second = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: "adult", actor: "test")
+        let second = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: .adult, actor: "test")
         let elsewhere = place.home.appendingPathComponent("Restored")
-        let moved = try place.vault.release(id: second.id!, to: elsewhere.path, mode: "adult", actor: "test")
+        let moved = try place.vault.release(id: second.id!, to: elsewhere.path, mode: .adult, actor: "test")
         #expect(moved.path == elsewhere.appendingPathComponent("b.png").path)
     }
 
@@ -141,11 +141,11 @@ struct VaultTests {
         let analysed = file.identity
         try Data("replaced".utf8).write(to: url)
         #expect(throws: VaultError.self) {
-            try place.vault.quarantine(path: url.path, expected: analysed, reasons: [], mode: "adult", actor: "test")
+            try place.vault.quarantine(path: url.path, expected: analysed, reasons: [], mode: .adult, actor: "test")
         }
         #expect(FileManager.default.fileExists(atPath: url.path))
         #expect(try place.vault.store.items(includeClosed: true).isEmpty)
-        #expect(try place.vault.store.events().first?.kind == "error")
+        #expect(try place.vault.store.events().first?.kind == .error)
     }
 
     @Test("symbolic links are not quarantined")
@@ -155,7 +155,7 @@ struct VaultTests {
         let (url, _) = try place.download("real.jpg")
         let link = place.downloads.appendingPathComponent("link.jpg")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
-        #expect(throws: VaultError.self) { try place.vault.quarantine(path: link.path, expected: nil, reasons: [], mode: "adult", actor: "test") }
+        #expect(throws: VaultError.self) { try place.vault.quarantine(path: link.path, expected: nil, reasons: [], mode: .adult, actor: "test") }
         #expect(FileManager.default.fileExists(atPath: url.path))
     }
 
@@ -167,11 +167,11 @@ struct VaultTests {
             var item = VaultItem(id: nil, createdAt: Date(), originalPath: operation == "quarantine" ? source : destination, vaultName: nil,
                                  previewName: nil, size: 0, sha256: sha256, mode: 0o100644, uid: getuid(), gid: getgid(), accessNanoseconds: 0,
                                  modificationNanoseconds: 1_000_000_000, extendedAttributes: Data("{}".utf8), originURL: nil, referrerURL: nil,
-                                 reasons: "[]", analysisMode: "adult", status: status)
+                                 reasons: "[]", analysisMode: .adult, status: VaultItem.Status(rawValue: status)!)
             try item.insert(db)
             item.vaultName = "\(item.id!)"
             try item.update(db)
-            var entry = JournalEntry(id: nil, itemId: item.id!, operation: operation, source: source, destination: destination, state: state, startedAt: Date())
+            var entry = JournalEntry(id: nil, itemId: item.id!, operation: .init(rawValue: operation)!, source: source, destination: destination, state: .init(rawValue: state)!, startedAt: Date())
             try entry.insert(db)
             return item.id!
         }
@@ -200,7 +200,7 @@ struct VaultTests {
         #expect(try place.vault.recover().first?.contains("finished") == true)
         #expect(!FileManager.default.fileExists(atPath: url.path))
         #expect(try Vault.sha256(path: place.vault.itemPath("7")) == digest)
-        #expect(try place.vault.store.item(id)?.status == "quarantined")
+        #expect(try place.vault.store.item(id)?.status == .quarantined)
     }
 
     @Test("crash after a copy that does not match: the copy is discarded, the original kept")
@@ -223,7 +223,7 @@ struct VaultTests {
         let (url, digest) = try place.download("a.jpg")
         let id = try interrupted(place, operation: "release", state: "begun", source: place.vault.itemPath("5"), destination: url.path, sha256: digest, status: "releasing")
         #expect(try place.vault.recover().first?.contains("finished") == true)
-        #expect(try place.vault.store.item(id)?.status == "released")
+        #expect(try place.vault.store.item(id)?.status == .released)
         #expect(FileManager.default.fileExists(atPath: url.path))
     }
 
@@ -232,7 +232,7 @@ struct VaultTests {
         let place = try Place()
         defer { place.cleanUp() }
         let (url, _) = try place.download("a.jpg")
-        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.91"], mode: "child", actor: "agent")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.91"], mode: .child, actor: "agent")
         let other = try AuditStore(path: place.vault.store.path)
         #expect(try other.item(item.id!)?.reasonList == ["open_nsfw 0.91"])
         #expect(try other.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") } == "wal")
@@ -243,21 +243,21 @@ struct VaultTests {
         let place = try Place()
         defer { place.cleanUp() }
         let (url, digest) = try place.download("a.jpg")
-        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.93"], mode: "adult", actor: "test")
-        let result = try place.vault.block(id: item.id!, keep: false, origin: true, mode: "adult", actor: "test")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["open_nsfw 0.93"], mode: .adult, actor: "test")
+        let result = try place.vault.block(id: item.id!, keep: false, origin: true, mode: .adult, actor: "test")
         #expect(result.deleted && result.blockedHost == "example.invalid")
         #expect(!FileManager.default.fileExists(atPath: place.vault.folder(item.vaultName!)))
         #expect(try place.vault.store.blockReason(sha256: digest)?.contains("open_nsfw 0.93") == true)
         #expect(try place.vault.store.isBlocked(host: "EXAMPLE.invalid"))
-        #expect(try place.vault.store.item(item.id!)?.status == "blocked")
-        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind)) == ["quarantined", "blocked", "deleted"])
-        #expect(throws: VaultError.self) { try place.vault.release(id: item.id!, mode: "adult", actor: "test") }
+        #expect(try place.vault.store.item(item.id!)?.status == .blocked)
+        #expect(Set(try place.vault.store.events(itemId: item.id).map(\.kind.rawValue)) == ["quarantined", "blocked", "deleted"])
+        #expect(throws: VaultError.self) { try place.vault.release(id: item.id!, mode: .adult, actor: "test") }
 
         let (other, _) = try place.download("b.jpg")
-        let kept = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: "adult", actor: "test")
-        #expect(try !place.vault.block(id: kept.id!, keep: true, origin: false, mode: "adult", actor: "test").deleted)
+        let kept = try place.vault.quarantine(path: other.path, expected: nil, reasons: [], mode: .adult, actor: "test")
+        #expect(try !place.vault.block(id: kept.id!, keep: true, origin: false, mode: .adult, actor: "test").deleted)
         #expect(FileManager.default.fileExists(atPath: place.vault.itemPath(kept.vaultName!)))
-        #expect(try place.vault.store.item(kept.id!)?.status == "sealed")
+        #expect(try place.vault.store.item(kept.id!)?.status == .sealed)
     }
 
     @Test("the blurred preview keeps nothing finer than 24 pixels")

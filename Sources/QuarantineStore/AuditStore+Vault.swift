@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import SensitivityAnalysis
+
+/// The vault's records: every step of a move is one transaction here, so the vault itself holds
+/// no SQL.
+extension AuditStore {
+    // MARK: - Into the vault
+
+    /// Records the intent to move `item` into the vault: the item (status `quarantining`) and a
+    /// journal entry naming both places. Returns the item with its id and folder name, and the
+    /// journal entry's id.
+    func beginQuarantine(_ item: VaultItem, destination: (String) -> String) throws -> (VaultItem, journalId: Int64) {
+        try write { db in
+            var item = item
+            item.status = .quarantining
+            try item.insert(db)
+            let name = "\(item.id!)"
+            item.vaultName = name
+            try item.update(db)
+            var entry = JournalEntry(id: nil, itemId: item.id!, operation: .quarantine, source: item.originalPath,
+                                     destination: destination(name), state: .begun, startedAt: Date())
+            try entry.insert(db)
+            return (item, entry.id!)
+        }
+    }
+
+    /// Forgets a move into the vault that did not happen (nothing moved, or it was undone).
+    func abandonQuarantine(itemId: Int64, journalId: Int64) throws {
+        try write { db in
+            _ = try JournalEntry.deleteOne(db, key: journalId)
+            _ = try VaultItem.deleteOne(db, key: itemId)
+        }
+    }
+
+    /// The move into the vault is done: the item as it now is, the journal closed, the event.
+    func finishQuarantine(_ item: VaultItem, journalId: Int64, event: AuditEvent) throws {
+        try write { db in
+            try item.update(db)
+            try Self.close(journalId, in: db)
+            var event = event
+            try event.insert(db)
+        }
+    }
+
+    /// A cross-filesystem copy reached the disk and was verified; the original is removed next.
+    func markCopied(journalId: Int64) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.copied, journalId])
+        }
+    }
+
+    // MARK: - Out of the vault
+
+    /// Records the intent to move item `itemId` from `source` to `destination`.
+    func beginRelease(itemId: Int64, source: String, destination: String) throws -> Int64 {
+        try write { db in
+            var entry = JournalEntry(id: nil, itemId: itemId, operation: .release, source: source, destination: destination, state: .begun, startedAt: Date())
+            try entry.insert(db)
+            try Self.setStatus(.releasing, of: itemId, in: db)
+            return entry.id!
+        }
+    }
+
+    /// Forgets a release that did not happen: the item is in the vault again.
+    func abandonRelease(itemId: Int64, journalId: Int64) throws {
+        try write { db in
+            _ = try JournalEntry.deleteOne(db, key: journalId)
+            try Self.setStatus(.quarantined, of: itemId, in: db)
+        }
+    }
+
+    /// The release is done: the item as it now is, the journal closed, its bytes allowed, the event.
+    func finishRelease(_ item: VaultItem, journalId: Int64, event: AuditEvent) throws {
+        try write { db in
+            try item.update(db)
+            try Self.close(journalId, in: db)
+            try Self.allow(item.sha256, itemId: item.id, in: db)
+            var event = event
+            try event.insert(db)
+        }
+    }
+
+    // MARK: - Block and purge
+
+    /// Records a block: the item's new status, its bytes (and maybe its site) on the block list, the events.
+    func recordBlock(_ item: VaultItem, reason: String, host: String?, events: [AuditEvent]) throws {
+        try write { db in
+            try item.update(db)
+            try Self.block(item.sha256, reason: reason, itemId: item.id, in: db)
+            if let host { try Self.blockOrigin(host, itemId: item.id, in: db) }
+            for var event in events { try event.insert(db) }
+        }
+    }
+
+    /// Records an item's new status with its event.
+    func update(_ item: VaultItem, event: AuditEvent) throws {
+        try write { db in
+            try item.update(db)
+            var event = event
+            try event.insert(db)
+        }
+    }
+
+    // MARK: - Recovery
+
+    /// Closes an interrupted move as recovery decided: a quarantine that did not finish forgets
+    /// its item; anything else sets the item's status. The event says what happened.
+    func resolve(_ entry: JournalEntry, finished: Bool, status: VaultItem.Status, event: AuditEvent) throws {
+        try write { db in
+            try Self.close(entry.id!, in: db)
+            if entry.operation == .quarantine && !finished {
+                _ = try VaultItem.deleteOne(db, key: entry.itemId)
+            } else {
+                try Self.setStatus(status, of: entry.itemId, in: db)
+            }
+            var event = event
+            try event.insert(db)
+        }
+    }
+
+    // MARK: - Pieces
+
+    static func close(_ journalId: Int64, in db: Database) throws {
+        try db.execute(sql: "UPDATE journal SET state = ? WHERE id = ?", arguments: [JournalEntry.State.done, journalId])
+    }
+
+    static func setStatus(_ status: VaultItem.Status, of itemId: Int64, in db: Database) throws {
+        try db.execute(sql: "UPDATE item SET status = ? WHERE id = ?", arguments: [status, itemId])
+    }
+}
