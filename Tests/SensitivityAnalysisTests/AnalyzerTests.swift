@@ -156,4 +156,25 @@ struct AnalyzerTests {
         #expect(poolThreads() == 0, "threads of dropped pools still running: \(poolThreads())")
         withExtendedLifetime(stopped) {}
     }
+
+    @Test("the pins are written once: scripts/setup.sh reads exactly ModelCatalog's (through scripts/pins.py)")
+    func pinsHaveOneSource() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", TestEnvironment.repositoryRoot.appendingPathComponent("scripts/pins.py").path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let expected = ModelCatalog.all.map {
+            [$0.isRuntime ? "runtime" : "model", $0.fileName, $0.sha256, $0.wheel, $0.member, $0.platform ?? "-"].joined(separator: " ")
+        }
+        #expect(text.split(separator: "\n").map(String.init) == expected)
+        let setup = try String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("scripts/setup.sh"), encoding: .utf8)
+        for artifact in ModelCatalog.all {
+            #expect(!setup.contains(artifact.sha256), "setup.sh carries its own copy of \(artifact.fileName)'s pin")
+        }
+    }
 }
