@@ -114,6 +114,10 @@ extension AuditStore {
             } else {
                 try Self.setStatus(status, of: entry.itemId, in: db)
             }
+            // A release finished here is a release like any other: its bytes are allowed.
+            if entry.operation == .release && finished, let item = try VaultItem.fetchOne(db, key: entry.itemId) {
+                try Self.allow(item.sha256, itemId: item.id, in: db)
+            }
             var event = event
             try event.insert(db)
         }

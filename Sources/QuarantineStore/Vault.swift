@@ -16,12 +16,37 @@ import SensitivityAnalysis
 public final class Vault: Sendable {
     public let root: String
     public let store: AuditStore
+    /// Test seam: called at each step of a move. A test makes it throw ``SimulatedCrash`` to stop
+    /// a move dead at that step, as a kill would: no clean-up runs after it.
+    let crashPoint: (@Sendable (MoveStep) throws -> Void)?
+
+    /// The steps of a move, in order, where a crash can leave it.
+    enum MoveStep: String, CaseIterable, Sendable {
+        /// The journal names both places; nothing moved yet.
+        case journaled
+        /// Across filesystems: the copy is written and verified under its `.part` name.
+        case partialWritten
+        /// The file (or the copy) is at its destination.
+        case inPlace
+        /// Across filesystems: the journal says the copy is complete.
+        case copyRecorded
+        /// Across filesystems: the original is removed.
+        case originalRemoved
+    }
+
+    /// A kill, simulated by a test at a ``MoveStep``.
+    struct SimulatedCrash: Error {}
 
     /// Opens the vault at `root` (created 0700). Nothing is recovered here: see ``claim(waitingUpTo:)``
     /// and ``recoverIfIdle()``.
-    public init(root: String, store: AuditStore) throws {
+    public convenience init(root: String, store: AuditStore) throws {
+        try self.init(root: root, store: store, crashPoint: nil)
+    }
+
+    init(root: String, store: AuditStore, crashPoint: (@Sendable (MoveStep) throws -> Void)?) throws {
         self.root = root
         self.store = store
+        self.crashPoint = crashPoint
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(root, 0o700)
     }
@@ -57,6 +82,8 @@ public final class Vault: Sendable {
                            preview: RGBImage? = nil) throws -> VaultItem {
         do {
             return try whileMoving { try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
+        } catch let crash as SimulatedCrash {
+            throw crash
         } catch {
             // Every refusal is in the audit log too; nothing was moved.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not quarantined: \(error)")
@@ -94,10 +121,13 @@ public final class Vault: Sendable {
         (item, journalId) = try store.beginQuarantine(item) { self.itemPath($0) }
         let id = item.id!
         let name = item.vaultName!
+        try crashPoint?(.journaled)
         do {
             guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
             try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId)
             chmod(itemPath(name), 0o600)
+        } catch let crash as SimulatedCrash {
+            throw crash
         } catch {
             // Nothing moved (or the move was undone): forget the intent; the refusal is recorded by the caller.
             try? store.abandonQuarantine(itemId: id, journalId: journalId)
@@ -164,6 +194,7 @@ public final class Vault: Sendable {
             destination = folderPath + "/" + Self.candidateName(original.lastPathComponent, attempt: attempt)
             if access(destination, F_OK) == 0 || errno != ENOENT { attempt += 1; continue }
             journalId = try store.beginRelease(itemId: id, source: source, destination: destination)
+            try crashPoint?(.journaled)
             do {
                 try move(fd: fd, identity: identity, from: source, to: destination, sha256: item.sha256, journalId: journalId)
                 break
@@ -171,6 +202,8 @@ public final class Vault: Sendable {
                 // Someone took the name meanwhile: nothing moved; try the next name.
                 try store.abandonRelease(itemId: id, journalId: journalId)
                 attempt += 1
+            } catch let crash as SimulatedCrash {
+                throw crash
             } catch {
                 try? store.abandonRelease(itemId: id, journalId: journalId)
                 throw error
@@ -266,6 +299,7 @@ public final class Vault: Sendable {
             if lstat(destination, &moved) == 0, UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
                 fsyncDirectory(of: destination)
                 fsyncDirectory(of: source)
+                try crashPoint?(.inPlace)
                 return
             }
             _ = qsys_rename_noreplace(AT_FDCWD, destination, AT_FDCWD, source)
@@ -278,21 +312,27 @@ public final class Vault: Sendable {
         let partial = destination + ".part"
         do {
             try Self.writeVerifiedCopy(of: fd, to: partial, sha256: sha256, describing: source)
+            try crashPoint?(.partialWritten)
             guard qsys_rename_noreplace(AT_FDCWD, partial, AT_FDCWD, destination) == 0 else {
                 throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination) in place", errno)
             }
             fsyncDirectory(of: destination)
+            try crashPoint?(.inPlace)
+        } catch let crash as SimulatedCrash {
+            throw crash
         } catch {
             unlink(partial)
             throw error
         }
         try store.markCopied(journalId: journalId)
+        try crashPoint?(.copyRecorded)
         // Remove the original only if the path still names the file we copied.
         var current = stat()
         if lstat(source, &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
             unlink(source)
             fsyncDirectory(of: source)
         }
+        try crashPoint?(.originalRemoved)
     }
 
     func fsyncDirectory(of path: String) {

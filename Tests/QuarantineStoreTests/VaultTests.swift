@@ -348,4 +348,68 @@ struct VaultTests {
             try Vault.writeVerifiedCopy(of: input, to: "/nonexistent-folder/x.part", sha256: "", describing: url.path)
         }
     }
+
+    // MARK: - A crash at every step of a move
+
+    /// Every regular file under `roots` whose bytes hash to `digest`.
+    static func copies(of digest: String, under roots: [String]) -> [String] {
+        var found: [String] = []
+        for root in roots {
+            guard let walker = FileManager.default.enumerator(atPath: root) else { continue }
+            for case let name as String in walker {
+                let path = root + "/" + name
+                var info = Glibc.stat()
+                guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                if (try? Vault.sha256(path: path)) == digest { found.append(path) }
+            }
+        }
+        return found
+    }
+
+    @Test("killed at any step of a move in or out, on one filesystem or across: after recovery the file is in exactly one place, intact, and the database agrees",
+          arguments: [nil, "/dev/shm"])
+    func crashAtEveryStep(vaultParent: String?) throws {
+        for operation in ["quarantine", "release"] {
+            for step in Vault.MoveStep.allCases {
+                let place = try Place(vaultParent: vaultParent)
+                defer { place.cleanUp() }
+                let (url, digest) = try place.download("a.jpg", bytes: 3_000_000)
+                let armed = Mutex(true)
+                let crashing = try Vault(root: place.vault.root, store: place.vault.store) { reached in
+                    if reached == step, armed.withLock({ $0 }) { throw Vault.SimulatedCrash() }
+                }
+                var crashed = false
+                do {
+                    if operation == "quarantine" {
+                        _ = try crashing.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test")
+                    } else {
+                        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test")
+                        _ = try crashing.release(id: item.id!, mode: .adult, actor: "test")
+                    }
+                } catch is Vault.SimulatedCrash {
+                    crashed = true
+                }
+                let context = "\(operation) killed at \(step.rawValue) (\(vaultParent ?? "one filesystem")), crash reached: \(crashed)"
+                // One filesystem: a rename, so only these steps exist.
+                #expect(crashed == (vaultParent != nil || step == .journaled || step == .inPlace), "\(context)")
+                // The next holder of the vault recovers (a new process: a new Vault and connection).
+                let next = try Vault(root: place.vault.root, store: AuditStore(path: place.vault.store.path))
+                let lines = try #require(try next.recoverIfIdle(), "\(context): the dead mover still holds the vault")
+                #expect(lines.count == (crashed ? 1 : 0), "\(context): \(lines)")
+                let places = Self.copies(of: digest, under: [place.downloads.path, place.vault.root])
+                #expect(places.count == 1, "\(context): the file is in \(places.count) places: \(places)")
+                let leftovers = (FileManager.default.enumerator(atPath: place.vault.root)?.allObjects as? [String] ?? []) + (try FileManager.default.contentsOfDirectory(atPath: place.downloads.path))
+                #expect(!leftovers.contains { $0.hasSuffix(".part") }, "\(context): partial copies left: \(leftovers)")
+                let inVault = places.first?.hasPrefix(place.vault.root) == true
+                let all = try next.store.items(includeClosed: true)
+                if operation == "quarantine" {
+                    #expect(all.map(\.status) == (inVault ? [.quarantined] : []), "\(context): \(all.map(\.status))")
+                } else {
+                    #expect(all.map(\.status) == [inVault ? .quarantined : .released], "\(context): \(all.map(\.status))")
+                    #expect(try next.store.isAllowed(sha256: digest) == !inVault, "\(context): released bytes are allowed, and only they")
+                }
+                #expect(try next.store.unfinishedMoves().isEmpty, "\(context): the journal still has open moves")
+            }
+        }
+    }
 }
