@@ -30,12 +30,12 @@ run: build
 testdata:
 	@scripts/reference/testdata.sh
 
-# FolderWatchTests lower system-wide inotify limits for a moment (restoring them): they run on
-# their own, after the rest, so that no agent started by another suite meets a lowered limit.
+# FolderWatchTests.SystemLimits lower system-wide inotify limits for a moment (restoring them): they run
+# on their own, after the rest, so that no agent started by another suite meets a lowered limit.
 test: setup testdata
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip FolderWatchTests
-	$(SWIFT) test --skip-build --filter FolderWatchTests
+	$(SWIFT) test --skip-build --skip SystemLimits
+	$(SWIFT) test --skip-build --filter SystemLimits
 
 golden: setup
 	scripts/reference/reference.sh golden

@@ -115,7 +115,7 @@ final class AgentHarness: @unchecked Sendable {
     }
 }
 
-@Suite("Agent", .serialized)
+@Suite("Agent")
 struct AgentTests {
     static let benign = CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg")
 
