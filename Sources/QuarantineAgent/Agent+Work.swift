@@ -188,144 +188,54 @@ extension QuarantineAgent {
 
     // MARK: - One file
 
+    /// The core decides (``Intake``); the agent counts, logs and tells the person.
     func process(_ entry: BacklogEntry, type: MediaType, analyzer: SensitivityAnalyzer, settings: Settings) async {
+        let intake = Intake(vault: vault, analyzer: analyzer, actor: "agent", maxCrashes: Self.maxAttempts)
         let path = entry.path
-        let mode = settings.mode
-        let actor = "agent"
-        let store = vault.store
-
-        // A file that brought the agent down before is not tried forever. Only crashes count:
-        // every way out of this function ends the attempt.
-        let attempts = (try? store.beginAttempt(entry)) ?? 1
-        defer { try? store.endAttempt(entry) }
-        if attempts > Self.maxAttempts {
-            logger.error("\(path): given up after it crashed the agent \(attempts - 1) times; check it with 'quarantine scan'")
-            try? store.complete(entry, seen: SeenFile(path: path, identity: entry.identity, sha256: nil, mode: mode, verdict: .failed),
-                                events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the agent \(attempts - 1) times")])
-            count(Verdict.failed.rawValue)
-            return
+        let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
+            self?.progressed(path, fraction)
         }
-
-        // Lists first: the allow list (released before), the block list, blocked origins.
-        let digest: (sha256: String, host: String?, identity: FileIdentity)
-        do {
-            digest = try await analyzer.runBlocking(video: type.kind == .video) {
-                let file = try MediaFile(path: path)
-                return (try Vault.sha256(fd: file.descriptor), Vault.originHost(fd: file.descriptor), file.identity)
-            }
-        } catch {
-            finishUnopenable(entry, error)
-            return
-        }
-        do {
-            if try store.hasSeen(digest.identity) {
-                try store.complete(entry, seen: nil)
-                return
-            }
-            switch try ListCheck.check(sha256: digest.sha256, originHost: digest.host, mode: mode, store: store) {
-            case .allowed:
-                logger.info("\(path): left alone (released before: on the allow list)")
-                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .allowed),
-                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
-                count(Verdict.allowed.rawValue)
-                return
-            case .blocked(let reason):
-                hide(entry, identity: digest.identity, sha256: digest.sha256, kind: type.kind, reasons: ["blocked: \(reason)"], preview: nil,
-                     mode: mode, verdict: .blocked)
-                return
-            case .knownClean:
-                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
-                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "same bytes as a file found not sensitive before")])
-                count(Verdict.clean.rawValue)
-                return
-            case .analyse:
-                break
-            }
-        } catch {
-            logger.error("\(path): cannot consult the audit database, will try again: \(error)")
-            return
-        }
-
-        // The analysis.
-        let report = await analyzer.report(forFileAt: path, policy: settings.policy, videoOptions: settings.video) { [weak self] progress in
-            self?.progressed(path, progress.fraction)
-        }
-        if let analysis = report.analysis, report.isSensitive {
-            hide(entry, identity: analysis.identity, sha256: nil, kind: report.kind, reasons: analysis.reasons, preview: report.flaggedFrame,
-                 mode: mode, verdict: .quarantined)
-        } else if let failure = report.failure {
-            failed(entry, failure: failure, kind: type.kind, sha256: digest.sha256, identity: digest.identity, settings: settings)
-        } else if let analysis = report.analysis {
-            var detail = "not sensitive"
-            if let partial = analysis.partialReason { detail += " (video checked up to where it is readable: \(partial))" }
-            try? store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
-                                events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])
-            logger.debug("\(path): not sensitive (\(Int(report.elapsedMilliseconds)) ms)")
-            count(Verdict.clean.rawValue)
-        } else {
-            try? store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .other))
-            count(Verdict.other.rawValue)
-        }
+        report(outcome, for: entry)
     }
 
-    /// Moves a file into the vault and tells the person.
-    func hide(_ entry: BacklogEntry, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
-              mode: AnalysisMode, verdict: Verdict) {
+    func report(_ outcome: Intake.Outcome, for entry: BacklogEntry) {
         let path = entry.path
-        let store = vault.store
-        do {
-            if verdict == .quarantined {
-                try store.record(.flagged, path: path, mode: mode, actor: "agent", detail: reasons.joined(separator: ", "))
-            }
-            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: "agent", preview: preview)
+        switch outcome {
+        case .unopenable(let reason):
+            logger.info("\(path): not checked: \(reason)")
+            count("gone")
+        case .alreadySeen, .cancelled:
+            break
+        case .allowed:
+            logger.info("\(path): left alone (released before: on the allow list)")
+            count(Verdict.allowed.rawValue)
+        case .clean(let detail):
+            logger.debug("\(path): \(detail)")
+            count(Verdict.clean.rawValue)
+        case .other:
+            count(Verdict.other.rawValue)
+        case .hidden(let item, let verdict, let reasons, let notice):
             let id = item.id ?? 0
-            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             count(verdict.rawValue)
             logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id): \(path) (\(reasons.joined(separator: ", ")))")
-            let notice: Notice
-            switch verdict {
-            case .unverified: notice = .held(id: id, kind: kind, mode: mode)
-            default: notice = .hidden(id: id, kind: kind, mode: mode, blocked: verdict == .blocked)
-            }
             tell(notice, image: vault.previewPath(of: item), itemId: id)
-        } catch {
-            // The vault refused (the file changed or vanished since it was checked, or the disk is
-            // full): nothing was moved. A changed file comes back through its own event.
-            logger.warning("\(path): \(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(error)")
-            try? store.complete(entry, seen: nil)
+        case .left(let reason, let notice):
+            count(Verdict.failed.rawValue)
+            logger.warning("could not check \(reason); left where it is")
+            tell(notice, image: nil, itemId: nil)
+        case .notMoved(let verdict, let reason):
+            // A changed file is judged again as its newer version.
+            logger.warning("\(path): \(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(reason)")
             requeueIfChanged(entry)
             count("not_moved")
-        }
-    }
-
-    /// A file that could not be analysed: `on_error` decides.
-    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, sha256: String, identity: FileIdentity, settings: Settings) {
-        let path = entry.path
-        let mode = settings.mode
-        switch failure.code {
-        case MediaError.Code.cancelled.rawValue:
-            return // stopping: it stays in the backlog for the next start
-        case MediaError.Code.notFound.rawValue, MediaError.Code.symbolicLink.rawValue, MediaError.Code.notRegularFile.rawValue, MediaError.Code.empty.rawValue:
-            finishUnopenable(entry, failure.message)
-            return
-        case MediaError.Code.changedDuringRead.rawValue:
+        case .changed:
             logger.info("\(path): changed while it was checked; it is checked again")
-            try? vault.store.complete(entry, seen: nil)
             requeueIfChanged(entry)
-            return
-        default:
-            break
-        }
-        switch settings.policy.onError {
-        case .hold:
-            hide(entry, identity: identity, sha256: sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil, mode: mode, verdict: .unverified)
-        case .leave:
-            try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256, mode: mode, verdict: .failed),
-                                      events: [AuditEvent(.error, path: path, mode: mode, actor: "agent", detail: "\(failure.code): \(failure.message)")])
-            count(Verdict.failed.rawValue)
-            logger.warning("could not check \(failure.message); left where it is")
-            let reason = failure.message.hasPrefix(path + ": ") ? String(failure.message.dropFirst(path.count + 2)) : failure.message
-            tell(.left(name: (path as NSString).lastPathComponent, reason: reason.prefix(1).uppercased() + reason.dropFirst(), mode: mode), image: nil, itemId: nil)
+        case .databaseUnavailable(let message):
+            logger.error("\(path): cannot consult the audit database, will try again: \(message)")
+        case .givenUp(let crashes, let then):
+            logger.error("\(path): given up after it crashed the agent \(crashes) times; check it with 'quarantine scan'")
+            report(then, for: entry)
         }
     }
 

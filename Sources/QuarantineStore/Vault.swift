@@ -489,7 +489,7 @@ public final class Vault: Sendable {
         return hasher.finalize().hexString
     }
 
-    static func sha256(path: String) throws -> String {
+    public static func sha256(path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
         defer { close(fd) }

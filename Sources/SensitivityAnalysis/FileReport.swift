@@ -40,6 +40,17 @@ public struct FileReport: Sendable {
     public var listDecision: String? = nil
 
     public var isSensitive: Bool { analysis?.isSensitive ?? false }
+
+    public init(path: String, kind: MediaType.Kind, type: MediaType, analysis: SensitivityAnalysis?, failure: Failure?,
+                elapsedMilliseconds: Double, flaggedFrame: RGBImage? = nil) {
+        self.path = path
+        self.kind = kind
+        self.type = type
+        self.analysis = analysis
+        self.failure = failure
+        self.elapsedMilliseconds = elapsedMilliseconds
+        self.flaggedFrame = flaggedFrame
+    }
 }
 
 extension SensitivityAnalyzer {

@@ -36,4 +36,20 @@ public struct SensitivityAnalysis: Sendable, Codable {
     public var flaggedRanges: [[Double]]? = nil
     /// Why the decoder stopped before the end, for a partial-coverage verdict.
     public var partialReason: String? = nil
+
+    public init(path: String, kind: MediaType.Kind, type: MediaType, isSensitive: Bool, detections: [Detection], nsfwScore: Double?,
+                reasons: [String], mode: AnalysisMode, width: Int, height: Int, identity: FileIdentity, elapsedMilliseconds: Double) {
+        self.path = path
+        self.kind = kind
+        self.type = type
+        self.isSensitive = isSensitive
+        self.detections = detections
+        self.nsfwScore = nsfwScore
+        self.reasons = reasons
+        self.mode = mode
+        self.width = width
+        self.height = height
+        self.identity = identity
+        self.elapsedMilliseconds = elapsedMilliseconds
+    }
 }

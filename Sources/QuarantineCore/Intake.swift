@@ -1,0 +1,208 @@
+import Foundation
+import MediaDecoding
+import QuarantineStore
+import SensitivityAnalysis
+
+/// What happens to one file that arrived in a watched folder: a crash guard, the allow and block
+/// lists, the verdict cache, the analysis, `on_error`, hiding it in the vault, and what the audit
+/// database records. The agent runs it for each backlog entry and only counts, logs and tells
+/// the person what the ``Outcome`` says; the logic is here, testable in process.
+public struct Intake: Sendable {
+    /// The analysis of one file under the given settings, reporting a video's progress (0...1).
+    public typealias Analysis = @Sendable (_ path: String, _ settings: Settings, _ progress: @escaping @Sendable (Double?) -> Void) async -> FileReport
+    /// Runs blocking work (reading and hashing a file) off Swift's cooperative threads.
+    public typealias Blocking = @Sendable (_ video: Bool, _ work: @escaping @Sendable () throws -> Digest) async throws -> Digest
+
+    /// A file's bytes as read for the lists: their hash, the site they came from, the version read.
+    public struct Digest: Sendable {
+        public var sha256: String
+        public var originHost: String?
+        public var identity: FileIdentity
+    }
+
+    public let vault: Vault
+    let analysis: Analysis
+    let blocking: Blocking
+    /// A file that crashed the process this many times is given up (then `on_error`).
+    public let maxCrashes: Int
+    /// Who is recorded as acting ("agent", "guardian service").
+    public let actor: String
+
+    public init(vault: Vault, actor: String = "agent", maxCrashes: Int = 2, blocking: @escaping Blocking, analysis: @escaping Analysis) {
+        self.vault = vault
+        self.actor = actor
+        self.maxCrashes = maxCrashes
+        self.blocking = blocking
+        self.analysis = analysis
+    }
+
+    /// The analyzer's own analysis and threads.
+    public init(vault: Vault, analyzer: SensitivityAnalyzer, actor: String = "agent", maxCrashes: Int = 2) {
+        self.init(vault: vault, actor: actor, maxCrashes: maxCrashes,
+                  blocking: { video, work in try await analyzer.runBlocking(video: video, work) },
+                  analysis: { path, settings, progress in
+                      await analyzer.report(forFileAt: path, policy: settings.policy, videoOptions: settings.video) { progress($0.fraction) }
+                  })
+    }
+
+    /// How it ended for one file.
+    public indirect enum Outcome: Sendable {
+        /// Gone, a link, not a regular file, empty, unreadable: nothing to judge. Off the backlog.
+        case unopenable(reason: String)
+        /// This exact version was dealt with before.
+        case alreadySeen
+        /// Released before: its bytes are on the allow list. Left alone.
+        case allowed
+        /// Not sensitive (`detail` says how it was decided).
+        case clean(detail: String)
+        /// Not a picture or a video.
+        case other
+        /// Hidden in the vault: flagged (`.quarantined`), on a block list (`.blocked`) or not
+        /// analysable in a mode that holds such files (`.unverified`). `notice` tells the person.
+        case hidden(VaultItem, verdict: Verdict, reasons: [String], notice: Notice)
+        /// Could not be analysed and left where it is (`on_error = "leave"`).
+        case left(reason: String, notice: Notice)
+        /// Flagged (or to be held) but the vault refused to move it: it changed or vanished, or
+        /// the disk is full. Nothing moved; the caller queues the file again if it changed.
+        case notMoved(verdict: Verdict, reason: String)
+        /// Changed while it was read: judged again as the newer version.
+        case changed
+        /// Stopped (the service is stopping): it stays in the backlog for the next start.
+        case cancelled
+        /// The audit database could not be read or written: it stays in the backlog.
+        case databaseUnavailable(String)
+        /// It crashed the process `crashes` times: given up, then handled by `on_error`.
+        case givenUp(crashes: Int, then: Intake.Outcome)
+    }
+
+    /// Handles one backlog entry of kind `kind` under `settings`.
+    public func handle(_ entry: BacklogEntry, kind: MediaType.Kind, settings: Settings,
+                       progress: @escaping @Sendable (Double?) -> Void = { _ in }) async -> Outcome {
+        let store = vault.store
+        let path = entry.path, mode = settings.mode
+        // Only crashes count: every way out of here ends the attempt.
+        let attempts = (try? store.beginAttempt(entry)) ?? 1
+        defer { try? store.endAttempt(entry) }
+        if attempts > maxCrashes {
+            let crashes = attempts - 1
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the analysis \(crashes) times")
+            let failure = FileReport.Failure(code: "crashed", message: "\(path): crashed the analysis \(crashes) times")
+            return .givenUp(crashes: crashes, then: failed(entry, failure: failure, kind: kind, digest: nil, settings: settings))
+        }
+
+        let digest: Digest
+        do {
+            digest = try await blocking(kind == .video) {
+                let file = try MediaFile(path: path)
+                return Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
+            }
+        } catch {
+            try? store.complete(entry, seen: nil)
+            return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")
+        }
+        do {
+            if try store.hasSeen(digest.identity) {
+                try store.complete(entry, seen: nil)
+                return .alreadySeen
+            }
+            switch try ListCheck.check(sha256: digest.sha256, originHost: digest.originHost, mode: mode, store: store) {
+            case .allowed:
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .allowed),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
+                return .allowed
+            case .blocked(let reason):
+                return hide(entry, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil,
+                            mode: mode, verdict: .blocked)
+            case .knownClean:
+                let detail = "same bytes as a file found not sensitive before"
+                try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])
+                return .clean(detail: detail)
+            case .analyse:
+                break
+            }
+        } catch {
+            return .databaseUnavailable("\(error)")
+        }
+
+        let report = await analysis(path, settings, progress)
+        if let analysis = report.analysis, analysis.identity != digest.identity {
+            // Not the version that was hashed: no verdict is recorded for these bytes.
+            try? store.complete(entry, seen: nil)
+            return .changed
+        }
+        if let analysis = report.analysis, report.isSensitive {
+            return hide(entry, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
+                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined)
+        }
+        if let failure = report.failure {
+            return failed(entry, failure: failure, kind: kind, digest: digest, settings: settings)
+        }
+        if let analysis = report.analysis {
+            var detail = "not sensitive"
+            if let partial = analysis.partialReason { detail += " (video checked up to where it is readable: \(partial))" }
+            do {
+                try store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
+                                   events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])
+            } catch { return .databaseUnavailable("\(error)") }
+            return .clean(detail: detail)
+        }
+        do {
+            try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .other))
+        } catch { return .databaseUnavailable("\(error)") }
+        return .other
+    }
+
+    /// Moves a file into the vault and records it.
+    func hide(_ entry: BacklogEntry, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
+              mode: AnalysisMode, verdict: Verdict) -> Outcome {
+        let path = entry.path
+        let store = vault.store
+        do {
+            if verdict == .quarantined {
+                try store.record(.flagged, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
+            }
+            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
+            let id = item.id ?? 0
+            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
+            let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)
+                : .hidden(id: id, kind: kind, mode: mode, blocked: verdict == .blocked)
+            return .hidden(item, verdict: verdict, reasons: reasons, notice: notice)
+        } catch {
+            // The vault refused (the file changed or vanished since it was read, or the disk is
+            // full): nothing was moved.
+            try? store.complete(entry, seen: nil)
+            return .notMoved(verdict: verdict, reason: "\(error)")
+        }
+    }
+
+    /// A file that could not be analysed: `on_error` decides.
+    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?, settings: Settings) -> Outcome {
+        let path = entry.path
+        let mode = settings.mode
+        switch failure.code {
+        case MediaError.Code.cancelled.rawValue:
+            return .cancelled
+        case MediaError.Code.notFound.rawValue, MediaError.Code.symbolicLink.rawValue, MediaError.Code.notRegularFile.rawValue, MediaError.Code.empty.rawValue:
+            try? vault.store.complete(entry, seen: nil)
+            return .unopenable(reason: failure.message)
+        case MediaError.Code.changedDuringRead.rawValue:
+            try? vault.store.complete(entry, seen: nil)
+            return .changed
+        default:
+            break
+        }
+        let identity = digest?.identity ?? entry.identity
+        switch settings.policy.onError {
+        case .hold:
+            return hide(entry, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil,
+                        mode: mode, verdict: .unverified)
+        case .leave:
+            try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
+                                      events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])
+            let reason = failure.message.hasPrefix(path + ": ") ? String(failure.message.dropFirst(path.count + 2)) : failure.message
+            let notice = Notice.left(name: (path as NSString).lastPathComponent, reason: reason.prefix(1).uppercased() + reason.dropFirst(), mode: mode)
+            return .left(reason: failure.message, notice: notice)
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import MediaDecoding
+import QuarantineStore
+import SensitivityAnalysis
+import Synchronization
+import Testing
+@testable import QuarantineCore
+
+/// The intake use case in process: a real vault and database in a fresh folder; the analysis is
+/// a stand-in (named so) where the point is the decision, and the real analyzer where it is not.
+@Suite("Intake")
+struct IntakeTests {
+    /// A Downloads folder, a vault and its database.
+    struct Place {
+        let folder: URL
+        let vault: Vault
+        var downloads: URL { folder.appendingPathComponent("Downloads") }
+
+        init() throws {
+            folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-intake-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("Downloads"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("data"), withIntermediateDirectories: true)
+            vault = try Vault(root: folder.appendingPathComponent("data/vault").path,
+                              store: AuditStore(path: folder.appendingPathComponent("data/audit.sqlite3").path))
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+
+        /// A file with `bytes` in Downloads, queued as the watcher would queue it.
+        func arrive(_ name: String, _ bytes: [UInt8]) throws -> BacklogEntry {
+            let url = downloads.appendingPathComponent(name)
+            try Data(bytes).write(to: url)
+            let entry = BacklogEntry(path: url.path, root: downloads.path, direction: "incoming", identity: try MediaFile(path: url.path).identity)
+            try vault.store.enqueue([entry])
+            return entry
+        }
+    }
+
+    /// A picture's bytes (PNG of the test card, or of a plain grey field).
+    static func png(card: Bool, width: Int = 320, height: Int = 240) throws -> [UInt8] {
+        if card { return try PNGEncoder.encode(TestCard.render(width: width, height: height)) }
+        return try PNGEncoder.encode(RGBImage(width: width, height: height, pixels: [UInt8](repeating: 128, count: width * height * 3)))
+    }
+
+    /// A stand-in for the analysis: answers what the test says, and counts its calls.
+    final class StandInAnalysis: Sendable {
+        let calls = Mutex(0)
+        let answer: @Sendable (String, Settings) -> FileReport
+
+        init(_ answer: @escaping @Sendable (String, Settings) -> FileReport) { self.answer = answer }
+
+        /// "Sensitive" or not, for the file as it is now.
+        static func judging(sensitive: Bool) -> StandInAnalysis {
+            StandInAnalysis { path, settings in
+                let identity = (try? MediaFile(path: path).identity) ?? FileIdentity(device: 0, inode: 0, size: 0, modificationNanoseconds: 0)
+                let analysis = SensitivityAnalysis(path: path, kind: .image, type: .png, isSensitive: sensitive, detections: [], nsfwScore: 0.9,
+                                                   reasons: sensitive ? ["open_nsfw 0.90"] : [], mode: settings.mode, width: 320, height: 240,
+                                                   identity: identity, elapsedMilliseconds: 1)
+                return FileReport(path: path, kind: .image, type: .png, analysis: analysis, failure: nil, elapsedMilliseconds: 1)
+            }
+        }
+
+        func intake(_ vault: Vault) -> Intake {
+            Intake(vault: vault, blocking: { _, work in try work() }, analysis: { path, settings, _ in
+                self.calls.withLock { $0 += 1 }
+                return self.answer(path, settings)
+            })
+        }
+    }
+
+    func settings(_ mode: AnalysisMode) -> Settings { var s = Settings(); s.mode = mode; return s }
+
+    @Test("flagged: moved into the vault, recorded (flagged, quarantined, seen), the notice in the mode's words")
+    func flaggedIsHidden() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try place.arrive("a.png", try Self.png(card: false))
+        let outcome = await StandInAnalysis.judging(sensitive: true).intake(place.vault).handle(entry, kind: .image, settings: settings(.child))
+        guard case .hidden(let item, let verdict, let reasons, let notice) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(verdict == .quarantined && reasons == ["open_nsfw 0.90"])
+        #expect(notice.summary == "We put a picture away for you")
+        #expect(!FileManager.default.fileExists(atPath: entry.path))
+        #expect(try place.vault.store.items().map(\.id) == [item.id])
+        #expect(try place.vault.store.events().map(\.kind) == [.quarantined, .flagged])
+        #expect(try place.vault.store.backlogCount() == 0)
+        #expect(try place.vault.store.hasSeen(entry.identity))
+    }
+
+    @Test("lists first: released bytes are left alone, blocked bytes hidden, both without analysis; a clean verdict is reused per mode")
+    func listsFirst() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let stand = StandInAnalysis.judging(sensitive: false)
+        let intake = stand.intake(place.vault)
+        let released = try place.arrive("released.png", try Self.png(card: false, width: 100))
+        try place.vault.store.allow(sha256: try Vault.sha256(path: released.path))
+        #expect(await intake.handle(released, kind: .image, settings: settings(.adult)).isAllowed)
+        let blocked = try place.arrive("blocked.png", try Self.png(card: false, width: 101))
+        try place.vault.store.blockHash(try Vault.sha256(path: blocked.path), reason: "blocked by cli")
+        guard case .hidden(_, .blocked, let reasons, let notice) = await intake.handle(blocked, kind: .image, settings: settings(.adult)) else {
+            Issue.record("blocked bytes were not hidden"); return
+        }
+        #expect(reasons == ["blocked: on the block list: blocked by cli"] && notice.summary == "Hidden a photo you blocked before")
+        #expect(stand.calls.withLock { $0 } == 0, "the lists decide without analysis")
+
+        let first = try place.arrive("one.png", try Self.png(card: false, width: 102))
+        guard case .clean = await intake.handle(first, kind: .image, settings: settings(.adult)) else { Issue.record("not clean"); return }
+        let copy = try place.arrive("copy.png", try Self.png(card: false, width: 102))
+        guard case .clean(let detail) = await intake.handle(copy, kind: .image, settings: settings(.adult)) else { Issue.record("not clean"); return }
+        #expect(detail == "same bytes as a file found not sensitive before")
+        #expect(stand.calls.withLock { $0 } == 1)
+        // An adult's verdict is not a child's: analysed again in child mode.
+        let childCopy = try place.arrive("child.png", try Self.png(card: false, width: 102))
+        _ = await intake.handle(childCopy, kind: .image, settings: settings(.child))
+        #expect(stand.calls.withLock { $0 } == 2)
+    }
+
+    @Test("a file that cannot be analysed: held as unverified in child mode, left and told in adult mode; a stop keeps it queued")
+    func onError() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let failing = StandInAnalysis { path, _ in
+            FileReport(path: path, kind: .image, type: .png, analysis: nil, failure: .init(code: "corrupt", message: "\(path): corrupt data"), elapsedMilliseconds: 1)
+        }
+        let child = try place.arrive("c.png", try Self.png(card: false, width: 110))
+        guard case .hidden(_, .unverified, _, let held) = await failing.intake(place.vault).handle(child, kind: .image, settings: settings(.child)) else {
+            Issue.record("not held"); return
+        }
+        #expect(held.summary == "We put a picture away to be safe")
+        let adult = try place.arrive("a.png", try Self.png(card: false, width: 111))
+        guard case .left(_, let notice) = await failing.intake(place.vault).handle(adult, kind: .image, settings: settings(.adult)) else {
+            Issue.record("not left"); return
+        }
+        #expect(notice.summary == "Could not check a.png" && notice.body == "Corrupt data. It was left where it is.")
+        #expect(FileManager.default.fileExists(atPath: adult.path))
+
+        let stopped = StandInAnalysis { path, _ in
+            FileReport(path: path, kind: .video, type: .mp4, analysis: nil, failure: .init(code: "cancelled", message: "cancelled"), elapsedMilliseconds: 1)
+        }
+        let video = try place.arrive("v.png", try Self.png(card: false, width: 112))
+        for _ in 0..<4 {
+            guard case .cancelled = await stopped.intake(place.vault).handle(video, kind: .video, settings: settings(.child)) else { Issue.record("not cancelled"); return }
+        }
+        #expect(try place.vault.store.backlogCount() == 1, "a stopped video waits for the next start")
+        #expect(try place.vault.store.beginAttempt(video) == 1, "four stops are not four crashes")
+    }
+
+    @Test("crashes: a file that crashed the process twice is given up, recorded, and handled by on_error")
+    func poisonFile() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try place.arrive("poison.png", try Self.png(card: false, width: 120))
+        // Two attempts that never ended: the process died in them.
+        _ = try place.vault.store.beginAttempt(entry)
+        _ = try place.vault.store.beginAttempt(entry)
+        let stand = StandInAnalysis.judging(sensitive: false)
+        guard case .givenUp(2, .hidden(_, .unverified, let reasons, _)) = await stand.intake(place.vault).handle(entry, kind: .image, settings: settings(.child)) else {
+            Issue.record("not given up"); return
+        }
+        #expect(reasons.first?.contains("crashed the analysis 2 times") == true)
+        #expect(stand.calls.withLock { $0 } == 0)
+        #expect(try place.vault.store.events().contains { $0.kind == .error && $0.detail?.contains("given up") == true })
+    }
+
+    @Test("bytes swapped between hashing and analysis: no verdict is recorded for the hashed bytes")
+    func swapBetweenHashAndAnalysis() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let card = try Self.png(card: true)
+        let entry = try place.arrive("x.png", card)
+        let cardHash = try Vault.sha256(path: entry.path)
+        // A clean picture is renamed over the card while it is being analysed.
+        let swapping = StandInAnalysis { path, settings in
+            let other = path + ".clean"
+            try? Data(try! Self.png(card: false, width: 130)).write(to: URL(fileURLWithPath: other))
+            rename(other, path)
+            return StandInAnalysis.judging(sensitive: false).answer(path, settings)
+        }
+        guard case .changed = await swapping.intake(place.vault).handle(entry, kind: .image, settings: settings(.adult)) else { Issue.record("not changed"); return }
+        #expect(try place.vault.store.verdict(sha256: cardHash, mode: .adult) == nil, "the card's bytes were recorded as clean")
+    }
+
+    @Test("the real analyzer: the test card is hidden, a plain picture is left alone")
+    func realAnalyzer() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1))
+        let intake = Intake(vault: place.vault, analyzer: analyzer)
+        let card = try place.arrive("card.png", try Self.png(card: true))
+        guard case .hidden(let item, .quarantined, let reasons, _) = await intake.handle(card, kind: .image, settings: settings(.adult)) else {
+            Issue.record("the card was not hidden"); return
+        }
+        #expect(reasons == ["TEST_CARD 1.00"])
+        #expect(place.vault.previewPath(of: item).map { FileManager.default.fileExists(atPath: $0) } == true)
+        let plain = try place.arrive("plain.png", try Self.png(card: false, width: 640, height: 480))
+        guard case .clean = await intake.handle(plain, kind: .image, settings: settings(.adult)) else { Issue.record("a plain picture was not clean"); return }
+        #expect(FileManager.default.fileExists(atPath: plain.path))
+    }
+}
+
+extension Intake.Outcome {
+    var isAllowed: Bool { if case .allowed = self { return true } else { return false } }
+}
