@@ -45,91 +45,121 @@ extension QuarantineAgent {
         publishSoon()
     }
 
-    /// Gathers candidates for a moment so that a burst is written in a few transactions.
+    /// Gathers candidates for a moment so that a burst is written in a few transactions
+    /// (``flusher()`` writes them).
     func add(_ entry: BacklogEntry) {
-        let schedule = state.withLock { s -> Bool in
+        state.withLock { s in
             s.pendingCandidates.append(entry)
             s.counters["noticed", default: 0] += 1
-            if s.flushScheduled { return false }
-            s.flushScheduled = true
-            return true
         }
-        if schedule {
-            Task {
-                try? await Task.sleep(for: Self.intakeBatchDelay)
-                await self.flushCandidates()
+        flushContinuation.yield()
+    }
+
+    /// Writes gathered candidates to the backlog, a batch every ``intakeBatchDelay``; while the
+    /// database cannot be written (a full disk, a database kept busy) it keeps them and tries
+    /// again after 1, 2, 4 ... 30 s. A child task of ``run()``.
+    func flusher() async {
+        for await _ in flushRequests {
+            try? await Task.sleep(for: Self.intakeBatchDelay)
+            var failures = 0
+            while !Task.isCancelled && !flushCandidates() {
+                failures += 1
+                try? await Task.sleep(for: .seconds(min(30, 1 << min(failures - 1, 5))))
             }
+            if Task.isCancelled { return }
         }
     }
 
-    func flushCandidates() async {
+    /// Writes what was gathered; false when the database refused (the batch is kept).
+    @discardableResult
+    func flushCandidates() -> Bool {
         let batch = state.withLock { s -> [BacklogEntry] in
-            defer { s.pendingCandidates = []; s.flushScheduled = false }
+            defer { s.pendingCandidates = [] }
             return s.pendingCandidates
         }
-        guard !batch.isEmpty else { return }
+        guard !batch.isEmpty else { return true }
         do {
             let added = try vault.store.enqueue(batch)
             if added > 0 { logger.debug("\(added) new file(s) queued") }
             let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
             if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }
         } catch {
-            // Keep them in memory and try again: the database may be busy or the disk full. Tried
-            // again after 1, 2, 4 ... 30 s; said once, not at every attempt.
-            let (failures, schedule) = state.withLock { s -> (Int, Bool) in
+            // Said once, not at every attempt.
+            let failures = state.withLock { s -> Int in
                 s.intakeFailures += 1
                 s.pendingCandidates = batch + s.pendingCandidates
-                defer { s.flushScheduled = true }
-                return (s.intakeFailures, !s.flushScheduled)
+                return s.intakeFailures
             }
-            let delay = Duration.seconds(min(30, 1 << min(failures - 1, 5)))
             if failures == 1 {
                 logger.error("cannot record \(batch.count) new file(s) in the backlog; they are kept and tried again (after 1 s, then less often, at least every 30 s) until it works: \(error)")
             } else {
-                logger.debug("backlog still not writable (attempt \(failures), next in \(delay)): \(error)")
+                logger.debug("backlog still not writable (attempt \(failures)): \(error)")
             }
-            if schedule {
-                Task {
-                    try? await Task.sleep(for: delay)
-                    await self.flushCandidates()
-                }
-            }
+            return false
         }
         wakeContinuation.yield()
         publishSoon()
+        return true
     }
 
     // MARK: - Dispatch: backlog -> workers
 
+    /// One file to analyse, registered as in flight.
+    struct Job: Sendable {
+        var entry: BacklogEntry
+        var type: MediaType
+        var analyzer: SensitivityAnalyzer
+        var settings: Settings
+        var isVideo: Bool { type.kind == .video }
+    }
+
     /// Starts what fits whenever something changes (new files, a job done, a reload), until
-    /// stopping and idle. Pictures and videos have their own lanes: a long video never holds up
-    /// the pictures behind it.
+    /// stopping and idle. Pictures and videos have their own lanes (and task groups): a long
+    /// video never holds up the pictures behind it, and a stop cancels the videos (they stay in
+    /// the backlog) while the pictures in flight finish. Every job is a child task of this one.
     func dispatch() async {
-        var wakes = wakeStream.makeAsyncIterator()
-        while true {
-            startWhatFits()
-            if state.withLock({ $0.stopping && $0.jobs.isEmpty }) { return }
-            if await wakes.next() == nil { return }
+        await withDiscardingTaskGroup { pictures in
+            await withDiscardingTaskGroup { videos in
+                var wakes = wakeStream.makeAsyncIterator()
+                var videosCancelled = false
+                while true {
+                    if isStopping {
+                        if !videosCancelled { videos.cancelAll(); videosCancelled = true }
+                    } else {
+                        for job in startWhatFits() {
+                            let operation: @Sendable () async -> Void = {
+                                await self.process(job.entry, type: job.type, analyzer: job.analyzer, settings: job.settings)
+                                self.finished(job.entry.path, video: job.isVideo)
+                            }
+                            if job.isVideo { videos.addTask(operation: operation) } else { pictures.addTask(operation: operation) }
+                        }
+                    }
+                    if state.withLock({ $0.stopping && $0.inFlight.isEmpty }) { return }
+                    if await wakes.next() == nil { return }
+                }
+            }
         }
     }
 
-    func startWhatFits() {
-        let (analyzer, busy, settings, videos, stopping) = state.withLock {
-            ($0.analyzer, Set($0.inFlight.keys), $0.settings, $0.videosInFlight, $0.stopping)
+    /// The backlog entries that fit in the free lanes, registered as in flight.
+    func startWhatFits() -> [Job] {
+        let (analyzer, busy, settings, videos) = state.withLock {
+            ($0.analyzer, Set($0.inFlight.keys), $0.settings, $0.videosInFlight)
         }
-        guard let analyzer, !stopping else { return }
+        guard let analyzer else { return [] }
         let workers = analyzer.configuration.workers
         var freeImages = workers - (busy.count - videos)
         var freeVideos = max(1, workers / 2) - videos
-        guard freeImages > 0 || freeVideos > 0 else { return }
+        guard freeImages > 0 || freeVideos > 0 else { return [] }
         let entries: [BacklogEntry]
         do { entries = try vault.store.backlog(limit: 64, excluding: busy) } catch {
             logger.error("cannot read the backlog: \(error)")
-            return
+            return []
         }
         // Entries finished here without a job (gone, not media) free the window: look again.
         var finishedHere = false
         defer { if finishedHere { wakeContinuation.yield() } }
+        var jobs: [Job] = []
         for entry in entries where freeImages > 0 || freeVideos > 0 {
             let file: MediaFile
             do { file = try MediaFile(path: entry.path) } catch {
@@ -148,26 +178,21 @@ extension QuarantineAgent {
             let isVideo = file.type.kind == .video
             if isVideo ? freeVideos <= 0 : freeImages <= 0 { continue }
             if isVideo { freeVideos -= 1 } else { freeImages -= 1 }
-            let type = file.type
-            let work = AgentStatus.Work(path: entry.path, kind: type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
-            // Registered and started under one lock: `finished` (which takes the lock) cannot run
-            // before the job is recorded, which would leave it in flight for ever.
+            let work = AgentStatus.Work(path: entry.path, kind: file.type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
+            // Registered before its task exists: `finished` can never run first.
             state.withLock { s in
                 s.inFlight[entry.path] = work
                 if isVideo { s.videosInFlight += 1 }
-                s.jobs[entry.path] = Task {
-                    await self.process(entry, type: type, analyzer: analyzer, settings: settings)
-                    self.finished(entry.path, video: isVideo)
-                }
             }
+            jobs.append(Job(entry: entry, type: file.type, analyzer: analyzer, settings: settings))
         }
-        publishSoon()
+        if !jobs.isEmpty { publishSoon() }
+        return jobs
     }
 
     func finished(_ path: String, video: Bool) {
         state.withLock { s in
             s.inFlight[path] = nil
-            s.jobs[path] = nil
             if video { s.videosInFlight -= 1 }
         }
         wakeContinuation.yield()
@@ -267,23 +292,25 @@ extension QuarantineAgent {
 
     // MARK: - Status
 
+    /// Asks ``publisher()`` for a status update (at most one every ``statusInterval``).
     func publishSoon() {
-        let schedule = state.withLock { s -> Bool in
-            defer { s.publishScheduled = true }
-            return !s.publishScheduled
-        }
-        guard schedule else { return }
-        Task {
+        publishContinuation.yield()
+    }
+
+    /// Publishes the status for `quarantine status` after changes, at most every
+    /// ``statusInterval``. A child task of ``run()``.
+    func publisher() async {
+        for await _ in publishRequests {
             try? await Task.sleep(for: Self.statusInterval)
-            self.publishNow()
+            if Task.isCancelled { return }
+            publishNow()
         }
     }
 
     func publishNow() {
         let depth = (try? vault.store.backlogCount()) ?? -1
         let status = state.withLock { s -> AgentStatus in
-            s.publishScheduled = false
-            return AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
+            AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: s.problem, notifications: s.notificationState)

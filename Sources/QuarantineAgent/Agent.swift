@@ -44,6 +44,11 @@ public final class QuarantineAgent: Service, Sendable {
     let state: Mutex<State>
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
+    /// Requests for ``publisher()`` and ``flusher()``: timers owned by ``run()``.
+    let publishRequests: AsyncStream<Void>
+    let publishContinuation: AsyncStream<Void>.Continuation
+    let flushRequests: AsyncStream<Void>
+    let flushContinuation: AsyncStream<Void>.Continuation
     /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``.
     let reloadRequests: AsyncStream<ReloadTrigger>
     let reloadContinuation: AsyncStream<ReloadTrigger>.Continuation
@@ -63,14 +68,11 @@ public final class QuarantineAgent: Service, Sendable {
         var stopping = false
         var inFlight: [String: AgentStatus.Work] = [:]
         var videosInFlight = 0
-        var jobs: [String: Task<Void, Never>] = [:]
         var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
         var pendingCandidates: [BacklogEntry] = []
-        var flushScheduled = false
         /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
         var intakeFailures = 0
-        var publishScheduled = false
         var publishFailing = false
         var state = "starting"
     }
@@ -89,6 +91,8 @@ public final class QuarantineAgent: Service, Sendable {
         let settings = try Self.loadSettings(options, store: vault.store)
         state = Mutex(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         systemd = SystemdNotifier(environment: options.environment)
     }
@@ -139,6 +143,9 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.handleReloads() }
                 group.addTask { await self.watchdog() }
                 group.addTask { await self.retryAnalyzer() }
+                group.addTask { await self.publisher() }
+                group.addTask { await self.flusher() }
+                group.addTask { await self.notificationActions() }
                 // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
                 await self.dispatch()
                 group.cancelAll()
@@ -146,7 +153,7 @@ public final class QuarantineAgent: Service, Sendable {
         } onGracefulShutdown: {
             self.beginStopping()
         }
-        await flushCandidates()
+        flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
         state.withLock { $0.notifier }?.close()
@@ -156,18 +163,17 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGTERM/SIGINT: take no more work, cancel videos (they stay in the backlog), let pictures
     /// in flight finish (well under a second each), then exit.
     func beginStopping() {
-        let (watcher, jobs) = state.withLock { s -> (FolderWatcher?, [Task<Void, Never>]) in
+        let (watcher, videos) = state.withLock { s -> (FolderWatcher?, Int) in
             s.stopping = true
             s.state = "stopping"
-            let videos = s.inFlight.filter { $0.value.kind == "video" }.keys
-            return (s.watcher, videos.compactMap { s.jobs[$0] })
+            return (s.watcher, s.videosInFlight)
         }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
-        logger.notice("stopping: no new work; \(jobs.count) video(s) in flight go back to the queue and are checked at the next start")
+        logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
         watcher?.stop()
         state.withLock { $0.configWatcher }?.stop()
         reloadContinuation.finish()
-        for job in jobs { job.cancel() }
+        // The dispatcher cancels the videos and waits for the pictures in flight.
         wakeContinuation.yield()
         publishSoon()
     }
@@ -232,15 +238,18 @@ public final class QuarantineAgent: Service, Sendable {
         if let notifier = DesktopNotifier.connect(environment: options.environment) {
             state.withLock { $0.notifier = notifier; $0.notificationState = "desktop notifications (\(notifier.serverName))" }
             logger.info("desktop notifications through \(notifier.serverName)")
-            Task { [self, logger] in
-                for await action in notifier.actionInvoked {
-                    logger.info("notification \(action.id): \(action.key) chosen")
-                    if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { self.openReview(id: id) }
-                }
-            }
         } else {
             state.withLock { $0.notificationState = "log only: no desktop session (no D-Bus session bus or notification server)" }
             logger.info("no desktop notification server: quarantined items are only logged")
+        }
+    }
+
+    /// What the person chose in a notification. A child task of ``run()``.
+    func notificationActions() async {
+        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        for await action in notifier.actionInvoked {
+            logger.info("notification \(action.id): \(action.key) chosen")
+            if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { openReview(id: id) }
         }
     }
 
