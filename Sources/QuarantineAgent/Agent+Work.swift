@@ -35,7 +35,7 @@ extension QuarantineAgent {
             case .scanFinished(let root, let files, let reason):
                 logger.info("scanned \(root) (\(reason.rawValue)): \(files) file(s)")
             case .problem(let path, let message):
-                logger.warning("\(path): \(message)")
+                logger.warning("\(message)", metadata: ["path": "\(path)"])
             }
         }
     }
@@ -202,7 +202,7 @@ extension QuarantineAgent {
     /// A queued file that cannot even be opened: gone, replaced by a link, not a regular file.
     func finishUnopenable(_ entry: BacklogEntry, _ error: any Error) {
         let reason = (error as? MediaError).map { $0.message } ?? "\(error)"
-        logger.info("\(entry.path): not checked: \(reason)")
+        logger.info("not checked: \(reason)", metadata: ["path": "\(entry.path)"])
         try? vault.store.complete(entry, seen: nil)
         count("gone")
     }
@@ -220,47 +220,49 @@ extension QuarantineAgent {
         let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
             self?.progressed(path, fraction)
         }
-        report(outcome, for: entry)
+        report(outcome, for: entry, mode: settings.mode)
     }
 
-    func report(_ outcome: Intake.Outcome, for entry: BacklogEntry) {
-        let path = entry.path
+    func report(_ outcome: Intake.Outcome, for entry: BacklogEntry, mode: AnalysisMode) {
+        var metadata: Logger.Metadata = ["path": "\(entry.path)", "mode": "\(mode.rawValue)"]
         switch outcome {
         case .unopenable(let reason):
-            logger.info("\(path): not checked: \(reason)")
+            logger.info("not checked: \(reason)", metadata: metadata)
             count("gone")
         case .alreadySeen, .cancelled:
             break
         case .allowed:
-            logger.info("\(path): left alone (released before: on the allow list)")
+            logger.info("left alone: released before (on the allow list)", metadata: metadata)
             count(Verdict.allowed.rawValue)
         case .clean(let detail):
-            logger.debug("\(path): \(detail)")
+            logger.debug("\(detail)", metadata: metadata)
             count(Verdict.clean.rawValue)
         case .other:
             count(Verdict.other.rawValue)
         case .hidden(let item, let verdict, let reasons, let notice):
             let id = item.id ?? 0
+            metadata["item"] = "\(id)"
+            metadata["verdict"] = "\(verdict.rawValue)"
             count(verdict.rawValue)
-            logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id): \(path) (\(reasons.joined(separator: ", ")))")
+            logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id) (\(reasons.joined(separator: ", ")))", metadata: metadata)
             tell(notice, image: vault.previewPath(of: item), itemId: id)
         case .left(let reason, let notice):
             count(Verdict.failed.rawValue)
-            logger.warning("could not check \(reason); left where it is")
+            logger.warning("could not check \(reason); left where it is", metadata: metadata)
             tell(notice, image: nil, itemId: nil)
         case .notMoved(let verdict, let reason):
             // A changed file is judged again as its newer version.
-            logger.warning("\(path): \(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(reason)")
+            logger.warning("\(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(reason)", metadata: metadata)
             requeueIfChanged(entry)
             count("not_moved")
         case .changed:
-            logger.info("\(path): changed while it was checked; it is checked again")
+            logger.info("changed while it was checked; it is checked again", metadata: metadata)
             requeueIfChanged(entry)
         case .databaseUnavailable(let message):
-            logger.error("\(path): cannot consult the audit database, will try again: \(message)")
+            logger.error("cannot consult the audit database, will try again: \(message)", metadata: metadata)
         case .givenUp(let crashes, let then):
-            logger.error("\(path): given up after it crashed the agent \(crashes) times; check it with 'quarantine scan'")
-            report(then, for: entry)
+            logger.error("given up after it crashed the agent \(crashes) times; check it with 'quarantine scan'", metadata: metadata)
+            report(then, for: entry, mode: mode)
         }
     }
 
@@ -280,7 +282,7 @@ extension QuarantineAgent {
 
     /// A desktop notification when there is a desktop session; always a log line.
     func tell(_ notice: Notice, image: String?, itemId: Int64?) {
-        logger.notice("\(notice.summary): \(notice.body)")
+        logger.notice("\(notice.summary): \(notice.body)", metadata: itemId.map { ["item": "\($0)"] })
         guard let notifier = state.withLock({ $0.notifier }) else { return }
         var notification = DesktopNotification(summary: notice.summary, body: notice.body)
         notification.imagePath = image
@@ -330,7 +332,7 @@ extension QuarantineAgent {
 
 extension QuarantineAgent {
     func finishUnopenable(_ entry: BacklogEntry, _ message: String) {
-        logger.info("\(entry.path): not checked: \(message)")
+        logger.info("not checked: \(message)", metadata: ["path": "\(entry.path)"])
         try? vault.store.complete(entry, seen: nil)
         count("gone")
     }

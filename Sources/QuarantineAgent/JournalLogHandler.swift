@@ -7,7 +7,9 @@ import Synchronization
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority, `<3>` to
 /// `<7>`, which journald turns into the entry's priority and strips; no timestamp of our own,
 /// since journald adds one. On a terminal or in a file: `2026-11-22T07:40:01.250Z warning: ...`.
-/// Metadata is appended as `key=value`.
+/// Metadata is appended as `key=value`, the value in double quotes (with `\"`, `\\` and `\n`
+/// escaped) when it holds a space, a quote, an `=` or a control character, so that a path with
+/// spaces stays one field.
 public struct JournalLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -39,13 +41,31 @@ public struct JournalLogHandler: LogHandler {
         text += event.message.description
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         if !merged.isEmpty {
-            text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.field("\($0.value)"))" }.joined(separator: " ")
         }
         // One write per line, so lines from several threads never interleave.
         let line = Array((text.replacingOccurrences(of: "\n", with: " ") + "\n").utf8)
         Self.output.withLock { _ in
             line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
         }
+    }
+
+    /// A metadata value as written in a line: bare when that is unambiguous, else quoted.
+    static func field(_ value: String) -> String {
+        let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && $0.value != 0x7f }
+        if plain { return value }
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7f { out += String(format: "\\x%02x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out + "\""
     }
 
     /// syslog priorities: err 3, warning 4, notice 5, info 6, debug 7.
