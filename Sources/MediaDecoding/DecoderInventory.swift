@@ -9,28 +9,24 @@ public enum DecoderInventory {
         public var detail: String
     }
 
+    /// Every picture format of the registry, then the video codecs.
     public static func check() -> [Entry] {
-        var entries: [Entry] = []
-        if let handle = tjInitDecompress() {
-            tjDestroy(handle)
-            entries.append(Entry(name: "jpeg", available: true, detail: "libturbojpeg"))
-        } else {
-            entries.append(Entry(name: "jpeg", available: false, detail: "libturbojpeg could not create a decompressor"))
-        }
-        let version = avcodec_version()
-        let ffmpeg = "libavcodec \(version >> 16).\((version >> 8) & 0xFF).\(version & 0xFF)"
+        var entries = PictureFormats.all.map { $0.inventory() }
         let codecs: [(String, AVCodecID)] = [
-            ("png", AV_CODEC_ID_PNG), ("gif", AV_CODEC_ID_GIF), ("webp", AV_CODEC_ID_WEBP), ("bmp", AV_CODEC_ID_BMP), ("tiff", AV_CODEC_ID_TIFF),
             ("h264", AV_CODEC_ID_H264), ("hevc", AV_CODEC_ID_HEVC), ("vp8", AV_CODEC_ID_VP8), ("vp9", AV_CODEC_ID_VP9),
             ("av1", AV_CODEC_ID_AV1), ("mpeg4", AV_CODEC_ID_MPEG4), ("mjpeg", AV_CODEC_ID_MJPEG),
         ]
-        for (name, id) in codecs {
-            if let codec = avcodec_find_decoder(id) {
-                entries.append(Entry(name: name, available: true, detail: "\(ffmpeg) decoder \(String(cString: codec.pointee.name))"))
-            } else {
-                entries.append(Entry(name: name, available: false, detail: "\(ffmpeg) has no decoder"))
-            }
-        }
+        entries += codecs.map { ffmpegEntry($0.0, $0.1) }
         return entries
+    }
+
+    /// Whether libavcodec has a decoder for `id`.
+    static func ffmpegEntry(_ name: String, _ id: AVCodecID) -> Entry {
+        let version = avcodec_version()
+        let ffmpeg = "libavcodec \(version >> 16).\((version >> 8) & 0xFF).\(version & 0xFF)"
+        if let codec = avcodec_find_decoder(id) {
+            return Entry(name: name, available: true, detail: "\(ffmpeg) decoder \(String(cString: codec.pointee.name))")
+        }
+        return Entry(name: name, available: false, detail: "\(ffmpeg) has no decoder")
     }
 }

@@ -3,22 +3,13 @@ import CFFmpeg
 /// Still pictures other than JPEG (PNG, GIF's first frame, WebP, BMP, TIFF) through
 /// libavcodec: the whole file is one packet, the first frame is the picture.
 enum FFmpegImageDecoder {
-    static func decode(_ bytes: [UInt8], type: MediaType, minimumLongSide: Int, minimumShortSide: Int,
+    static func decode(_ bytes: [UInt8], type: MediaType, codecID: AVCodecID, minimumLongSide: Int, minimumShortSide: Int,
                        limits: MediaLimits) throws(MediaError) -> DecodedImage {
         FFmpeg.configureLogging()
         if let size = try ImageHeader.dimensions(bytes, type: type) {
             try limits.check(width: size.width, height: size.height)
         }
         if type == .gif { try ImageHeader.checkGIFFirstFrameComplete(bytes) }
-        let codecID: AVCodecID
-        switch type {
-        case .png: codecID = AV_CODEC_ID_PNG
-        case .gif: codecID = AV_CODEC_ID_GIF
-        case .webp: codecID = AV_CODEC_ID_WEBP
-        case .bmp: codecID = AV_CODEC_ID_BMP
-        case .tiff: codecID = AV_CODEC_ID_TIFF
-        default: throw MediaError(.unsupportedFormat, "is not a picture format this program decodes (\(type.rawValue))")
-        }
         guard let codec = avcodec_find_decoder(codecID) else {
             throw MediaError(.unsupportedFormat, "needs the \(type.rawValue) decoder, which this ffmpeg build lacks", operation: "avcodec_find_decoder")
         }

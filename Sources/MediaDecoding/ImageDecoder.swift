@@ -29,13 +29,9 @@ public struct ImageDecoder: Sendable {
     /// Decodes an in-memory picture of a known type.
     public func decode(_ bytes: [UInt8], type: MediaType? = nil) throws(MediaError) -> DecodedImage {
         let type = type ?? MediaType.sniff(bytes)
-        switch type {
-        case .jpeg:
-            return try JPEGCodec.decode(bytes, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, limits: limits)
-        case .png, .gif, .webp, .bmp, .tiff:
-            return try FFmpegImageDecoder.decode(bytes, type: type, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, limits: limits)
-        default:
+        guard let format = PictureFormats.format(for: type) else {
             throw MediaError(.unsupportedFormat, "is not a picture format this program decodes (\(type.rawValue))")
         }
+        return try format.decode(bytes, request: DecodeRequest(minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, limits: limits))
     }
 }

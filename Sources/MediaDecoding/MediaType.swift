@@ -25,13 +25,9 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
             b.count >= offset + bytes.count && Array(b[offset..<offset + bytes.count]) == bytes
         }
         func ascii(_ s: String) -> [UInt8] { Array(s.utf8) }
-        if at(0, [0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if at(0, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if at(0, ascii("GIF87a")) || at(0, ascii("GIF89a")) { return .gif }
-        if at(0, ascii("RIFF")) && at(8, ascii("WEBP")) { return .webp }
+        // Pictures: each format's own sniff rule (the registry, PictureFormats.all), then videos.
+        if let picture = PictureFormats.sniff(b[...]) { return picture }
         if at(0, ascii("RIFF")) && at(8, ascii("AVI ")) { return .avi }
-        if at(0, ascii("BM")) && b.count >= 26 { return .bmp }
-        if at(0, [0x49, 0x49, 0x2A, 0x00]) || at(0, [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         if at(4, ascii("ftyp")) || at(4, ascii("moov")) || at(4, ascii("mdat")) || at(4, ascii("wide")) || at(4, ascii("free")) { return .mp4 }
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
         if at(0, ascii("FLV")) { return .flv }

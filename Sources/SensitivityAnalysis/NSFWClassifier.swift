@@ -7,7 +7,7 @@ import MediaDecoding
 /// BGR minus the means (104, 117, 123), channels last.
 public final class NSFWClassifier: Sendable {
     static let resizeSide = 256
-    static let cropSide = 224
+    public static let cropSide = 224
     static let means: (b: Float, g: Float, r: Float) = (104, 117, 123)
 
     let session: InferenceSession

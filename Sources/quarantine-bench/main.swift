@@ -43,8 +43,10 @@ let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [
     .filter { !$0.hasPrefix(".") }.sorted().map { folder + "/" + $0 }
 let catalog = ModelCatalog.standard()
 let runtime = try OnnxRuntime(path: try catalog.verified(ModelCatalog.runtime))
-let nude = try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.nudeNet), intraOpThreads: intra)
-let nsfw = try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.openNSFW), intraOpThreads: intra)
+// Every model of the registry, each run once per picture on an input of its shape.
+let models = try SensitivityModels.all.map { model in
+    (session: try InferenceSession(runtime: runtime, modelPath: try catalog.verified(model.artifact), intraOpThreads: intra), shape: model.inputShape)
+}
 let factor = SensitivityAnalyzer.shrinkFloorFactor
 let decoder = ImageDecoder(minimumLongSide: factor * 320, minimumShortSide: factor * 256)
 
@@ -67,8 +69,7 @@ let done = DispatchSemaphore(value: 0)
 for _ in 0..<workers {
     Thread.detachNewThread {
         defer { done.signal() }
-        var nudeInput = [Float](repeating: 0, count: 3 * 320 * 320)
-        var nsfwInput = [Float](repeating: 0, count: 224 * 224 * 3)
+        var inputs = models.map { [Float](repeating: 0, count: Int($0.shape.reduce(1, *))) }
         while true {
             next.lock()
             let i = index
@@ -79,8 +80,7 @@ for _ in 0..<workers {
             let t0 = DispatchTime.now().uptimeNanoseconds
             _ = TestCard.recognises(decoded.image)
             let card = DispatchTime.now().uptimeNanoseconds - t0
-            _ = try? nude.run(&nudeInput, shape: [1, 3, 320, 320])
-            _ = try? nsfw.run(&nsfwInput, shape: [1, 224, 224, 3])
+            for (index, model) in models.enumerated() { _ = try? model.session.run(&inputs[index], shape: model.shape) }
             totals.lock.lock()
             totals.images += 1
             totals.cardNanos += card

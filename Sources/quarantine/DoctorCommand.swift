@@ -37,14 +37,14 @@ struct Doctor: AsyncParsableCommand {
             do {
                 let runtime = try OnnxRuntime(path: runtimePath)
                 checks.append(Check(name: "onnxruntime", ok: true, detail: "loads; version \(runtime.version)"))
-                if let nude = catalog.locate(ModelCatalog.nudeNet), let nsfw = catalog.locate(ModelCatalog.openNSFW) {
-                    for (label, path) in [("NudeNet session", nude), ("open_nsfw session", nsfw)] {
-                        do {
-                            let s = try InferenceSession(runtime: runtime, modelPath: path, intraOpThreads: 1)
-                            checks.append(Check(name: label, ok: true, detail: "input \(s.inputName) \(s.inputShape), output \(s.outputName) \(s.outputShape)"))
-                        } catch {
-                            checks.append(Check(name: label, ok: false, detail: error.description))
-                        }
+                for model in SensitivityModels.all {
+                    guard let path = catalog.locate(model.artifact) else { continue }
+                    let label = "\(model.displayName) session"
+                    do {
+                        let s = try InferenceSession(runtime: runtime, modelPath: path, intraOpThreads: 1)
+                        checks.append(Check(name: label, ok: true, detail: "input \(s.inputName) \(s.inputShape), output \(s.outputName) \(s.outputShape)"))
+                    } catch {
+                        checks.append(Check(name: label, ok: false, detail: error.description))
                     }
                 }
             } catch {

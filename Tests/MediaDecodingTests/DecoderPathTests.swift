@@ -127,4 +127,14 @@ struct DecoderPathTests {
         #expect(MediaType.sniff(Array("RIFF".utf8) + [0, 0, 0, 0] + Array("WEBPVP8 ".utf8)) == .webp)
         #expect(MediaType.sniff([]) == .other)
     }
+
+    @Test("the format registry: every picture type has one entry whose sniff rule claims its signature; doctor's list comes from it")
+    func registry() {
+        let pictures = MediaType.allCases.filter { $0.kind == .image }
+        #expect(Set(PictureFormats.all.map(\.type)) == Set(pictures))
+        #expect(PictureFormats.all.count == pictures.count, "one entry per type")
+        let names = DecoderInventory.check().map(\.name)
+        for type in pictures { #expect(names.contains(type.rawValue), "doctor lists \(type)") }
+        #expect(MediaType.sniff(Array("RIFF\0\0\0\0AVI LIST".utf8)) == .avi, "a video's RIFF is not taken for WebP")
+    }
 }

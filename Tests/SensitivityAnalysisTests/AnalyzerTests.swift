@@ -177,4 +177,18 @@ struct AnalyzerTests {
             #expect(!setup.contains(artifact.sha256), "setup.sh carries its own copy of \(artifact.fileName)'s pin")
         }
     }
+
+    @Test("the model registry: each model's declared input is what its pinned file takes")
+    func modelRegistry() throws {
+        let catalog = ModelCatalog.standard()
+        let runtime = try OnnxRuntime(path: try catalog.verified(ModelCatalog.runtime))
+        #expect(ModelCatalog.all.map(\.fileName) == [ModelCatalog.runtime.fileName] + SensitivityModels.all.map { $0.artifact.fileName })
+        for model in SensitivityModels.all {
+            let session = try InferenceSession(runtime: runtime, modelPath: try catalog.verified(model.artifact), intraOpThreads: 1)
+            #expect(session.inputShape.count == model.inputShape.count, "\(model.displayName)")
+            for (declared, ours) in zip(session.inputShape, model.inputShape) where declared != -1 {
+                #expect(declared == ours, "\(model.displayName): \(session.inputShape) vs \(model.inputShape)")
+            }
+        }
+    }
 }
