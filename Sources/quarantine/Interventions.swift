@@ -9,8 +9,9 @@ import SensitivityAnalysis
 /// Adult mode: one line, one question, `--yes` for scripts. Child mode: plain words, why it was
 /// hidden, where to get help, "Are you sure?" twice, and the guardian PIN.
 struct Interventions {
-    let mode: ModeInForce
-    let guardian: GuardianPIN
+    /// The core's review use cases, in the mode in force.
+    let review: Review
+    var mode: ModeInForce { review.mode }
 
     static let help = "If someone sent you pictures like this, or asked you for some, tell a grown-up you trust. You can also talk to a child helpline: childhelplineinternational.org lists the one for your country."
 
@@ -20,24 +21,24 @@ struct Interventions {
     }
 
     init(vault: Vault) {
-        mode = Self.currentMode(store: vault.store)
-        guardian = GuardianPIN(store: vault.store)
+        review = Review.current(vault: vault)
     }
 
-    /// Asks what `action` needs (``GuardianRules``) and throws an exit code when the answer is no.
-    /// `adultQuestion` is the adult's one question ("Release card.jpg (open_nsfw 0.91)?");
-    /// `childAction` ends the child's question ("bring it back").
-    func approve(_ action: ProtectedAction, adultQuestion: String, childAction: String, yes: Bool) throws {
+    /// Asks what `action` needs (``Review/approval(for:)``) and returns the core's consent, or
+    /// throws an exit code when the answer is no. `adultQuestion` is the adult's one question
+    /// ("Release card.jpg (open_nsfw 0.91)?"); `childAction` ends the child's ("bring it back").
+    @discardableResult
+    func approve(_ action: ProtectedAction, adultQuestion: String, childAction: String, yes: Bool) throws -> Review.Consent {
         if let note = mode.note { printError("quarantine: \(note)") }
-        switch GuardianRules.approval(for: action, in: mode.mode, pinIsSet: guardian.isSet) {
+        switch review.approval(for: action) {
         case .none:
-            return
+            return try review.consent(to: action, confirmed: true, pin: nil)
         case .confirmation:
-            if yes { return }
-            if !confirm(adultQuestion) {
+            guard yes || confirm(adultQuestion) else {
                 printError("quarantine: nothing changed (confirm on a terminal, or pass --yes)")
                 throw ExitCode(1)
             }
+            return try review.consent(to: action, confirmed: true, pin: nil)
         case .refused(let reason):
             if yes && mode.mode == .child { try refuseYes() }
             printError(reason)
@@ -63,7 +64,9 @@ struct Interventions {
                     throw ExitCode(1)
                 }
             }
-            guard let pin = readSecret("Guardian PIN: "), try guardian.verify(pin) else {
+            do {
+                return try review.consent(to: action, confirmed: true, pin: readSecret("Guardian PIN: "))
+            } catch Review.Refusal.wrongPIN {
                 printOut("That PIN is not right. Nothing was changed.")
                 throw ExitCode(1)
             }
@@ -162,8 +165,9 @@ struct ModeCommand: ParsableCommand {
             return
         }
         let interventions = Interventions(vault: vault)
+        let consent: Review.Consent
         do {
-            try interventions.approve(mode == .child ? .enterChildMode : .leaveChildMode, adultQuestion: "", childAction: "", yes: false)
+            consent = try interventions.approve(mode == .child ? .enterChildMode : .leaveChildMode, adultQuestion: "", childAction: "", yes: false)
         } catch let exit as ExitCode where current == .child && exit == ExitCode(1) {
             printOut("Still in child mode.")
             throw exit
@@ -173,8 +177,7 @@ struct ModeCommand: ParsableCommand {
             printError("quarantine: \(error); fix it (or remove it) and try again")
             throw ExitCode(2)
         }
-        try file.save(ConfigurationFile.setting("mode", to: ConfigurationFile.tomlString(mode.rawValue), of: file.text))
-        try vault.store.recordMode(mode, from: current, actor: current == .child ? "guardian" : "cli")
+        try interventions.review.changeMode(to: mode, in: file, consent: consent)
         printOut("Now in \(mode.rawValue) mode. " + tellAgentToReload())
     }
 }

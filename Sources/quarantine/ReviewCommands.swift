@@ -77,8 +77,8 @@ struct List: ParsableCommand {
     var all = false
 
     func run() throws {
-        let vault = try openVault()
-        let items = try vault.store.items(includeClosed: all)
+        let review = Review.current(vault: try openVault())
+        let items = try review.items(includeClosed: all)
         if json {
             for item in items { printJSONObject(item.json) }
             return
@@ -89,7 +89,7 @@ struct List: ParsableCommand {
         }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        if Interventions.currentMode(store: vault.store).mode == .child {
+        if review.mode.mode == .child {
             for item in items {
                 let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
                 printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.")
@@ -118,16 +118,16 @@ struct Show: ParsableCommand {
 
     func run() throws {
         let vault = try openVault()
+        let review = Review.current(vault: vault)
         let item = try requireItem(vault, id)
-        let preview = item.previewName.flatMap { name in item.vaultName.map { vault.root + "/" + $0 + "/" + name } }
-            .flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        let preview = review.preview(of: item)
         if json {
             var object = item.json
             object["preview"] = preview
-            object["events"] = try vault.store.events(itemId: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
+            object["events"] = try review.history(of: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
             printJSONObject(object)
         } else {
-            if Interventions.currentMode(store: vault.store).mode == .child {
+            if review.mode.mode == .child {
                 printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
                 printOut(Interventions.help)
             }
@@ -139,7 +139,7 @@ struct Show: ParsableCommand {
             if let origin = item.originURL { printOut("  origin    \(origin)") }
             if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
             printOut("  preview   \(preview ?? "(none)")")
-            for event in try vault.store.events(itemId: id).reversed() {
+            for event in try review.history(of: id).reversed() {
                 printOut("  \(event.at)  \(event.kind.rawValue) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
             }
         }
@@ -172,10 +172,10 @@ struct ReleaseCommand: ParsableCommand {
         let vault = try openVault()
         let item = try requireItem(vault, id)
         let interventions = Interventions(vault: vault)
-        let mode = interventions.mode.mode
-        try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?", childAction: "bring it back", yes: yes)
+        let consent = try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?",
+                                                childAction: "bring it back", yes: yes)
         do {
-            let result = try vault.release(id: id, to: to, mode: mode, actor: mode == .child ? "guardian" : "cli")
+            let result = try interventions.review.release(id, to: to, consent: consent)
             printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
         } catch {
             printError("quarantine: \(error)")
@@ -192,8 +192,7 @@ struct History: ParsableCommand {
     var json = false
 
     func run() throws {
-        let vault = try openVault()
-        for event in try vault.store.events() {
+        for event in try Review.current(vault: try openVault()).history() {
             if json {
                 var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]
                 object["item"] = event.itemId
@@ -231,11 +230,10 @@ struct BlockCommand: ParsableCommand {
         let item = try requireItem(vault, id)
         let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
         let interventions = Interventions(vault: vault)
-        let mode = interventions.mode.mode
-        try interventions.approve(.block, adultQuestion: "\(keep ? "Seal" : "Delete") \(name) (\(item.reasonList.first ?? "flagged"))?",
-                                  childAction: keep ? "lock it away for good" : "delete it", yes: yes)
+        let consent = try interventions.approve(.block, adultQuestion: "\(keep ? "Seal" : "Delete") \(name) (\(item.reasonList.first ?? "flagged"))?",
+                                                childAction: keep ? "lock it away for good" : "delete it", yes: yes)
         do {
-            let result = try vault.block(id: id, keep: keep, origin: origin, mode: mode, actor: mode == .child ? "guardian" : "cli")
+            let result = try interventions.review.block(id, keep: keep, origin: origin, consent: consent)
             printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
         } catch {
             printError("quarantine: \(error)")
@@ -260,18 +258,16 @@ struct Purge: ParsableCommand {
     }
 
     func run() throws {
-        let vault = try openVault()
-        let cutoff = Date().addingTimeInterval(-Double(olderThan) * 86_400)
-        let items = try vault.purgeCandidates(before: cutoff)
+        let interventions = Interventions(vault: try openVault())
+        let items = try interventions.review.purgeCandidates(olderThanDays: olderThan)
         if items.isEmpty {
             printOut("Nothing in the vault is older than \(olderThan) day\(olderThan == 1 ? "" : "s").")
             return
         }
         printOut("These \(items.count) item\(items.count == 1 ? "" : "s") would be deleted for good:")
         for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.originalPath)") }
-        let interventions = Interventions(vault: vault)
-        try interventions.approve(.purge, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
-        let count = try vault.purge(items, actor: interventions.mode.mode == .child ? "guardian" : "cli")
+        let consent = try interventions.approve(.purge, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
+        let count = try interventions.review.purge(items, consent: consent)
         printOut("Purged \(count) item\(count == 1 ? "" : "s"); each is in 'quarantine history'.")
     }
 }

@@ -1,0 +1,132 @@
+import Foundation
+import QuarantineStore
+import SensitivityAnalysis
+
+/// The review use cases: what a person may see and do with what the vault holds, under the mode
+/// in force. The CLI asks the questions that ``approval(for:)`` names, hands the answers to
+/// ``consent(to:confirmed:pin:)``, and passes the ``Consent`` it gets to the action: no action
+/// that weakens protection runs without one.
+public struct Review: Sendable {
+    public let vault: Vault
+    public let mode: ModeInForce
+    let guardian: GuardianPIN
+    let clock: @Sendable () -> Date
+
+    public init(vault: Vault, mode: ModeInForce, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.vault = vault
+        self.mode = mode
+        self.guardian = GuardianPIN(store: vault.store)
+        self.clock = clock
+    }
+
+    /// The per-user vault's review, in the mode in force for this user.
+    public static func current(vault: Vault) -> Review {
+        Review(vault: vault, mode: ModeInForce.current(store: vault.store))
+    }
+
+    /// Who is recorded as acting: the guardian in child mode (their PIN was given), else the person.
+    public var actor: String { mode.mode == .child ? "guardian" : "cli" }
+
+    // MARK: - Consent
+
+    /// What must happen before `action`.
+    public func approval(for action: ProtectedAction) -> Approval {
+        GuardianRules.approval(for: action, in: mode.mode, pinIsSet: guardian.isSet)
+    }
+
+    /// Proof that the rules for an action were met; only ``consent(to:confirmed:pin:)`` makes one.
+    public struct Consent: Sendable {
+        public let action: ProtectedAction
+        fileprivate init(_ action: ProtectedAction) { self.action = action }
+    }
+
+    /// Why there is no consent.
+    public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Adult mode: the person did not confirm (no terminal, no `--yes`, or "no").
+        case notConfirmed
+        /// Child mode: the PIN is not the guardian's.
+        case wrongPIN
+        /// The action is not possible now (child mode without a PIN set, say).
+        case refused(String)
+
+        public var description: String {
+            switch self {
+            case .notConfirmed: return "not confirmed"
+            case .wrongPIN: return "that PIN is not right"
+            case .refused(let reason): return reason
+            }
+        }
+    }
+
+    /// Checks the answers against the rules: adult mode needs `confirmed`, child mode the
+    /// guardian's `pin`.
+    public func consent(to action: ProtectedAction, confirmed: Bool, pin: String?) throws -> Consent {
+        switch approval(for: action) {
+        case .none:
+            return Consent(action)
+        case .confirmation:
+            guard confirmed else { throw Refusal.notConfirmed }
+            return Consent(action)
+        case .guardianPIN:
+            guard let pin, try guardian.verify(pin) else { throw Refusal.wrongPIN }
+            return Consent(action)
+        case .refused(let reason):
+            throw Refusal.refused(reason)
+        }
+    }
+
+    func require(_ consent: Consent, for action: ProtectedAction) {
+        precondition(consent.action == action, "a consent to \(consent.action) was given for \(action)")
+    }
+
+    // MARK: - Seeing
+
+    /// Items, newest first; without `includeClosed` only those still in the vault.
+    public func items(includeClosed: Bool = false) throws -> [VaultItem] { try vault.store.items(includeClosed: includeClosed) }
+
+    public func item(_ id: Int64) throws -> VaultItem? { try vault.store.item(id) }
+
+    /// The audit log, newest first, optionally of one item.
+    public func history(of itemId: Int64? = nil) throws -> [AuditEvent] { try vault.store.events(itemId: itemId) }
+
+    /// The blurred preview of an item, if it has one on disk (never the original).
+    public func preview(of item: VaultItem) -> String? {
+        vault.previewPath(of: item).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+    }
+
+    // MARK: - Acting
+
+    /// Puts item `id` back (see ``Vault/release(id:to:mode:actor:)``).
+    public func release(_ id: Int64, to directory: String? = nil, consent: Consent) throws -> Vault.Release {
+        require(consent, for: .release)
+        return try vault.release(id: id, to: directory, mode: mode.mode, actor: actor)
+    }
+
+    /// Deletes (or seals) item `id` and blocks its bytes, and with `origin` its site.
+    public func block(_ id: Int64, keep: Bool, origin: Bool, consent: Consent) throws -> Vault.Block {
+        require(consent, for: .block)
+        return try vault.block(id: id, keep: keep, origin: origin, mode: mode.mode, actor: actor)
+    }
+
+    /// Items hidden more than `days` days ago.
+    public func purgeCandidates(olderThanDays days: Int) throws -> [VaultItem] {
+        try vault.purgeCandidates(before: clock().addingTimeInterval(-Double(days) * 86_400))
+    }
+
+    /// Deletes `items` for good, recording each; returns how many went.
+    public func purge(_ items: [VaultItem], consent: Consent) throws -> Int {
+        require(consent, for: .purge)
+        return try vault.purge(items, actor: actor)
+    }
+
+    // MARK: - Mode
+
+    /// Switches to `newMode`: writes it into `configuration` (the rest of the file kept as
+    /// written) and records it, so that neither an edit of the file alone nor a file that
+    /// cannot be read lowers it again (``ModeInForce``).
+    public func changeMode(to newMode: AnalysisMode, in configuration: ConfigurationFile, consent: Consent) throws {
+        require(consent, for: newMode == .child ? .enterChildMode : .leaveChildMode)
+        try configuration.save(ConfigurationFile.setting("mode", to: ConfigurationFile.tomlString(newMode.rawValue), of: configuration.text))
+        try vault.store.recordMode(newMode, from: mode.mode, actor: actor)
+    }
+}
