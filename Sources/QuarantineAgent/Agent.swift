@@ -116,7 +116,8 @@ public final class QuarantineAgent: Service, Sendable {
         let settings = state.withLock { $0.settings }
         // The vault is ours from here on: interrupted moves are recovered now, and no other
         // process recovers under us while we run.
-        let claim = try vault.claim()
+        let vault = self.vault
+        let claim = try await onOwnThread("vault-claim") { try vault.claim() }
         defer { withExtendedLifetime(claim) {} }
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
         loadAnalyzer(settings)
@@ -128,8 +129,8 @@ public final class QuarantineAgent: Service, Sendable {
             s.watcher = watcher
             for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting") }
         }
-        try watcher.start()
-        watchConfigurationFile()
+        try await onOwnThread("watch-start") { try watcher.start() }
+        await watchConfigurationFile()
         let backlog = (try? vault.store.backlogCount()) ?? 0
         logger.notice("watching \(roots.map { "\($0.path) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
         state.withLock { $0.state = "running" }
@@ -153,6 +154,9 @@ public final class QuarantineAgent: Service, Sendable {
         } onGracefulShutdown: {
             self.beginStopping()
         }
+        // The watchers stop here, off the cooperative threads (their stop waits for their thread).
+        let (configWatcher, folderWatcher) = state.withLock { ($0.configWatcher, $0.watcher) }
+        _ = try? await onOwnThread("watch-stop") { configWatcher?.stop(); folderWatcher?.stop() }
         flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
@@ -163,15 +167,13 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGTERM/SIGINT: take no more work, cancel videos (they stay in the backlog), let pictures
     /// in flight finish (well under a second each), then exit.
     func beginStopping() {
-        let (watcher, videos) = state.withLock { s -> (FolderWatcher?, Int) in
+        let videos = state.withLock { s -> Int in
             s.stopping = true
             s.state = "stopping"
-            return (s.watcher, s.videosInFlight)
+            return s.videosInFlight
         }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
-        watcher?.stop()
-        state.withLock { $0.configWatcher }?.stop()
         reloadContinuation.finish()
         // The dispatcher cancels the videos and waits for the pictures in flight.
         wakeContinuation.yield()
@@ -274,12 +276,12 @@ public final class QuarantineAgent: Service, Sendable {
     /// Watches the configuration file, so that a hand edit takes effect without a signal. Its
     /// folder is created if missing (an empty folder in ~/.config); when it cannot be watched,
     /// SIGHUP still works and the log says so.
-    func watchConfigurationFile() {
+    func watchConfigurationFile() async {
         let path = options.configPath
         let watcher = FileChangeWatcher(path: path) { [reloadContinuation] in reloadContinuation.yield(.fileEdited) }
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try watcher.start()
+            try await onOwnThread("config-watch-start") { try watcher.start() }
             state.withLock { $0.configWatcher = watcher }
         } catch {
             logger.warning("edits of \(path) are not noticed by themselves (\(error)); after an edit run 'systemctl --user reload quarantine' or send the agent SIGHUP")
