@@ -49,8 +49,9 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
-        .target(name: "FolderWatch", dependencies: ["CInotifyTools"]),
-        .target(name: "ServiceSupport", dependencies: ["CDBus"]),
+        .target(name: "PollSupport"),
+        .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport"]),
+        .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport"]),
         .target(name: "QuarantineAgent", dependencies: [
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),

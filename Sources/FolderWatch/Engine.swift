@@ -125,7 +125,7 @@ final class Engine: @unchecked Sendable {
     private func loop() {
         var descriptors = [
             pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+            control.wakePipe.pollDescriptor,
         ]
         while !control.isStopping {
             for command in control.takeCommands() {

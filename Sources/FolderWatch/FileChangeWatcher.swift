@@ -118,7 +118,7 @@ public final class FileChangeWatcher: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !control.isStopping {
             var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+                               control.wakePipe.pollDescriptor]
             if poll(&descriptors, 2, pollTimeout(until: [due, retry].compactMap { $0 }.min())) < 0 && errno != EINTR { return }
             if control.isStopping { return }
             if descriptors[1].revents != 0 { control.drainWake() }

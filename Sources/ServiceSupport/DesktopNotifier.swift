@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import CDBus
+import PollSupport
 import Foundation
 
 /// Shows desktop notifications through the session bus's
@@ -213,9 +214,9 @@ final class BusConnection: @unchecked Sendable {
     private let connection: OpaquePointer
     private let lock = NSLock()
     private let socketFD: Int32
-    /// The reader sleeps in poll() on the socket and on this pipe's read end;
-    /// a byte in it wakes the reader (after a call, and on close).
-    private var wakePipe: (read: Int32, write: Int32) = (-1, -1)
+    /// The reader sleeps in poll() on the socket and on this pipe; waking it
+    /// (after a call, and on close) makes it look again.
+    private var wakePipe: WakePipe?
     private var isClosed = false
     private var trackedIDs: Set<UInt32> = []
     private var trackedOrder: [UInt32] = []
@@ -340,38 +341,31 @@ final class BusConnection: @unchecked Sendable {
 
     /// Starts the reader thread that delivers ActionInvoked to `continuation`.
     func startReader(serverUniqueName: String?, continuation: AsyncStream<(id: UInt32, key: String)>.Continuation) throws {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
+        let pipe: WakePipe
+        do { pipe = try WakePipe() } catch {
             throw ServiceError(code: .fileSystem, operation: "start the notification reader",
-                               message: "could not make a wake-up pipe", cause: String(cString: strerror(errno)))
-        }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                               message: "could not make a wake-up pipe", cause: String(cString: strerror(error.code)))
         }
         lock.lock()
-        wakePipe = (fds[0], fds[1])
+        wakePipe = pipe
         self.serverUniqueName = serverUniqueName
         self.continuation = continuation
         readerStarted = true
         lock.unlock()
         let thread = Thread { [self] in
             nameCurrentThread(BusConnection.readerThreadName)
-            readLoop()
+            readLoop(pipe)
         }
         thread.start()
     }
 
     private func wakeReader() {
-        guard wakePipe.write >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = write(wakePipe.write, &byte, 1)   // non-blocking: a full pipe already wakes it
+        wakePipe?.wake()
     }
 
-    private func readLoop() {
+    private func readLoop(_ pipe: WakePipe) {
         defer { readerExited.signal() }
-        var fds = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0), pipe.pollDescriptor]
         while true {
             fds[0].revents = 0
             fds[1].revents = 0
@@ -381,10 +375,7 @@ final class BusConnection: @unchecked Sendable {
                 if errno == EINTR { continue }
                 break
             }
-            if fds[1].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while read(wakePipe.read, &drain, drain.count) > 0 {}
-            }
+            if fds[1].revents != 0 { pipe.drain() }
             lock.lock()
             if isClosed {
                 lock.unlock()
@@ -443,11 +434,7 @@ final class BusConnection: @unchecked Sendable {
         dbus_connection_unref(connection)
         continuation?.finish()
         continuation = nil
-        if wakePipe.read >= 0 {
-            Glibc.close(wakePipe.read)
-            Glibc.close(wakePipe.write)
-            wakePipe = (-1, -1)
-        }
+        wakePipe = nil
         lock.unlock()
     }
 
