@@ -14,7 +14,7 @@ extension QuarantineAgent {
         for await event in watcher.events {
             switch event {
             case .candidate(let candidate):
-                let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? WatchDirection.incoming.rawValue
+                let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? .incoming
                 let identity = FileIdentity(device: candidate.device, inode: candidate.inode, size: candidate.size,
                                             modificationNanoseconds: candidate.modificationNanoseconds)
                 add(BacklogEntry(path: candidate.path, root: candidate.root, direction: direction, identity: identity))
@@ -50,7 +50,7 @@ extension QuarantineAgent {
     func add(_ entry: BacklogEntry) {
         state.withLock { s in
             s.pendingCandidates.append(entry)
-            s.counters["noticed", default: 0] += 1
+            s.counters[Counter.noticed.key, default: 0] += 1
         }
         flushContinuation.yield()
     }
@@ -171,7 +171,7 @@ extension QuarantineAgent {
                 // Not a picture or a video (by its bytes): recorded without reading further.
                 try? vault.store.complete(entry, seen: SeenFile(path: entry.path, identity: file.identity, sha256: nil,
                                                                 mode: settings.mode, verdict: .other))
-                count(Verdict.other.rawValue)
+                count(.verdict(.other))
                 finishedHere = true
                 continue
             }
@@ -204,11 +204,33 @@ extension QuarantineAgent {
         let reason = (error as? MediaError).map { $0.message } ?? "\(error)"
         logger.info("not checked: \(reason)", metadata: ["path": "\(entry.path)"])
         try? vault.store.complete(entry, seen: nil)
-        count("gone")
+        count(.gone)
     }
 
-    func count(_ key: String) {
-        state.withLock { $0.counters[key, default: 0] += 1 }
+    /// What `quarantine status` counts since the start.
+    enum Counter {
+        /// Files the watcher reported.
+        case noticed
+        /// Gone, or not a regular file, before they could be checked.
+        case gone
+        /// Flagged, but the vault refused to move them (changed, vanished, disk full).
+        case notMoved
+        /// Dealt with, by verdict.
+        case verdict(Verdict)
+
+        /// The key in the published status (`counters` in `status --json`).
+        var key: String {
+            switch self {
+            case .noticed: return "noticed"
+            case .gone: return "gone"
+            case .notMoved: return "not_moved"
+            case .verdict(let verdict): return verdict.rawValue
+            }
+        }
+    }
+
+    func count(_ counter: Counter) {
+        state.withLock { $0.counters[counter.key, default: 0] += 1 }
     }
 
     // MARK: - One file
@@ -228,33 +250,33 @@ extension QuarantineAgent {
         switch outcome {
         case .unopenable(let reason):
             logger.info("not checked: \(reason)", metadata: metadata)
-            count("gone")
+            count(.gone)
         case .alreadySeen, .cancelled:
             break
         case .allowed:
             logger.info("left alone: released before (on the allow list)", metadata: metadata)
-            count(Verdict.allowed.rawValue)
+            count(.verdict(.allowed))
         case .clean(let detail):
             logger.debug("\(detail)", metadata: metadata)
-            count(Verdict.clean.rawValue)
+            count(.verdict(.clean))
         case .other:
-            count(Verdict.other.rawValue)
+            count(.verdict(.other))
         case .hidden(let item, let verdict, let reasons, let notice):
             let id = item.id ?? 0
             metadata["item"] = "\(id)"
             metadata["verdict"] = "\(verdict.rawValue)"
-            count(verdict.rawValue)
+            count(.verdict(verdict))
             logger.notice("\(verdict == .unverified ? "held" : "quarantined") item \(id) (\(reasons.joined(separator: ", ")))", metadata: metadata)
             tell(notice, image: vault.previewPath(of: item), itemId: id)
         case .left(let reason, let notice):
-            count(Verdict.failed.rawValue)
+            count(.verdict(.failed))
             logger.warning("could not check \(reason); left where it is", metadata: metadata)
             tell(notice, image: nil, itemId: nil)
         case .notMoved(let verdict, let reason):
             // A changed file is judged again as its newer version.
             logger.warning("\(verdict == .unverified ? "could not be checked" : "flagged") but not moved into the vault: \(reason)", metadata: metadata)
             requeueIfChanged(entry)
-            count("not_moved")
+            count(.notMoved)
         case .changed:
             logger.info("changed while it was checked; it is checked again", metadata: metadata)
             requeueIfChanged(entry)
@@ -327,13 +349,5 @@ extension QuarantineAgent {
             if first { logger.warning("cannot publish the status ('quarantine status' shows the last one until this works): \(error)") }
             else { logger.debug("status still not published: \(error)") }
         }
-    }
-}
-
-extension QuarantineAgent {
-    func finishUnopenable(_ entry: BacklogEntry, _ message: String) {
-        logger.info("not checked: \(message)", metadata: ["path": "\(entry.path)"])
-        try? vault.store.complete(entry, seen: nil)
-        count("gone")
     }
 }

@@ -127,7 +127,7 @@ public final class QuarantineAgent: Service, Sendable {
         let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
         state.withLock { s in
             s.watcher = watcher
-            for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting") }
+            for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting") }
         }
         try await onOwnThread("watch-start") { try watcher.start() }
         await watchConfigurationFile()
@@ -186,7 +186,7 @@ public final class QuarantineAgent: Service, Sendable {
 
     static func watchRoots(_ settings: Settings, environment: [String: String]) -> [WatchRoot] {
         settings.watch.roots(mode: settings.mode, environment: environment).map {
-            WatchRoot(path: $0.path, direction: WatchDirection(rawValue: $0.direction) ?? .incoming)
+            WatchRoot(path: $0.path, direction: $0.direction == .outgoing ? .outgoing : .incoming)
         }
     }
 
@@ -329,8 +329,8 @@ public final class QuarantineAgent: Service, Sendable {
             let keep = s.roots
             s.roots = [:]
             for root in roots {
-                s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = root.direction.rawValue; return r }
-                    ?? AgentStatus.Root(path: root.path, direction: root.direction.rawValue, state: "starting")
+                s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = FolderDirection(root.direction); return r }
+                    ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
             }
         }
         watcher?.setRoots(roots)
@@ -348,4 +348,9 @@ public final class QuarantineAgent: Service, Sendable {
             try? await Task.sleep(for: interval)
         }
     }
+}
+
+extension FolderDirection {
+    /// The watcher's direction as the store records it.
+    init(_ direction: WatchDirection) { self = direction == .outgoing ? .outgoing : .incoming }
 }

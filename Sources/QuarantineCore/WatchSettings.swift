@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineStore
 import SensitivityAnalysis
 import TOMLKit
 
@@ -25,8 +26,8 @@ public struct WatchSettings: Sendable, Equatable {
     /// One folder and the direction it is checked in.
     public struct Root: Sendable, Hashable, Codable {
         public var path: String
-        public var direction: String   // "incoming" or "outgoing"
-        public init(path: String, direction: String) {
+        public var direction: FolderDirection
+        public init(path: String, direction: FolderDirection) {
             self.path = path
             self.direction = direction
         }
@@ -39,12 +40,12 @@ public struct WatchSettings: Sendable, Equatable {
         let incomingPaths = incoming ?? [Self.downloadFolder(environment: environment)]
         for path in incomingPaths {
             let absolute = Self.expand(path, environment: environment)
-            if seen.insert(absolute).inserted { result.append(Root(path: absolute, direction: "incoming")) }
+            if seen.insert(absolute).inserted { result.append(Root(path: absolute, direction: .incoming)) }
         }
         if mode == .child {
             for path in outgoing {
                 let absolute = Self.expand(path, environment: environment)
-                if seen.insert(absolute).inserted { result.append(Root(path: absolute, direction: "outgoing")) }
+                if seen.insert(absolute).inserted { result.append(Root(path: absolute, direction: .outgoing)) }
             }
         }
         return result

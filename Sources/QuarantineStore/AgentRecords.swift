@@ -3,6 +3,12 @@ import GRDB
 import MediaDecoding
 import SensitivityAnalysis
 
+/// Which way a watched folder's files go: `incoming` (downloads: what arrives is checked) or
+/// `outgoing` (shared or synced folders: what is put there is checked before it leaves).
+public enum FolderDirection: String, Sendable, Codable, CaseIterable, DatabaseValueConvertible {
+    case incoming, outgoing
+}
+
 /// One file waiting to be handled by the agent. The backlog lives in the database, so a crash or a
 /// stop loses no pending work: what is here at start is handled first.
 public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, MutablePersistableRecord {
@@ -10,7 +16,7 @@ public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, Mutabl
     public var id: Int64?
     public var path: String
     public var root: String
-    public var direction: String
+    public var direction: FolderDirection
     public var device: Int64
     public var inode: Int64
     public var size: Int64
@@ -18,7 +24,7 @@ public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, Mutabl
     public var enqueuedAt: Date
     public var attempts: Int
 
-    public init(path: String, root: String, direction: String, identity: FileIdentity) {
+    public init(path: String, root: String, direction: FolderDirection, identity: FileIdentity) {
         self.path = path
         self.root = root
         self.direction = direction
@@ -90,10 +96,10 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
 public struct AgentStatus: Codable, Sendable, Equatable {
     public struct Root: Codable, Sendable, Equatable {
         public var path: String
-        public var direction: String
+        public var direction: FolderDirection
         /// "watching", "missing", "rescanning every N s" or "not watched: ..."
         public var state: String
-        public init(path: String, direction: String, state: String) {
+        public init(path: String, direction: FolderDirection, state: String) {
             self.path = path
             self.direction = direction
             self.state = state

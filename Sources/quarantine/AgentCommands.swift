@@ -104,19 +104,19 @@ struct WatchList: ParsableCommand {
         let file = try ConfigurationFile.loadForCLI()
         let settings = file.settings
         let active = Set(settings.watch.roots(mode: settings.mode).map(\.path))
-        var rows: [(path: String, direction: String, active: Bool)] = []
+        var rows: [(path: String, direction: FolderDirection, active: Bool)] = []
         for root in settings.watch.roots(mode: .child) {
             rows.append((root.path, root.direction, active.contains(root.path)))
         }
         if json {
             printJSONObject(["mode": settings.mode.rawValue, "default_download_folder": settings.watch.incoming == nil,
-                             "folders": rows.map { ["path": $0.path, "direction": $0.direction, "active": $0.active] as [String: Any] }])
+                             "folders": rows.map { ["path": $0.path, "direction": $0.direction.rawValue, "active": $0.active] as [String: Any] }])
             return
         }
         if rows.isEmpty { printOut("No folders are watched. Add one with 'quarantine watch add PATH'.") }
         for row in rows {
-            var note = row.direction
-            if settings.watch.incoming == nil && row.direction == "incoming" { note += ", your download folder (default)" }
+            var note = row.direction.rawValue
+            if settings.watch.incoming == nil && row.direction == .incoming { note += ", your download folder (default)" }
             if !row.active { note += ", checked in child mode only" }
             if !FileManager.default.fileExists(atPath: row.path) { note += ", missing: watched once it exists" }
             printOut("\(row.path)  (\(note))")
@@ -299,7 +299,7 @@ struct StatusCommand: ParsableCommand {
         printOut("mode: \(status.mode)")
         if let problem = status.problem { printOut("problem: \(problem)") }
         printOut("folders:")
-        for root in status.roots { printOut("  \(root.path) (\(root.direction)): \(root.state)") }
+        for root in status.roots { printOut("  \(root.path) (\(root.direction.rawValue)): \(root.state)") }
         printOut("waiting: \(waiting) file(s)")
         if !status.inFlight.isEmpty {
             printOut("checking now:")

@@ -30,7 +30,7 @@ struct IntakeTests {
         func arrive(_ name: String, _ bytes: [UInt8]) throws -> BacklogEntry {
             let url = downloads.appendingPathComponent(name)
             try Data(bytes).write(to: url)
-            let entry = BacklogEntry(path: url.path, root: downloads.path, direction: "incoming", identity: try MediaFile(path: url.path).identity)
+            let entry = BacklogEntry(path: url.path, root: downloads.path, direction: .incoming, identity: try MediaFile(path: url.path).identity)
             try vault.store.enqueue([entry])
             return entry
         }
