@@ -153,16 +153,24 @@ public struct Intake: Sendable {
         return .other
     }
 
-    /// Moves a file into the vault and records it.
+    /// Hides a file in the vault: records `flagged` for a file that was judged sensitive, then
+    /// moves it (the vault re-checks that it is still the version `identity` names) with its
+    /// blurred preview. Throws, having moved nothing, when the vault refuses. `scan --quarantine`
+    /// hides through this too.
+    public func hide(path: String, identity: FileIdentity?, reasons: [String], preview: RGBImage?, mode: AnalysisMode, verdict: Verdict) throws -> VaultItem {
+        if verdict == .quarantined {
+            try vault.store.record(.flagged, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
+        }
+        return try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
+    }
+
+    /// Hides a backlog entry and takes it off the backlog.
     func hide(_ entry: BacklogEntry, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
               mode: AnalysisMode, verdict: Verdict) -> Outcome {
         let path = entry.path
         let store = vault.store
         do {
-            if verdict == .quarantined {
-                try store.record(.flagged, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
-            }
-            let item = try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
+            let item = try hide(path: path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict)
             let id = item.id ?? 0
             try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)

@@ -128,12 +128,10 @@ struct Scan: AsyncParsableCommand {
             try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: analysis.isSensitive ? nil : "not sensitive")
         }
         guard report.isSensitive || report.listDecision != nil else { return }
-        if report.isSensitive {
-            try? vault.store.record(.flagged, path: path, mode: mode, actor: "scan", detail: reasons.joined(separator: ", "))
-        }
         do {
-            let item = try vault.quarantine(path: path, expected: report.analysis?.identity, reasons: reasons,
-                                            mode: mode, actor: "scan", preview: report.flaggedFrame)
+            let item = try Intake(vault: vault, analyzer: analyzer, actor: "scan")
+                .hide(path: path, identity: report.analysis?.identity, reasons: reasons, preview: report.flaggedFrame, mode: mode,
+                      verdict: report.isSensitive ? .quarantined : .blocked)
             report.vaultItem = item.id
         } catch {
             report.failure = FileReport.Failure(code: "not_quarantined", message: "\(path): flagged but not moved: \(error)")

@@ -1,18 +1,6 @@
 import Foundation
 import Logging
 
-/// Reads a small text file; nil when it does not exist and is not required.
-func readTextFile(_ path: String, required: Bool) throws -> String? {
-    guard FileManager.default.fileExists(atPath: path) else {
-        if required { throw CLIError("\(path): no such file") }
-        return nil
-    }
-    guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-        throw CLIError("\(path): cannot be read as UTF-8 text")
-    }
-    return text
-}
-
 /// An error whose message is shown as is, with exit status 2.
 struct CLIError: Error, CustomStringConvertible {
     var description: String
