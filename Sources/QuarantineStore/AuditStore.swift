@@ -14,6 +14,9 @@ public final class AuditStore: Sendable {
     /// Opens (creating if needed) the database at `path`.
     public init(path: String) throws {
         self.path = path
+        // Created private before SQLite opens it: SQLite gives its -wal and -shm the same mode.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd >= 0 { Glibc.close(fd) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true

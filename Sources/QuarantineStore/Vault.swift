@@ -40,22 +40,47 @@ public final class Vault: Sendable {
     /// Opens the vault at `root` (created 0700). Nothing is recovered here: see ``claim(waitingUpTo:)``
     /// and ``recoverIfIdle()``.
     public convenience init(root: String, store: AuditStore) throws {
-        try self.init(root: root, store: store, crashPoint: nil)
+        try self.init(root: root, store: store, crashPoint: nil, tightened: [])
     }
 
-    init(root: String, store: AuditStore, crashPoint: (@Sendable (MoveStep) throws -> Void)?) throws {
+    init(root: String, store: AuditStore, crashPoint: (@Sendable (MoveStep) throws -> Void)?, tightened: [String] = []) throws {
         self.root = root
         self.store = store
         self.crashPoint = crashPoint
+        self.tightened = tightened
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(root, 0o700)
     }
 
     /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
+    /// Folders and files there that others could read are tightened first (see ``tightened``).
     public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Vault {
         let base = baseDirectory(environment: environment)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return try Vault(root: base + "/vault", store: AuditStore(path: base + "/audit.sqlite3"))
+        let tightened = tightenPermissions(base: base)
+        return try Vault(root: base + "/vault", store: AuditStore(path: base + "/audit.sqlite3"), crashPoint: nil, tightened: tightened)
+    }
+
+    /// What ``standard(environment:)`` found readable by others and made private, one line each
+    /// ("/home/a/.local/share/quarantine: 0755 -> 0700"); empty when all was private already.
+    /// Callers say it once: after that nothing is loose any more.
+    public let tightened: [String]
+
+    /// Makes the data folder and the vault 0700, and the audit database and its `-wal`/`-shm`
+    /// 0600, where they are looser (an older version, or `make setup`, made them 0755/0644).
+    static func tightenPermissions(base: String) -> [String] {
+        var lines: [String] = []
+        func tighten(_ path: String, to wanted: mode_t) {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { return }
+            let current = info.st_mode & 0o7777
+            guard current & ~wanted != 0, chmod(path, current & wanted) == 0 else { return }
+            lines.append("\(path): \(String(current, radix: 8)) -> \(String(current & wanted, radix: 8))")
+        }
+        tighten(base, to: 0o700)
+        tighten(base + "/vault", to: 0o700)
+        for suffix in ["", "-wal", "-shm"] { tighten(base + "/audit.sqlite3" + suffix, to: 0o600) }
+        return lines
     }
 
     /// `${XDG_DATA_HOME:-~/.local/share}/quarantine`: the vault, the database, the models.

@@ -26,6 +26,9 @@ struct Quarantine: AsyncParsableCommand {
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
     static func main() async {
+        // Everything this program writes is the person's alone: 0600 files in 0700 folders
+        // (a release puts back the file's own mode explicitly).
+        umask(0o077)
         MemoryTuning.apply()
         do {
             var command = try parseAsRoot()

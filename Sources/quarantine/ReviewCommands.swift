@@ -13,6 +13,7 @@ func openVault() throws -> Vault {
         printError("quarantine: cannot open the vault: \(error)")
         throw ExitCode(2)
     }
+    for line in vault.tightened { printError("quarantine: made private (others could read it): \(line)") }
     do {
         for line in try vault.recoverIfIdle() ?? [] { printError("quarantine: recovered an interrupted move: \(line)") }
     } catch {

@@ -311,6 +311,31 @@ struct CLITests {
         #expect(rightPIN.status == 0 && rightPIN.stdout.contains("Purged 1 item"), "\(rightPIN.stdout)")
     }
 
+    @Test("privacy: the database, its -wal and -shm, the vault and meta.json are 0600 in 0700 folders; loose ones left by older versions are tightened, and it says so once")
+    func privateFiles() throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        func mode(_ path: String) -> mode_t { var info = stat(); return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : 0 }
+        let data = cli.home.appendingPathComponent(".local/share/quarantine").path
+        let card = cli.home.appendingPathComponent("card.jpg")
+        _ = try cli.run(["testcard", card.path])
+        #expect(try cli.run(["scan", "--quarantine", card.path]).status == 1)
+        for path in [data, data + "/vault", data + "/vault/1"] { #expect(mode(path) == 0o700, "\(path): \(String(mode(path), radix: 8))") }
+        for path in [data + "/audit.sqlite3", data + "/vault/1/item", data + "/vault/1/meta.json", data + "/vault/1/preview.jpg"] {
+            #expect(mode(path) == 0o600, "\(path): \(String(mode(path), radix: 8))")
+        }
+        // As an older version left them: readable by everyone.
+        chmod(data, 0o755)
+        chmod(data + "/vault", 0o755)
+        chmod(data + "/audit.sqlite3", 0o644)
+        let first = try cli.run(["list"])
+        #expect(first.stderr.contains("made private") && first.stderr.contains("755 -> 700"), "\(first.stderr)")
+        #expect(mode(data) == 0o700 && mode(data + "/vault") == 0o700 && mode(data + "/audit.sqlite3") == 0o600)
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: data + "/audit.sqlite3" + suffix) {
+            #expect(mode(data + "/audit.sqlite3" + suffix) == 0o600, "audit.sqlite3\(suffix)")
+        }
+        #expect(!(try cli.run(["list"]).stderr.contains("made private")), "said once")
+    }
+
     @Test("only errors: exit 2")
     func onlyErrors() throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
