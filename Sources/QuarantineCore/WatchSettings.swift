@@ -15,7 +15,9 @@ public struct WatchSettings: Sendable, Equatable {
     /// File or folder names never watched nor analysed.
     public var exclude: [String]
 
-    public static let defaultExclusions = [".git", ".hg", ".svn", "node_modules", ".cache", ".Trash-1000"]
+    /// None: a picture inside `node_modules`, `.git` or `.cache` in Downloads arrived like any
+    /// other. Only the vault itself is never watched; the person's own `exclude` still applies.
+    public static let defaultExclusions: [String] = []
 
     public init(incoming: [String]? = nil, outgoing: [String] = [], exclude: [String] = WatchSettings.defaultExclusions) {
         self.incoming = incoming

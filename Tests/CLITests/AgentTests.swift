@@ -164,6 +164,25 @@ struct AgentTests {
         #expect(stopped.status == 0)
     }
 
+    @Test("no built-in exclusions in Downloads: a card inside node_modules, .git, .cache or .Trash-1000 is hidden; the person's own exclusions still apply")
+    func noBuiltInExclusions() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "[watch]\nincoming = [\"\(agent.downloads.path)\"]\nexclude = [\"mine\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        try agent.start()
+        let folders = ["node_modules/pkg", ".git/objects", ".cache", ".Trash-1000/files", "mine"]
+        for (index, folder) in folders.enumerated() {
+            let dir = agent.downloads.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try agent.writeCard(dir.appendingPathComponent("card\(index).jpg"), size: "\(320 + index * 8)x240")
+        }
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 4 }, "log:\n\(agent.logText)")
+        let hidden = Set(try agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).deletingLastPathComponent().lastPathComponent } })
+        #expect(hidden == ["pkg", "objects", ".cache", "files"])
+        #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("mine/card4.jpg").path), "excluded by the person")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("a folder moved in with files inside is fully handled, nested folders too")
     func folderMovedIn() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
