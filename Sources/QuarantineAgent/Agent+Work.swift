@@ -79,7 +79,7 @@ extension QuarantineAgent {
         }
         guard !batch.isEmpty else { return true }
         do {
-            let added = try vault.store.enqueue(batch)
+            let added = try vault.store.enqueue(batch, mode: state.withLock { $0.settings.mode })
             if added > 0 { logger.debug("\(added) new file(s) queued") }
             let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
             if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }

@@ -336,6 +336,9 @@ public final class QuarantineAgent: Service, Sendable {
         }
         watcher?.setRoots(roots)
         if settings.mode != old.mode {
+            // What adult mode let through is judged again under the child policy (seen records
+            // of adult mode do not count in child mode): every folder is looked through again.
+            if settings.mode == .child { watcher?.rescan() }
             try? vault.store.record(.modeChanged, mode: settings.mode, actor: "agent", detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
         }
         logger.notice("configuration reloaded: \(settings.mode.rawValue) mode, watching \(roots.map(\.path).joined(separator: ", "))")

@@ -13,10 +13,11 @@ public enum ListCheck: Sendable, Equatable {
     /// Nothing known: analyse it.
     case analyse
 
-    /// Checks, in this order: the allow list, the block list, blocked origins, then (when
+    /// Checks, in this order: the allow list (a release made in adult mode does not hold in child
+    /// mode), the block list, blocked origins, then (when
     /// `reuseVerdicts`) earlier clean verdicts in `mode`.
     public static func check(sha256: String, originHost: String?, mode: AnalysisMode, store: AuditStore, reuseVerdicts: Bool = true) throws -> ListCheck {
-        if try store.isAllowed(sha256: sha256) { return .allowed }
+        if try store.isAllowed(sha256: sha256, in: mode) { return .allowed }
         if let reason = try store.blockReason(sha256: sha256) { return .blocked(reason: "on the block list: \(reason)") }
         if let host = originHost, try store.isBlocked(host: host) { return .blocked(reason: "downloaded from \(host), which is blocked") }
         if reuseVerdicts, try store.verdict(sha256: sha256, mode: mode) == .clean { return .knownClean }

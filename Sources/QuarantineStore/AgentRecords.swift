@@ -195,12 +195,18 @@ extension AuditStore {
 
     // MARK: - Seen files
 
-    /// Whether this exact version of a file (device, inode, size, mtime) was already dealt with.
-    public func hasSeen(_ identity: FileIdentity) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? LIMIT 1",
-                              arguments: [Int64(bitPattern: identity.device), Int64(bitPattern: identity.inode), identity.size, identity.modificationNanoseconds]) ?? false
-        }
+    /// Whether this exact version of a file (device, inode, size, mtime) was already dealt with
+    /// in `mode`, or in child mode (the stricter: what it found clean, adult mode would too). An
+    /// adult's verdict never stands for a child's.
+    public func hasSeen(_ identity: FileIdentity, in mode: AnalysisMode) throws -> Bool {
+        try read { db in try Self.hasSeen(device: Int64(bitPattern: identity.device), inode: Int64(bitPattern: identity.inode),
+                                          size: identity.size, mtimeNs: identity.modificationNanoseconds, mode: mode, in: db) }
+    }
+
+    static func hasSeen(device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, mode: AnalysisMode, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: """
+            SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND (mode = ? OR mode = ?) LIMIT 1
+            """, arguments: [device, inode, size, mtimeNs, mode, AnalysisMode.child]) ?? false
     }
 
     /// The verdict last given to these bytes in `mode`, if any.
@@ -226,17 +232,16 @@ extension AuditStore {
 
     // MARK: - Backlog
 
-    /// Adds files to the backlog, in one transaction, except file versions already seen. A path
-    /// already waiting is updated to the newest version of the file. Returns how many were added.
+    /// Adds files to the backlog, in one transaction, except file versions already seen in
+    /// `mode` (see ``hasSeen(_:in:)``). A path already waiting is updated to the newest version of
+    /// the file. Returns how many were added.
     @discardableResult
-    public func enqueue(_ entries: [BacklogEntry]) throws -> Int {
+    public func enqueue(_ entries: [BacklogEntry], mode: AnalysisMode) throws -> Int {
         guard !entries.isEmpty else { return 0 }
         return try write { db in
             var added = 0
             for entry in entries {
-                let seen = try Bool.fetchOne(db, sql: "SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? LIMIT 1",
-                                             arguments: [entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
-                if seen { continue }
+                if try Self.hasSeen(device: entry.device, inode: entry.inode, size: entry.size, mtimeNs: entry.mtimeNs, mode: mode, in: db) { continue }
                 let waiting = try Bool.fetchOne(db, sql: "SELECT 1 FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
                                                 arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
                 if waiting { continue }

@@ -75,7 +75,7 @@ extension AuditStore {
         try write { db in
             try item.update(db)
             try Self.close(journalId, in: db)
-            try Self.allow(item.sha256, itemId: item.id, in: db)
+            try Self.allow(item.sha256, itemId: item.id, mode: event.mode, in: db)
             var event = event
             try event.insert(db)
         }
@@ -116,7 +116,7 @@ extension AuditStore {
             }
             // A release finished here is a release like any other: its bytes are allowed.
             if entry.operation == .release && finished, let item = try VaultItem.fetchOne(db, key: entry.itemId) {
-                try Self.allow(item.sha256, itemId: item.id, in: db)
+                try Self.allow(item.sha256, itemId: item.id, mode: .adult, in: db)   // the release's mode is not journaled: the narrower
             }
             var event = event
             try event.insert(db)

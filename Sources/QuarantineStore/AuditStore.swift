@@ -95,6 +95,9 @@ public final class AuditStore: Sendable {
         }
         registerAgentMigrations(&migrator)
         ModeRecord.registerMigration(&migrator)
+        migrator.registerMigration("v5: the mode each release was made in") { db in
+            try db.alter(table: "allowedHash") { t in t.add(column: "mode", .text).notNull().defaults(to: AnalysisMode.adult.rawValue) }
+        }
         return migrator
     }
 
@@ -135,8 +138,13 @@ public final class AuditStore: Sendable {
         }
     }
 
-    public func isAllowed(sha256: String) throws -> Bool {
-        try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM allowedHash WHERE sha256 = ?", arguments: [sha256]) ?? false }
+    /// Whether these bytes were released in `mode`, or in child mode (a guardian's release holds
+    /// in both modes; an adult's release does not hold in child mode).
+    public func isAllowed(sha256: String, in mode: AnalysisMode = .adult) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM allowedHash WHERE sha256 = ? AND (mode = ? OR mode = ?)",
+                              arguments: [sha256, mode, AnalysisMode.child]) ?? false
+        }
     }
 
     /// Why these bytes are blocked, if they are.
@@ -150,8 +158,12 @@ public final class AuditStore: Sendable {
 
     // MARK: - Allow and block lists
 
-    static func allow(_ sha256: String, itemId: Int64?, in db: Database) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO allowedHash (sha256, addedAt, itemId) VALUES (?, ?, ?)", arguments: [sha256, Date(), itemId])
+    static func allow(_ sha256: String, itemId: Int64?, mode: AnalysisMode, in db: Database) throws {
+        // A release in child mode widens an adult one (never the reverse).
+        try db.execute(sql: """
+            INSERT INTO allowedHash (sha256, addedAt, itemId, mode) VALUES (?, ?, ?, ?)
+            ON CONFLICT(sha256) DO UPDATE SET mode = excluded.mode WHERE excluded.mode = 'child'
+            """, arguments: [sha256, Date(), itemId, mode])
     }
 
     static func block(_ sha256: String, reason: String, itemId: Int64?, in db: Database) throws {
@@ -164,7 +176,9 @@ public final class AuditStore: Sendable {
     }
 
     /// Puts these bytes on the allow list: never hidden again.
-    public func allow(sha256: String, itemId: Int64? = nil) throws { try write { db in try Self.allow(sha256, itemId: itemId, in: db) } }
+    public func allow(sha256: String, itemId: Int64? = nil, mode: AnalysisMode = .adult) throws {
+        try write { db in try Self.allow(sha256, itemId: itemId, mode: mode, in: db) }
+    }
 
     /// Puts these bytes on the block list: hidden on sight, without analysis.
     public func blockHash(_ sha256: String, reason: String, itemId: Int64? = nil) throws {

@@ -183,6 +183,26 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("entering child mode judges again what adult mode let through: the folders are looked through under the child policy")
+    func childModeRejudges() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        // A child policy that flags every picture (open_nsfw >= 0), so a benign photo shows the re-check.
+        let base = "[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[policy.child]\nnsfw_threshold = 0.0\n"
+        try base.write(to: config, atomically: true, encoding: .utf8)
+        try agent.start()
+        let photo = agent.downloads.appendingPathComponent("photo.png")
+        let source = try #require(try FileManager.default.contentsOfDirectory(at: CLIRunner.photos, includingPropertiesForKeys: nil)
+            .first { $0.pathExtension == "png" || $0.pathExtension == "jpg" })
+        try FileManager.default.copyItem(at: source, to: photo)
+        #expect(agent.wait(timeout: 30) { (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(try agent.items().isEmpty)
+        try ("mode = \"child\"\n" + base).write(to: config, atomically: true, encoding: .utf8)
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: photo.path))
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("a folder moved in with files inside is fully handled, nested folders too")
     func folderMovedIn() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }

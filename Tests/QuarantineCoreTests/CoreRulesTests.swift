@@ -1,4 +1,5 @@
 import Foundation
+import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
 import Testing
@@ -123,5 +124,31 @@ struct CoreRulesTests {
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .adult, store: store) == .knownClean)
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .child, store: store) == .analyse, "an adult verdict is not a child's")
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .adult, store: store, reuseVerdicts: false) == .analyse)
+    }
+
+    @Test("modes: an adult's verdict or release never stands in child mode; a child's stands in both")
+    func modesOfSeenAndAllowed() throws {
+        let (store, folder) = try Self.store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let identity = FileIdentity(device: 7, inode: 8, size: 9, modificationNanoseconds: 10)
+        try store.markSeen(SeenFile(path: "/d/a.jpg", identity: identity, sha256: nil, mode: .adult, verdict: .clean))
+        #expect(try store.hasSeen(identity, in: .adult))
+        #expect(try !store.hasSeen(identity, in: .child))
+        let other = FileIdentity(device: 7, inode: 9, size: 9, modificationNanoseconds: 10)
+        try store.markSeen(SeenFile(path: "/d/b.jpg", identity: other, sha256: nil, mode: .child, verdict: .clean))
+        #expect(try store.hasSeen(other, in: .adult) && store.hasSeen(other, in: .child))
+
+        let adultRelease = String(repeating: "d", count: 64), childRelease = String(repeating: "e", count: 64)
+        try store.allow(sha256: adultRelease, mode: .adult)
+        try store.allow(sha256: childRelease, mode: .child)
+        #expect(try ListCheck.check(sha256: adultRelease, originHost: nil, mode: .adult, store: store) == .allowed)
+        #expect(try ListCheck.check(sha256: adultRelease, originHost: nil, mode: .child, store: store) == .analyse)
+        #expect(try ListCheck.check(sha256: childRelease, originHost: nil, mode: .adult, store: store) == .allowed)
+        #expect(try ListCheck.check(sha256: childRelease, originHost: nil, mode: .child, store: store) == .allowed)
+        // A guardian's later release of the same bytes widens it; an adult's never narrows a child's.
+        try store.allow(sha256: adultRelease, mode: .child)
+        try store.allow(sha256: childRelease, mode: .adult)
+        #expect(try ListCheck.check(sha256: adultRelease, originHost: nil, mode: .child, store: store) == .allowed)
+        #expect(try ListCheck.check(sha256: childRelease, originHost: nil, mode: .child, store: store) == .allowed)
     }
 }

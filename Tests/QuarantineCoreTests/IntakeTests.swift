@@ -31,7 +31,7 @@ struct IntakeTests {
             let url = downloads.appendingPathComponent(name)
             try Data(bytes).write(to: url)
             let entry = BacklogEntry(path: url.path, root: downloads.path, direction: .incoming, identity: try MediaFile(path: url.path).identity)
-            try vault.store.enqueue([entry])
+            try vault.store.enqueue([entry], mode: .adult)
             return entry
         }
     }
@@ -82,7 +82,7 @@ struct IntakeTests {
         #expect(try place.vault.store.items().map(\.id) == [item.id])
         #expect(try place.vault.store.events().map(\.kind) == [.quarantined, .flagged])
         #expect(try place.vault.store.backlogCount() == 0)
-        #expect(try place.vault.store.hasSeen(entry.identity))
+        #expect(try place.vault.store.hasSeen(entry.identity, in: .child))
     }
 
     @Test("lists first: released bytes are left alone, blocked bytes hidden, both without analysis; a clean verdict is reused per mode")

@@ -18,7 +18,7 @@ struct BacklogTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let entry = BacklogEntry(path: "/home/a/Downloads/clip.mp4", root: "/home/a/Downloads", direction: .incoming,
                                  identity: FileIdentity(device: 1, inode: 2, size: 3, modificationNanoseconds: 4))
-        #expect(try store.enqueue([entry]) == 1)
+        #expect(try store.enqueue([entry], mode: .adult) == 1)
         // Five graceful stops in the middle of the video: each attempt ended.
         for _ in 0..<5 {
             #expect(try store.beginAttempt(entry) == 1)
