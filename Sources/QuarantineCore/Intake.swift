@@ -101,7 +101,7 @@ public struct Intake: Sendable {
             return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")
         }
         do {
-            if try store.hasSeen(digest.identity, in: mode) {
+            if try store.hasSeen(digest.identity, at: path, in: mode) {
                 try store.complete(entry, seen: nil)
                 return .alreadySeen
             }

@@ -195,18 +195,19 @@ extension AuditStore {
 
     // MARK: - Seen files
 
-    /// Whether this exact version of a file (device, inode, size, mtime) was already dealt with
+    /// Whether this exact version of a file (device, inode, size, mtime) under this name was already dealt with
     /// in `mode`, or in child mode (the stricter: what it found clean, adult mode would too). An
     /// adult's verdict never stands for a child's.
-    public func hasSeen(_ identity: FileIdentity, in mode: AnalysisMode) throws -> Bool {
-        try read { db in try Self.hasSeen(device: Int64(bitPattern: identity.device), inode: Int64(bitPattern: identity.inode),
+    /// Per name: another name of the same inode (a hard link) is judged on its own.
+    public func hasSeen(_ identity: FileIdentity, at path: String, in mode: AnalysisMode) throws -> Bool {
+        try read { db in try Self.hasSeen(path: path, device: Int64(bitPattern: identity.device), inode: Int64(bitPattern: identity.inode),
                                           size: identity.size, mtimeNs: identity.modificationNanoseconds, mode: mode, in: db) }
     }
 
-    static func hasSeen(device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, mode: AnalysisMode, in db: Database) throws -> Bool {
+    static func hasSeen(path: String, device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, mode: AnalysisMode, in db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
-            SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND (mode = ? OR mode = ?) LIMIT 1
-            """, arguments: [device, inode, size, mtimeNs, mode, AnalysisMode.child]) ?? false
+            SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND path = ? AND (mode = ? OR mode = ?) LIMIT 1
+            """, arguments: [device, inode, size, mtimeNs, path, mode, AnalysisMode.child]) ?? false
     }
 
     /// The verdict last given to these bytes in `mode`, if any.
@@ -241,7 +242,7 @@ extension AuditStore {
         return try write { db in
             var added = 0
             for entry in entries {
-                if try Self.hasSeen(device: entry.device, inode: entry.inode, size: entry.size, mtimeNs: entry.mtimeNs, mode: mode, in: db) { continue }
+                if try Self.hasSeen(path: entry.path, device: entry.device, inode: entry.inode, size: entry.size, mtimeNs: entry.mtimeNs, mode: mode, in: db) { continue }
                 let waiting = try Bool.fetchOne(db, sql: "SELECT 1 FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
                                                 arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
                 if waiting { continue }

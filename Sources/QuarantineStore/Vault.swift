@@ -149,7 +149,10 @@ public final class Vault: Sendable {
         try crashPoint?(.journaled)
         do {
             guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
-            try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId)
+            // A file with other names (hard links) is copied, never renamed: the vault keeps an
+            // inode of its own, which no outside name can change, and the other names stay
+            // where they are, each judged on its own.
+            try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId, copying: info.st_nlink > 1)
             chmod(itemPath(name), 0o600)
         } catch let crash as SimulatedCrash {
             throw crash
@@ -212,6 +215,10 @@ public final class Vault: Sendable {
         var info = stat()
         fstat(fd, &info)
         let identity = FileIdentity(info)
+        // What comes back must be what was hidden.
+        guard try Self.sha256(fd: fd) == item.sha256 else {
+            throw VaultError.refused("the vault's copy of item \(id) is not what was hidden (its sha256 changed); it stays in the vault")
+        }
         var attempt = 0
         var destination = ""
         var journalId: Int64 = 0
@@ -317,8 +324,10 @@ public final class Vault: Sendable {
     // MARK: - Moving
 
     /// Moves the file open as `fd` from `source` to `destination` (which must not exist).
-    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: String, sha256: String, journalId: Int64) throws {
-        if qsys_rename_noreplace(AT_FDCWD, source, AT_FDCWD, destination) == 0 {
+    /// With `copying`, the file is copied (as across filesystems) even on one filesystem.
+    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: String, sha256: String, journalId: Int64,
+              copying: Bool = false) throws {
+        if !copying && qsys_rename_noreplace(AT_FDCWD, source, AT_FDCWD, destination) == 0 {
             // Make sure what moved is the file we hold, not one swapped in at that path.
             var moved = stat()
             if lstat(destination, &moved) == 0, UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
@@ -330,7 +339,7 @@ public final class Vault: Sendable {
             _ = qsys_rename_noreplace(AT_FDCWD, destination, AT_FDCWD, source)
             throw VaultError.refused("\(source) was replaced while it was being moved; left in place")
         }
-        let code = errno
+        let code = copying ? EXDEV : errno
         if code == EEXIST { throw VaultError.exists }
         guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination)", code) }
         // Another filesystem: copy, flush, verify, then remove the original.

@@ -132,11 +132,11 @@ struct CoreRulesTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let identity = FileIdentity(device: 7, inode: 8, size: 9, modificationNanoseconds: 10)
         try store.markSeen(SeenFile(path: "/d/a.jpg", identity: identity, sha256: nil, mode: .adult, verdict: .clean))
-        #expect(try store.hasSeen(identity, in: .adult))
-        #expect(try !store.hasSeen(identity, in: .child))
+        #expect(try store.hasSeen(identity, at: "/d/a.jpg", in: .adult))
+        #expect(try !store.hasSeen(identity, at: "/d/a.jpg", in: .child))
         let other = FileIdentity(device: 7, inode: 9, size: 9, modificationNanoseconds: 10)
         try store.markSeen(SeenFile(path: "/d/b.jpg", identity: other, sha256: nil, mode: .child, verdict: .clean))
-        #expect(try store.hasSeen(other, in: .adult) && store.hasSeen(other, in: .child))
+        #expect(try store.hasSeen(other, at: "/d/b.jpg", in: .adult) && store.hasSeen(other, at: "/d/b.jpg", in: .child))
 
         let adultRelease = String(repeating: "d", count: 64), childRelease = String(repeating: "e", count: 64)
         try store.allow(sha256: adultRelease, mode: .adult)

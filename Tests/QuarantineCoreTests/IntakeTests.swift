@@ -82,7 +82,7 @@ struct IntakeTests {
         #expect(try place.vault.store.items().map(\.id) == [item.id])
         #expect(try place.vault.store.events().map(\.kind) == [.quarantined, .flagged])
         #expect(try place.vault.store.backlogCount() == 0)
-        #expect(try place.vault.store.hasSeen(entry.identity, in: .child))
+        #expect(try place.vault.store.hasSeen(entry.identity, at: entry.path, in: .child))
     }
 
     @Test("lists first: released bytes are left alone, blocked bytes hidden, both without analysis; a clean verdict is reused per mode")
@@ -156,6 +156,22 @@ struct IntakeTests {
         #expect(reasons.first?.contains("crashed the analysis 2 times") == true)
         #expect(stand.calls.withLock { $0 } == 0)
         #expect(try place.vault.store.events().contains { $0.kind == .error && $0.detail?.contains("given up") == true })
+    }
+
+    @Test("hard links: every name that appears is judged on its own, even when its inode was judged under another name")
+    func everyNameIsJudged() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let stand = StandInAnalysis.judging(sensitive: true)
+        let first = try place.arrive("first.png", try Self.png(card: false, width: 140))
+        try place.vault.store.markSeen(SeenFile(path: first.path, identity: first.identity, sha256: nil, mode: .adult, verdict: .clean))
+        let second = place.downloads.appendingPathComponent("second.png")
+        #expect(link(first.path, second.path) == 0)
+        let entry = BacklogEntry(path: second.path, root: place.downloads.path, direction: .incoming, identity: try MediaFile(path: second.path).identity)
+        #expect(try place.vault.store.enqueue([entry], mode: .adult) == 1, "the second name was taken for the first")
+        guard case .hidden = await stand.intake(place.vault).handle(entry, kind: .image, settings: settings(.adult)) else {
+            Issue.record("the second name was not judged"); return
+        }
+        #expect(FileManager.default.fileExists(atPath: first.path), "the first name stays where it is")
     }
 
     @Test("bytes swapped between hashing and analysis: no verdict is recorded for the hashed bytes")

@@ -428,4 +428,36 @@ struct VaultTests {
             }
         }
     }
+
+    // MARK: - Hard links
+
+    @Test("a file with another name (hard link) is copied into the vault: the vault's inode is its own, the other name keeps its bytes and mode")
+    func hardLinkedFileIsCopied() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, digest) = try place.download("a.jpg")
+        let other = place.downloads.appendingPathComponent("b.jpg")
+        #expect(link(url.path, other.path) == 0)
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test")
+        var vaultInfo = Glibc.stat(), otherInfo = Glibc.stat()
+        #expect(lstat(place.vault.itemPath(item.vaultName!), &vaultInfo) == 0 && lstat(other.path, &otherInfo) == 0)
+        #expect(vaultInfo.st_ino != otherInfo.st_ino, "the vault shares its inode with the outside name")
+        #expect(otherInfo.st_nlink == 1 && otherInfo.st_mode & 0o777 == 0o640, "the vault's chmod reached the other name")
+        #expect(try Vault.sha256(path: other.path) == digest)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    @Test("a release checks the vault copy's sha256: changed bytes stay in the vault")
+    func releaseChecksTheHash() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("a.jpg")
+        let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["x"], mode: .adult, actor: "test")
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: place.vault.itemPath(item.vaultName!)))
+        try handle.write(contentsOf: Data("tampered".utf8))
+        try handle.close()
+        #expect(throws: VaultError.self) { try place.vault.release(id: item.id!, mode: .adult, actor: "test") }
+        #expect(try place.vault.store.item(item.id!)?.status == .quarantined)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
 }
