@@ -98,6 +98,9 @@ public final class AuditStore: Sendable {
         migrator.registerMigration("v5: the mode each release was made in") { db in
             try db.alter(table: "allowedHash") { t in t.add(column: "mode", .text).notNull().defaults(to: AnalysisMode.adult.rawValue) }
         }
+        migrator.registerMigration("v6: the original folder's real path") { db in
+            try db.alter(table: "item") { t in t.add(column: "folderRealPath", .text) }
+        }
         return migrator
     }
 

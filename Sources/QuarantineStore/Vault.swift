@@ -141,6 +141,10 @@ public final class Vault: Sendable {
             referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
             reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
             status: .quarantining)
+        item.folderRealPath = realpath(URL(fileURLWithPath: path).deletingLastPathComponent().path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        }
         // Intent first: the journal names both places before anything moves.
         let journalId: Int64
         (item, journalId) = try store.beginQuarantine(item) { self.itemPath($0) }
@@ -149,10 +153,15 @@ public final class Vault: Sendable {
         try crashPoint?(.journaled)
         do {
             guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
+            // The vault's own folder (which may sit under a link, a data folder on another disk).
+            let itemFolder = open(folder(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard itemFolder >= 0 else { throw VaultError.system("cannot open \(folder(name))", errno) }
+            defer { close(itemFolder) }
             // A file with other names (hard links) is copied, never renamed: the vault keeps an
             // inode of its own, which no outside name can change, and the other names stay
             // where they are, each judged on its own.
-            try move(fd: fd, identity: identity, from: path, to: itemPath(name), sha256: digest, journalId: journalId, copying: info.st_nlink > 1)
+            try move(fd: fd, identity: identity, from: path, to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
+                     sha256: digest, journalId: journalId, copying: info.st_nlink > 1)
             chmod(itemPath(name), 0o600)
         } catch let crash as SimulatedCrash {
             throw crash
@@ -206,8 +215,12 @@ public final class Vault: Sendable {
             throw VaultError.refused("item \(id) is \(item.status.rawValue), not in the vault")
         }
         let original = URL(fileURLWithPath: item.originalPath)
-        let folderPath = directory ?? original.deletingLastPathComponent().path
-        try FileManager.default.createDirectory(atPath: folderPath, withIntermediateDirectories: true)
+        let folderPath = directory.map { URL(fileURLWithPath: $0).standardized.path } ?? original.deletingLastPathComponent().path
+        // Opened without following a symbolic link that was not there when the file was hidden
+        // (a folder `--to` names is the person's own choice, links and all).
+        let folderFD = try Self.openFolder(folderPath, creating: true, allowedRealPath: directory == nil ? item.folderRealPath : nil,
+                                           followingLinks: directory != nil)
+        defer { close(folderFD) }
         let source = itemPath(name)
         let fd = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError.system("the vault copy of item \(id) cannot be opened", errno) }
@@ -223,12 +236,14 @@ public final class Vault: Sendable {
         var destination = ""
         var journalId: Int64 = 0
         while true {
-            destination = folderPath + "/" + Self.candidateName(original.lastPathComponent, attempt: attempt)
-            if access(destination, F_OK) == 0 || errno != ENOENT { attempt += 1; continue }
+            let candidate = Self.candidateName(original.lastPathComponent, attempt: attempt)
+            destination = folderPath + "/" + candidate
+            if faccessat(folderFD, candidate, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT { attempt += 1; continue }
             journalId = try store.beginRelease(itemId: id, source: source, destination: destination)
             try crashPoint?(.journaled)
             do {
-                try move(fd: fd, identity: identity, from: source, to: destination, sha256: item.sha256, journalId: journalId)
+                try move(fd: fd, identity: identity, from: source, to: Destination(folder: folderFD, name: candidate, path: destination),
+                         sha256: item.sha256, journalId: journalId)
                 break
             } catch VaultError.exists {
                 // Someone took the name meanwhile: nothing moved; try the next name.
@@ -241,7 +256,7 @@ public final class Vault: Sendable {
                 throw error
             }
         }
-        let ownerRestored = restoreMetadata(of: item, at: destination)
+        let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent)
         try? FileManager.default.removeItem(atPath: folder(name))
         item.status = .released
         let renamed = attempt > 0
@@ -323,39 +338,48 @@ public final class Vault: Sendable {
 
     // MARK: - Moving
 
-    /// Moves the file open as `fd` from `source` to `destination` (which must not exist).
-    /// With `copying`, the file is copied (as across filesystems) even on one filesystem.
-    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: String, sha256: String, journalId: Int64,
+    /// Where a move puts a file: a name in an open folder (so no component of its path can be
+    /// swapped for a link meanwhile), and the path for messages and the journal.
+    struct Destination {
+        var folder: Int32
+        var name: String
+        var path: String
+    }
+
+    /// Moves the file open as `fd` from `source` to `destination` (which must not exist). With
+    /// `copying`, the file is copied (as across filesystems) even on one filesystem.
+    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: Destination, sha256: String, journalId: Int64,
               copying: Bool = false) throws {
-        if !copying && qsys_rename_noreplace(AT_FDCWD, source, AT_FDCWD, destination) == 0 {
+        if !copying && qsys_rename_noreplace(AT_FDCWD, source, destination.folder, destination.name) == 0 {
             // Make sure what moved is the file we hold, not one swapped in at that path.
             var moved = stat()
-            if lstat(destination, &moved) == 0, UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
-                fsyncDirectory(of: destination)
+            if fstatat(destination.folder, destination.name, &moved, AT_SYMLINK_NOFOLLOW) == 0,
+               UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
+                fsync(destination.folder)
                 fsyncDirectory(of: source)
                 try crashPoint?(.inPlace)
                 return
             }
-            _ = qsys_rename_noreplace(AT_FDCWD, destination, AT_FDCWD, source)
+            _ = qsys_rename_noreplace(destination.folder, destination.name, AT_FDCWD, source)
             throw VaultError.refused("\(source) was replaced while it was being moved; left in place")
         }
         let code = copying ? EXDEV : errno
         if code == EEXIST { throw VaultError.exists }
-        guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination)", code) }
+        guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination.path)", code) }
         // Another filesystem: copy, flush, verify, then remove the original.
-        let partial = destination + ".part"
+        let partial = destination.name + ".part"
         do {
-            try Self.writeVerifiedCopy(of: fd, to: partial, sha256: sha256, describing: source)
+            try Self.writeVerifiedCopy(of: fd, into: destination.folder, name: partial, sha256: sha256, describing: source)
             try crashPoint?(.partialWritten)
-            guard qsys_rename_noreplace(AT_FDCWD, partial, AT_FDCWD, destination) == 0 else {
-                throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination) in place", errno)
+            guard qsys_rename_noreplace(destination.folder, partial, destination.folder, destination.name) == 0 else {
+                throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination.path) in place", errno)
             }
-            fsyncDirectory(of: destination)
+            fsync(destination.folder)
             try crashPoint?(.inPlace)
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
-            unlink(partial)
+            unlinkat(destination.folder, partial, 0)
             throw error
         }
         try store.markCopied(journalId: journalId)
@@ -369,6 +393,52 @@ public final class Vault: Sendable {
         try crashPoint?(.originalRemoved)
     }
 
+    /// Opens the folder `path` for a move into it, component by component, never following a
+    /// symbolic link, creating missing folders when `creating`. A link is followed only when
+    /// `followingLinks` (a folder the person named), or when the whole path still resolves to
+    /// `allowedRealPath` (the link was there when the file was hidden, and leads to the same
+    /// place). Anything else that is not a folder is refused, naming it.
+    static func openFolder(_ path: String, creating: Bool, allowedRealPath: String?, followingLinks: Bool = false) throws -> Int32 {
+        var fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw VaultError.system("cannot open /", errno) }
+        var walked = ""
+        for component in path.split(separator: "/") where component != "." && !component.isEmpty {
+            let name = String(component)
+            walked += "/" + name
+            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if next < 0 && errno == ENOENT && creating {
+                if mkdirat(fd, name, 0o755) != 0 && errno != EEXIST {
+                    let code = errno
+                    close(fd)
+                    throw VaultError.system("cannot recreate the folder \(walked)", code)
+                }
+                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if next < 0 && (errno == ELOOP || errno == ENOTDIR) {
+                var info = stat()
+                let isLink = fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                close(fd)
+                let resolved = realpath(path, nil).map { pointer -> String in defer { free(pointer) }; return String(cString: pointer) }
+                if isLink && (followingLinks || (allowedRealPath != nil && resolved == allowedRealPath)) {
+                    let followed = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                    guard followed >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
+                    return followed
+                }
+                throw VaultError.refused(isLink
+                    ? "\(walked) is now a symbolic link (it was a folder when the file was hidden); nothing was released. Put it elsewhere with --to DIR"
+                    : "\(walked) is not a folder; nothing was released. Put it elsewhere with --to DIR")
+            }
+            guard next >= 0 else {
+                let code = errno
+                close(fd)
+                throw VaultError.system("cannot open the folder \(walked)", code)
+            }
+            close(fd)
+            fd = next
+        }
+        return fd
+    }
+
     func fsyncDirectory(of path: String) {
         let dir = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { fsync(dir); close(dir) }
@@ -377,7 +447,12 @@ public final class Vault: Sendable {
     /// Mode, owner (where permitted), extended attributes, then times. Returns whether the owner
     /// was restored.
     func restoreMetadata(of item: VaultItem, at path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        restoreMetadata(of: item, folder: AT_FDCWD, name: path)
+    }
+
+    /// The same, for `name` in the open folder `folder`.
+    func restoreMetadata(of item: VaultItem, folder: Int32, name: String) -> Bool {
+        let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         fchmod(fd, mode_t(item.mode & 0o7777))
@@ -553,14 +628,19 @@ public final class Vault: Sendable {
     /// flushes it, and checks that what reached the disk hashes to `expected`. Each descriptor is
     /// closed exactly once, whatever fails; on failure `partial` may be left for the caller to unlink.
     static func writeVerifiedCopy(of input: Int32, to partial: String, sha256 expected: String, describing source: String) throws {
-        let out = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        try writeVerifiedCopy(of: input, into: AT_FDCWD, name: partial, sha256: expected, describing: source)
+    }
+
+    /// The same, for `name` in the open folder `folder`.
+    static func writeVerifiedCopy(of input: Int32, into folder: Int32, name partial: String, sha256 expected: String, describing source: String) throws {
+        let out = openat(folder, partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard out >= 0 else { throw VaultError.system("cannot create \(partial)", errno) }
         do {
             defer { close(out) }
             try copy(from: input, to: out)
             guard fsync(out) == 0 else { throw VaultError.system("cannot flush \(partial)", errno) }
         }
-        let check = open(partial, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let check = openat(folder, partial, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard check >= 0 else { throw VaultError.system("cannot read back \(partial)", errno) }
         defer { close(check) }
         guard try sha256(fd: check) == expected else {

@@ -44,6 +44,9 @@ public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableR
     public var reasons: String
     public var analysisMode: AnalysisMode
     public var status: Status
+    /// The original folder's path with every symbolic link resolved, when it was hidden: a
+    /// release follows a link in the folder's path only when it still leads there.
+    public var folderRealPath: String? = nil
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 

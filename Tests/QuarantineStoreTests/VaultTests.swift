@@ -460,4 +460,38 @@ struct VaultTests {
         #expect(try place.vault.store.item(item.id!)?.status == .quarantined)
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
+
+    @Test("release through a folder replaced by a symbolic link: refused, nothing written into the link's target; --to, or a link that was there before, still works")
+    func releaseRefusesASwappedFolder() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let file = sub.appendingPathComponent("a.jpg")
+        try Data(repeating: 7, count: 4096).write(to: file)
+        let item = try place.vault.quarantine(path: file.path, expected: nil, reasons: ["x"], mode: .adult, actor: "test")
+        // Downloads/sub becomes a link to somewhere else.
+        let elsewhere = place.home.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.removeItem(at: sub)
+        try FileManager.default.createSymbolicLink(at: sub, withDestinationURL: elsewhere)
+        let error = #expect(throws: VaultError.self) { try place.vault.release(id: item.id!, mode: .adult, actor: "test") }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("symbolic link"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "written through the link")
+        #expect(try place.vault.store.item(item.id!)?.status == .quarantined)
+        // The person names a folder: it comes back there.
+        let released = try place.vault.release(id: item.id!, to: place.home.appendingPathComponent("restored").path, mode: .adult, actor: "test")
+        #expect(released.path.hasSuffix("/restored/a.jpg") && FileManager.default.fileExists(atPath: released.path))
+
+        // A folder that was a link already when the file was hidden (a data disk) is followed.
+        let disk = place.home.appendingPathComponent("disk")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let linked = place.downloads.appendingPathComponent("linked")
+        try FileManager.default.createSymbolicLink(at: linked, withDestinationURL: disk)
+        let second = linked.appendingPathComponent("b.jpg")
+        try Data(repeating: 8, count: 4096).write(to: second)
+        let other = try place.vault.quarantine(path: second.path, expected: nil, reasons: ["x"], mode: .adult, actor: "test")
+        let back = try place.vault.release(id: other.id!, mode: .adult, actor: "test")
+        #expect(back.path == second.path && FileManager.default.fileExists(atPath: disk.appendingPathComponent("b.jpg").path))
+    }
 }
