@@ -497,7 +497,7 @@ final class Engine: @unchecked Sendable {
                     guard case .success(let fileStatus) = FileStatus.lstatus(path) else { continue }
                     if fileStatus.isDirectory {
                         stack.append(path)
-                    } else if fileStatus.isRegularFile, fileStatus.size > 0, !isIgnoredFileName(entry.name) {
+                    } else if fileStatus.isRegularFile, fileStatus.size > 0 {
                         result.files.append((path, fileStatus))
                     }
                 }
@@ -540,15 +540,18 @@ final class Engine: @unchecked Sendable {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nowNanoseconds = Int64(now.tv_sec) &* 1_000_000_000 &+ Int64(now.tv_nsec)
-        let settle = options.settleDelay.nanoseconds
         for (path, status) in files {
             let reportedRoot = deepestRootKey(for: path).flatMap { roots[$0]?.root.path } ?? root
+            // A temporary-looking name counts once it has been left alone for the quiet period.
+            let temporary = isIgnoredFileName(String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]))
+            let settle = (temporary ? options.temporaryQuietPeriod : options.settleDelay).nanoseconds
             if nowNanoseconds - status.modificationNanoseconds >= settle {
                 emit(.candidate(Candidate(path: path, root: reportedRoot, device: status.device, inode: status.inode,
                                           size: status.size, modificationNanoseconds: status.modificationNanoseconds,
                                           cause: .scan)))
             } else {
-                settler.submit(path: path, root: reportedRoot, cause: .scan, status: status)
+                settler.submit(path: path, root: reportedRoot, cause: .scan, status: status,
+                               quietPeriod: temporary ? options.temporaryQuietPeriod : nil)
             }
         }
     }
@@ -606,7 +609,13 @@ final class Engine: @unchecked Sendable {
             return
         }
         if mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO) | flag(IN_CREATE)) != 0 {
-            if isIgnoredFileName(name) { return }
+            if isIgnoredFileName(name) {
+                // Reported after its rename; or, closed (or moved in) and then left alone for the
+                // quiet period, as it is. While a download writes to it nothing is submitted.
+                guard mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO)) != 0 else { return }
+                settler.submit(path: path, root: root, cause: .event, quietPeriod: options.temporaryQuietPeriod)
+                return
+            }
             settler.submit(path: path, root: root, cause: .event)
         }
     }

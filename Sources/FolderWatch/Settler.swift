@@ -5,9 +5,12 @@ import Glibc
 /// Waits, on its own thread, until files stop changing, then reports them as candidates.
 ///
 /// The inotify thread hands paths over with `submit` and never waits. A file is reported once
-/// its `lstat` (size, mtime, device, inode) is unchanged over `settleDelay`; while it keeps
-/// changing it is re-checked every `settleDelay`, and dropped after `giveUp` (its next event
-/// submits it again). While nothing is pending the thread sleeps on a condition without a timeout.
+/// its `lstat` (size, mtime, device, inode) is unchanged over its settle time (`settleDelay`, or
+/// the longer quiet period given for a temporary-looking name); while it keeps changing it is
+/// re-checked at that pace. A file that is still changing after `giveUp` is reported as it is and
+/// then waited for again, so it is reported once more when it settles; a temporary-looking name
+/// is dropped instead (its next close submits it again). While nothing is pending the thread
+/// sleeps on a condition without a timeout.
 final class Settler: @unchecked Sendable {
     // Everything below is guarded by `condition`.
     private struct Entry {
@@ -16,6 +19,10 @@ final class Settler: @unchecked Sendable {
         var status: FileStatus
         var firstSeen: ContinuousClock.Instant
         var due: ContinuousClock.Instant
+        /// How long it must stay unchanged.
+        var settle: Duration
+        /// A temporary-looking name: dropped, not reported, when it never settles.
+        var temporary: Bool
     }
 
     private let condition = NSCondition()
@@ -56,7 +63,7 @@ final class Settler: @unchecked Sendable {
 
     /// Waits for `path` to settle, starting from its current `lstat` (`status`, when the caller
     /// already has it). Files that are not regular, empty or gone are dropped at once.
-    func submit(path: String, root: String, cause: Candidate.Cause, status: FileStatus? = nil) {
+    func submit(path: String, root: String, cause: Candidate.Cause, status: FileStatus? = nil, quietPeriod: Duration? = nil) {
         let current: FileStatus
         if let status {
             current = status
@@ -69,15 +76,17 @@ final class Settler: @unchecked Sendable {
             return
         }
         let now = ContinuousClock.now
+        let settle = quietPeriod ?? settleDelay
         condition.lock()
         if var entry = pending[path] {
             entry.status = current
             entry.root = root
             if cause == .event { entry.cause = .event }
-            entry.due = now + settleDelay
+            entry.due = now + settle
             pending[path] = entry
         } else {
-            pending[path] = Entry(root: root, cause: cause, status: current, firstSeen: now, due: now + settleDelay)
+            pending[path] = Entry(root: root, cause: cause, status: current, firstSeen: now, due: now + settle,
+                                  settle: settle, temporary: quietPeriod != nil)
         }
         condition.signal()
         condition.unlock()
@@ -156,12 +165,20 @@ final class Settler: @unchecked Sendable {
                     ready.append(Candidate(path: path, root: entry.root, device: status.device, inode: status.inode,
                                            size: status.size, modificationNanoseconds: status.modificationNanoseconds,
                                            cause: entry.cause))
-                } else if checked - entry.firstSeen >= giveUp {
+                } else if checked - entry.firstSeen >= giveUp && entry.temporary {
                     pending[path] = nil
                 } else {
+                    if checked - entry.firstSeen >= giveUp {
+                        // Never settles (touched again and again): reported as it is now, and
+                        // waited for again, to be reported once more when it settles.
+                        ready.append(Candidate(path: path, root: entry.root, device: status.device, inode: status.inode,
+                                               size: status.size, modificationNanoseconds: status.modificationNanoseconds,
+                                               cause: entry.cause))
+                    }
                     var changed = entry
                     changed.status = status
-                    changed.due = checked + settleDelay
+                    changed.due = checked + entry.settle
+                    if checked - entry.firstSeen >= giveUp { changed.firstSeen = checked }
                     pending[path] = changed
                 }
             }

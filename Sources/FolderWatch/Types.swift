@@ -109,9 +109,13 @@ public enum FolderWatchEvent: Sendable {
 public struct FolderWatchOptions: Sendable {
     /// A file's size and modification time must stay unchanged over this long before it is reported.
     public var settleDelay: Duration = .milliseconds(100)
-    /// Files whose name ends with one of these (compared case-insensitively) are never reported;
-    /// they are reported once renamed to their final name.
+    /// Temporary-looking names (compared case-insensitively): a file whose name ends with one of
+    /// these is reported once renamed to its final name, or, if no rename follows, once it was
+    /// closed (or moved in) and then left unchanged for `temporaryQuietPeriod`.
     public var ignoredSuffixes: [String] = [".part", ".crdownload", ".download", ".partial"]
+    /// How long a closed file with a temporary-looking name must stay unchanged before it is
+    /// reported as it is (a download that was abandoned, or a name chosen to hide behind).
+    public var temporaryQuietPeriod: Duration = .seconds(60)
     /// Absolute folders that are never watched nor scanned, with everything under them (e.g. the vault).
     public var excludedPaths: [String] = []
     /// Exact file or folder names that are skipped wherever they appear (e.g. ".git").
@@ -120,8 +124,9 @@ public struct FolderWatchOptions: Sendable {
     public var fallbackRescanInterval: Duration = .seconds(60)
     /// How often a missing root is checked for.
     public var rootRetryInterval: Duration = .seconds(2)
-    /// How long a file may keep changing before the watcher stops waiting for it to settle
-    /// (it is waited for again on its next event).
+    /// How long a file may keep changing before it is reported as it is; it is waited for
+    /// again and reported once more when it settles. (A temporary-looking name is not reported at
+    /// this deadline: it is waited for again on its next close.)
     public var settleGiveUp: Duration = .seconds(30)
 
     public init() {}

@@ -133,6 +133,57 @@ struct FolderWatchTests {
         #expect(recorder.candidates(named: "empty.jpg").map(\.size) == [7])
     }
 
+    @Test("A temporary-looking name closed and left alone is reported after the quiet period; one being written to is not; one renamed is reported under its final name")
+    func temporaryNamesLeftAlone() async throws {
+        let root = makeTemporaryFolder("temporary")
+        defer { removeTree(root) }
+        var options = FolderWatchOptions()
+        options.temporaryQuietPeriod = .milliseconds(600)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+        writeFile("\(root)/card.png.part", bytes: 300)            // closed, then left alone
+        writeFile("\(root)/renamed.jpg.crdownload", bytes: 300)
+        #expect(rename("\(root)/renamed.jpg.crdownload", "\(root)/renamed.jpg") == 0)
+        // A download that keeps its file open and writes to it: never closed, never reported.
+        let open = Glibc.open("\(root)/growing.mp4.part", O_WRONLY | O_CREAT, 0o644)
+        defer { close(open) }
+        var byte: UInt8 = 1
+        #expect(write(open, &byte, 1) == 1)
+        #expect(await recorder.waitForCandidates(["\(root)/renamed.jpg"]))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(recorder.candidates(named: "card.png.part").isEmpty, "reported before the quiet period")
+        #expect(await recorder.waitForCandidates(["\(root)/card.png.part"]))
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg", extra: .milliseconds(700)))
+        #expect(recorder.candidates(named: "card.png.part").count == 1)
+        #expect(recorder.candidates(named: "renamed.jpg").count == 1)
+        #expect(recorder.candidates(named: "renamed.jpg.crdownload").isEmpty)
+        #expect(recorder.candidates(named: "growing.mp4.part").isEmpty)
+    }
+
+    @Test("A file touched again and again is reported at the give-up deadline, and once more when it settles")
+    func neverSettlingFile() async throws {
+        let root = makeTemporaryFolder("touched")
+        defer { removeTree(root) }
+        var options = FolderWatchOptions()
+        options.settleDelay = .milliseconds(100)
+        options.settleGiveUp = .milliseconds(700)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+        let path = "\(root)/card.jpg"
+        writeFile(path, bytes: 100)
+        // utime every 50 ms for 1.5 s: it never settles meanwhile.
+        for index in 0..<30 {
+            var times = [timespec(tv_sec: 1_000_000 + index, tv_nsec: 0), timespec(tv_sec: 1_000_000 + index, tv_nsec: 0)]
+            utimensat(AT_FDCWD, path, &times, 0)
+            writeFile("\(root)/nudge-\(index % 2).txt", bytes: 1)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(recorder.candidates(named: "card.jpg").count >= 1, "not reported at the deadline")
+        let duringTouching = recorder.candidates(named: "card.jpg").count
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg", extra: .milliseconds(400)))
+        #expect(recorder.candidates(named: "card.jpg").count == duringTouching + 1, "reported again once settled")
+    }
+
     @Test("A file written in chunks is reported once, with its final size; others are not held up")
     func chunkedWriteSettlesOnce() async throws {
         let root = makeTemporaryFolder("chunks")
