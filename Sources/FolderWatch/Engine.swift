@@ -547,7 +547,7 @@ final class Engine: @unchecked Sendable {
             let settle = (temporary ? options.temporaryQuietPeriod : options.settleDelay).nanoseconds
             if nowNanoseconds - status.modificationNanoseconds >= settle {
                 emit(.candidate(Candidate(path: path, root: reportedRoot, device: status.device, inode: status.inode,
-                                          size: status.size, modificationNanoseconds: status.modificationNanoseconds,
+                                          size: status.size, modificationNanoseconds: status.modificationNanoseconds, changeNanoseconds: status.changeNanoseconds,
                                           cause: .scan)))
             } else {
                 settler.submit(path: path, root: reportedRoot, cause: .scan, status: status,

@@ -6,6 +6,7 @@ struct FileStatus: Equatable {
     var inode: UInt64
     var size: Int64
     var modificationNanoseconds: Int64
+    var changeNanoseconds: Int64
     var mode: UInt32
 
     var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
@@ -17,6 +18,7 @@ struct FileStatus: Equatable {
         inode = UInt64(st.st_ino)
         size = Int64(st.st_size)
         modificationNanoseconds = Int64(st.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_mtim.tv_nsec)
+        changeNanoseconds = Int64(st.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_ctim.tv_nsec)
         mode = UInt32(st.st_mode)
     }
 
@@ -37,7 +39,8 @@ struct FileStatus: Equatable {
     /// Same file, same content as far as size and modification time tell.
     func sameContent(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode && size == other.size
-            && modificationNanoseconds == other.modificationNanoseconds && mode == other.mode
+            && modificationNanoseconds == other.modificationNanoseconds && changeNanoseconds == other.changeNanoseconds
+            && mode == other.mode
     }
 }
 

@@ -163,7 +163,7 @@ final class Settler: @unchecked Sendable {
                 if status.sameContent(as: entry.status) {
                     pending[path] = nil
                     ready.append(Candidate(path: path, root: entry.root, device: status.device, inode: status.inode,
-                                           size: status.size, modificationNanoseconds: status.modificationNanoseconds,
+                                           size: status.size, modificationNanoseconds: status.modificationNanoseconds, changeNanoseconds: status.changeNanoseconds,
                                            cause: entry.cause))
                 } else if checked - entry.firstSeen >= giveUp && entry.temporary {
                     pending[path] = nil
@@ -172,7 +172,7 @@ final class Settler: @unchecked Sendable {
                         // Never settles (touched again and again): reported as it is now, and
                         // waited for again, to be reported once more when it settles.
                         ready.append(Candidate(path: path, root: entry.root, device: status.device, inode: status.inode,
-                                               size: status.size, modificationNanoseconds: status.modificationNanoseconds,
+                                               size: status.size, modificationNanoseconds: status.modificationNanoseconds, changeNanoseconds: status.changeNanoseconds,
                                                cause: entry.cause))
                     }
                     var changed = entry

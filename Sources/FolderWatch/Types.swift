@@ -25,7 +25,7 @@ public struct WatchRoot: Sendable, Hashable, Codable {
 /// `FolderWatchOptions.settleDelay`: ready to be examined.
 ///
 /// The same file may be reported more than once (by an event and by a scan, or by several
-/// scans); consumers deduplicate on `(device, inode, size, modificationNanoseconds)`.
+/// scans); consumers deduplicate on `(device, inode, size, modificationNanoseconds, changeNanoseconds)`.
 public struct Candidate: Sendable, Hashable {
     /// How the file was found.
     public enum Cause: String, Sendable {
@@ -47,11 +47,14 @@ public struct Candidate: Sendable, Hashable {
     public var size: Int64
     /// `st_mtim` as nanoseconds since the epoch.
     public var modificationNanoseconds: Int64
+    /// `st_ctim` as nanoseconds since the epoch (no program can set it back).
+    public var changeNanoseconds: Int64
     /// How the file was found.
     public var cause: Cause
 
     public init(path: String, root: String, device: UInt64, inode: UInt64, size: Int64,
-                modificationNanoseconds: Int64, cause: Cause) {
+                modificationNanoseconds: Int64, changeNanoseconds: Int64 = 0, cause: Cause) {
+        self.changeNanoseconds = changeNanoseconds
         self.path = path
         self.root = root
         self.device = device

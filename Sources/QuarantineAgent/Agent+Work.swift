@@ -16,7 +16,7 @@ extension QuarantineAgent {
             case .candidate(let candidate):
                 let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? .incoming
                 let identity = FileIdentity(device: candidate.device, inode: candidate.inode, size: candidate.size,
-                                            modificationNanoseconds: candidate.modificationNanoseconds)
+                                            modificationNanoseconds: candidate.modificationNanoseconds, changeNanoseconds: candidate.changeNanoseconds)
                 add(BacklogEntry(path: candidate.path, root: candidate.root, direction: direction, identity: identity))
             case .rootWatched(let root, let directories):
                 setRoot(root, "watching (\(directories) folder\(directories == 1 ? "" : "s"))")

@@ -21,6 +21,7 @@ public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, Mutabl
     public var inode: Int64
     public var size: Int64
     public var mtimeNs: Int64
+    public var ctimeNs: Int64
     public var enqueuedAt: Date
     public var attempts: Int
 
@@ -32,12 +33,14 @@ public struct BacklogEntry: Codable, Sendable, Hashable, FetchableRecord, Mutabl
         self.inode = Int64(bitPattern: identity.inode)
         self.size = identity.size
         self.mtimeNs = identity.modificationNanoseconds
+        self.ctimeNs = identity.changeNanoseconds
         self.enqueuedAt = Date()
         self.attempts = 0
     }
 
     public var identity: FileIdentity {
-        FileIdentity(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modificationNanoseconds: mtimeNs)
+        FileIdentity(device: UInt64(bitPattern: device), inode: UInt64(bitPattern: inode), size: size, modificationNanoseconds: mtimeNs,
+                     changeNanoseconds: ctimeNs)
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -70,6 +73,7 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
     public var inode: Int64
     public var size: Int64
     public var mtimeNs: Int64
+    public var ctimeNs: Int64
     public var sha256: String?
     public var mode: AnalysisMode
     public var verdict: Verdict
@@ -82,6 +86,7 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
         self.inode = Int64(bitPattern: identity.inode)
         self.size = identity.size
         self.mtimeNs = identity.modificationNanoseconds
+        self.ctimeNs = identity.changeNanoseconds
         self.sha256 = sha256
         self.mode = mode
         self.verdict = verdict
@@ -193,6 +198,14 @@ extension AuditStore {
         }
     }
 
+    /// After v6 (``AuditStore/migrator``): the status change time joins each file version's identity.
+    static func registerChangeTimeMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v7: ctime in file identities") { db in
+            try db.alter(table: "backlog") { t in t.add(column: "ctimeNs", .integer).notNull().defaults(to: 0) }
+            try db.alter(table: "seenFile") { t in t.add(column: "ctimeNs", .integer).notNull().defaults(to: 0) }
+        }
+    }
+
     // MARK: - Seen files
 
     /// Whether this exact version of a file (device, inode, size, mtime) under this name was already dealt with
@@ -201,13 +214,16 @@ extension AuditStore {
     /// Per name: another name of the same inode (a hard link) is judged on its own.
     public func hasSeen(_ identity: FileIdentity, at path: String, in mode: AnalysisMode) throws -> Bool {
         try read { db in try Self.hasSeen(path: path, device: Int64(bitPattern: identity.device), inode: Int64(bitPattern: identity.inode),
-                                          size: identity.size, mtimeNs: identity.modificationNanoseconds, mode: mode, in: db) }
+                                          size: identity.size, mtimeNs: identity.modificationNanoseconds, ctimeNs: identity.changeNanoseconds,
+                                          mode: mode, in: db) }
     }
 
-    static func hasSeen(path: String, device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, mode: AnalysisMode, in db: Database) throws -> Bool {
+    static func hasSeen(path: String, device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, ctimeNs: Int64, mode: AnalysisMode,
+                        in db: Database) throws -> Bool {
         try Bool.fetchOne(db, sql: """
-            SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND path = ? AND (mode = ? OR mode = ?) LIMIT 1
-            """, arguments: [device, inode, size, mtimeNs, path, mode, AnalysisMode.child]) ?? false
+            SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND ctimeNs = ? AND path = ?
+            AND (mode = ? OR mode = ?) LIMIT 1
+            """, arguments: [device, inode, size, mtimeNs, ctimeNs, path, mode, AnalysisMode.child]) ?? false
     }
 
     /// The verdict last given to these bytes in `mode`, if any.
@@ -242,9 +258,10 @@ extension AuditStore {
         return try write { db in
             var added = 0
             for entry in entries {
-                if try Self.hasSeen(path: entry.path, device: entry.device, inode: entry.inode, size: entry.size, mtimeNs: entry.mtimeNs, mode: mode, in: db) { continue }
-                let waiting = try Bool.fetchOne(db, sql: "SELECT 1 FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ?",
-                                                arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs]) ?? false
+                if try Self.hasSeen(path: entry.path, device: entry.device, inode: entry.inode, size: entry.size, mtimeNs: entry.mtimeNs,
+                                    ctimeNs: entry.ctimeNs, mode: mode, in: db) { continue }
+                let waiting = try Bool.fetchOne(db, sql: "SELECT 1 FROM backlog WHERE path = ? AND device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND ctimeNs = ?",
+                                                arguments: [entry.path, entry.device, entry.inode, entry.size, entry.mtimeNs, entry.ctimeNs]) ?? false
                 if waiting { continue }
                 var record = entry
                 try record.insert(db) // path is unique with ON CONFLICT REPLACE

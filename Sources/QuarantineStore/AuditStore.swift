@@ -101,6 +101,7 @@ public final class AuditStore: Sendable {
         migrator.registerMigration("v6: the original folder's real path") { db in
             try db.alter(table: "item") { t in t.add(column: "folderRealPath", .text) }
         }
+        registerChangeTimeMigration(&migrator)
         return migrator
     }
 

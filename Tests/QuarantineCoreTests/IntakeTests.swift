@@ -174,6 +174,32 @@ struct IntakeTests {
         #expect(FileManager.default.fileExists(atPath: first.path), "the first name stays where it is")
     }
 
+    @Test("rewritten in place with the same size and its old mtime put back: a new version, queued and judged again")
+    func rewriteWithOldMtime() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let clean = try Self.png(card: false, width: 150)
+        let entry = try place.arrive("photo.png", clean)
+        guard case .clean = await StandInAnalysis.judging(sensitive: false).intake(place.vault).handle(entry, kind: .image, settings: settings(.adult)) else {
+            Issue.record("not clean"); return
+        }
+        var before = Glibc.stat()
+        lstat(entry.path, &before)
+        // Other bytes of the same size, written into the same inode; then the mtime is put back.
+        var other = clean
+        other[other.count - 20] ^= 0xFF
+        let fd = open(entry.path, O_WRONLY)
+        _ = other.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        var times = [before.st_atim, before.st_mtim]
+        utimensat(AT_FDCWD, entry.path, &times, 0)
+        let rewritten = BacklogEntry(path: entry.path, root: entry.root, direction: .incoming, identity: try MediaFile(path: entry.path).identity)
+        #expect(rewritten.identity.modificationNanoseconds == entry.identity.modificationNanoseconds && rewritten.identity.size == entry.identity.size)
+        #expect(try place.vault.store.enqueue([rewritten], mode: .adult) == 1, "taken for the version judged before")
+        guard case .hidden = await StandInAnalysis.judging(sensitive: true).intake(place.vault).handle(rewritten, kind: .image, settings: settings(.adult)) else {
+            Issue.record("not judged again"); return
+        }
+    }
+
     @Test("bytes swapped between hashing and analysis: no verdict is recorded for the hashed bytes")
     func swapBetweenHashAndAnalysis() async throws {
         let place = try Place(); defer { place.cleanUp() }
