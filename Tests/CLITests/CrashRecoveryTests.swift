@@ -9,7 +9,7 @@ import TestSupport
 @Suite("Crash recovery", .serialized)
 struct CrashRecoveryTests {
     /// A flagged file big enough that a kill lands mid-copy: a clip of the test card, padded
-    /// with 300 MB after its index (players and the demuxer ignore trailing bytes).
+    /// with 150 MB after its index (players and the demuxer ignore trailing bytes).
     static func makeBigFlaggedFile(in dir: URL, cli: CLIRunner) throws -> URL {
         let card = dir.appendingPathComponent("card.png"), clip = dir.appendingPathComponent("big.mp4")
         _ = try cli.run(["testcard", "--size", "320x240", card.path])
@@ -18,7 +18,7 @@ struct CrashRecoveryTests {
         let handle = try FileHandle(forWritingTo: clip)
         try handle.seekToEnd()
         let chunk = Data(count: 10 << 20)
-        for _ in 0..<30 { try handle.write(contentsOf: chunk) }
+        for _ in 0..<15 { try handle.write(contentsOf: chunk) }
         try handle.close()
         return clip
     }
