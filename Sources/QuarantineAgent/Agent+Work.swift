@@ -316,6 +316,24 @@ extension QuarantineAgent {
 
     // MARK: - Status
 
+    /// Says, once and loudly, when the audit database was deleted or replaced under the agent:
+    /// what it records from then on is in a file no one else sees. Nothing hidden is lost (each
+    /// vault folder keeps its meta.json), and the message says how to recover.
+    func checkDatabaseInPlace() {
+        guard !vault.store.isStillInPlace else { return }
+        let message = "the audit database \(vault.store.path) was deleted or replaced while the agent runs: "
+            + "restart the agent (systemctl --user restart quarantine), then run 'quarantine doctor --repair' to rebuild "
+            + "the list of hidden items from the vault"
+        let first = state.withLock { s -> Bool in
+            defer { s.databaseProblem = message }
+            return s.databaseProblem == nil
+        }
+        if first {
+            logger.critical("\(message)")
+            _ = systemd?.notify("STATUS=\(message)")
+        }
+    }
+
     /// Asks ``publisher()`` for a status update (at most one every ``statusInterval``).
     func publishSoon() {
         publishContinuation.yield()
@@ -332,12 +350,13 @@ extension QuarantineAgent {
     }
 
     func publishNow() {
+        checkDatabaseInPlace()
         let depth = (try? vault.store.backlogCount()) ?? -1
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
-                               problem: s.problem, notifications: s.notificationState)
+                               problem: s.problem ?? s.databaseProblem, notifications: s.notificationState)
         }
         do {
             try vault.store.publish(status)

@@ -61,6 +61,8 @@ public final class QuarantineAgent: Service, Sendable {
         var settings: Settings
         var analyzer: SensitivityAnalyzer?
         var problem: String?
+        /// The audit database was deleted or replaced under the agent (said once).
+        var databaseProblem: String?
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?

@@ -15,7 +15,9 @@ extension AuditStore {
             var item = item
             item.status = .quarantining
             try item.insert(db)
-            let name = "\(item.id!)"
+            // Never only the number: a database lost and started afresh numbers from 1 again, and
+            // its new items must not collide with the folders the vault still holds.
+            let name = "\(item.id!)-" + String((0..<8).map { _ in "0123456789abcdef".randomElement()! })
             item.vaultName = name
             try item.update(db)
             var entry = JournalEntry(id: nil, itemId: item.id!, operation: .quarantine, source: item.originalPath,

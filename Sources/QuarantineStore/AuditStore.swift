@@ -10,6 +10,8 @@ import SensitivityAnalysis
 public final class AuditStore: Sendable {
     public let path: String
     let pool: DatabasePool
+    /// The database file's device and inode when it was opened.
+    let fileIdentity: (device: UInt64, inode: UInt64)?
 
     /// Opens (creating if needed) the database at `path`.
     public init(path: String) throws {
@@ -22,6 +24,8 @@ public final class AuditStore: Sendable {
         configuration.foreignKeysEnabled = true
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+        var info = stat()
+        fileIdentity = stat(path, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil
     }
 
     /// Named, append-only migrations: never edit one that has shipped; add a new one.
@@ -103,6 +107,14 @@ public final class AuditStore: Sendable {
         }
         registerChangeTimeMigration(&migrator)
         return migrator
+    }
+
+    /// Whether the file at ``path`` is still the database this store writes to: false when it
+    /// was deleted or replaced meanwhile (this process then writes into a file no one else sees).
+    public var isStillInPlace: Bool {
+        var info = stat()
+        guard let fileIdentity, stat(path, &info) == 0 else { return false }
+        return UInt64(info.st_dev) == fileIdentity.device && UInt64(info.st_ino) == fileIdentity.inode
     }
 
     // MARK: - Writing

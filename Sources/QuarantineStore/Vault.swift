@@ -8,7 +8,9 @@ import SensitivityAnalysis
 /// Where flagged files are kept out of sight, never lost, and from where they come back exactly
 /// as they were.
 ///
-/// Each item has a folder `vault/<id>/` (0700) holding `item` (0600) and `preview.jpg`. A move
+/// Each item has a folder `vault/<id>-<8 random hex digits>/` (0700) holding `item` (0600),
+/// `preview.jpg` and `meta.json` (the item's record, from which `doctor --repair` rebuilds a lost
+/// database). A move
 /// is written to the journal before it starts and marked done after; ``recover()`` finishes or
 /// rolls back whatever a crash interrupted, so every file ends up in exactly one place.
 /// Same filesystem: `renameat2(RENAME_NOREPLACE)`; across filesystems: copy, fsync, verify the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import QuarantineCore
+import QuarantineStore
 import MediaDecoding
 import SensitivityAnalysis
 
@@ -8,11 +9,20 @@ import SensitivityAnalysis
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.",
-        discussion: "Exit status: 0 everything needed works, 1 something is missing (each line says how to fix it)."
+        discussion: """
+        Also checks that every file in the vault is listed in the audit database; with --repair, files \
+        whose item was lost (the database deleted or replaced) are listed again from the meta.json kept \
+        beside each one.
+
+        Exit status: 0 everything needed works, 1 something is missing (each line says how to fix it).
+        """
     )
 
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
+
+    @Flag(name: .long, help: "List again the vault's files that the audit database lost, from their meta.json.")
+    var repair = false
 
     struct Check: Encodable {
         var name: String
@@ -70,6 +80,18 @@ struct Doctor: AsyncParsableCommand {
             configDetail = "\(error)"
         }
         checks.append(Check(name: "config", ok: configOK, detail: configDetail))
+        do {
+            let vault = try Vault.standard()
+            if repair {
+                for line in try vault.repair(actor: "doctor") { checks.append(Check(name: "repaired", ok: true, detail: line)) }
+            }
+            let orphans = try vault.orphans()
+            checks.append(Check(name: "vault", ok: orphans.isEmpty, detail: orphans.isEmpty
+                ? "every file in \(vault.root) is listed in \(vault.store.path)"
+                : "\(orphans.count) file(s) in \(vault.root) are not in the audit database (\(orphans.prefix(3).joined(separator: ", "))): run 'quarantine doctor --repair'"))
+        } catch {
+            checks.append(Check(name: "vault", ok: false, detail: "cannot open the vault or its database: \(error)"))
+        }
         checks.append(Check(name: "runtime search path", ok: true, detail: catalog.runtimeDirectories.joined(separator: ", ")))
         checks.append(Check(name: "model search path", ok: true, detail: catalog.modelDirectories.joined(separator: ", ")))
 

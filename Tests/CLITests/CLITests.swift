@@ -319,8 +319,9 @@ struct CLITests {
         let card = cli.home.appendingPathComponent("card.jpg")
         _ = try cli.run(["testcard", card.path])
         #expect(try cli.run(["scan", "--quarantine", card.path]).status == 1)
-        for path in [data, data + "/vault", data + "/vault/1"] { #expect(mode(path) == 0o700, "\(path): \(String(mode(path), radix: 8))") }
-        for path in [data + "/audit.sqlite3", data + "/vault/1/item", data + "/vault/1/meta.json", data + "/vault/1/preview.jpg"] {
+        let folder = data + "/vault/" + (try FileManager.default.contentsOfDirectory(atPath: data + "/vault").first { $0.hasPrefix("1-") } ?? "1")
+        for path in [data, data + "/vault", folder] { #expect(mode(path) == 0o700, "\(path): \(String(mode(path), radix: 8))") }
+        for path in [data + "/audit.sqlite3", folder + "/item", folder + "/meta.json", folder + "/preview.jpg"] {
             #expect(mode(path) == 0o600, "\(path): \(String(mode(path), radix: 8))")
         }
         // As an older version left them: readable by everyone.

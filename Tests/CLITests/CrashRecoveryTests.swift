@@ -58,6 +58,18 @@ struct CrashRecoveryTests {
         }
     }
 
+    /// Waits until item 1's file (or its partial copy) appears in the vault, at most 30 s.
+    static func waitForItem(in vault: String) {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let folders = (try? FileManager.default.contentsOfDirectory(atPath: vault))?.filter { $0.hasPrefix("1-") } ?? []
+            for folder in folders where ["item", "item.part"].contains(where: { FileManager.default.fileExists(atPath: "\(vault)/\(folder)/\($0)") }) {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+    }
+
     @Test("killed while quarantining across filesystems, at any instant of the move: one intact copy after restart",
           arguments: [0.15])
     func killDuringQuarantine(delay: Double) throws {
@@ -72,8 +84,7 @@ struct CrashRecoveryTests {
         let digest = try Self.sha256(file.path)
 
         let process = try cli.start(["scan", "--quarantine", file.path], environment: ["XDG_DATA_HOME": data.path])
-        let vaultItem = data.appendingPathComponent("quarantine/vault/1/item").path
-        Self.waitForAny([vaultItem + ".part", vaultItem])
+        Self.waitForItem(in: data.appendingPathComponent("quarantine/vault").path)
         Thread.sleep(forTimeInterval: delay)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

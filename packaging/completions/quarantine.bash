@@ -503,7 +503,7 @@ _quarantine_testcard() {
 
 _quarantine_doctor() {
     repeating_flags=()
-    non_repeating_flags=(--json --version -h --help)
+    non_repeating_flags=(--json --repair --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __quarantine_offer_flags_options 0
