@@ -24,12 +24,13 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
+        .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg"]),
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -6,24 +6,53 @@ public struct ImageDecoder: Sendable {
     public var minimumLongSide: Int
     /// ... and at least this large on its short side.
     public var minimumShortSide: Int
+    /// Shared by every copy of this decoder (all workers of one analyzer).
+    public let budget: DecodeMemoryBudget
+
+    /// How much of a file is read to estimate its decoding memory (JPEG's frame header can sit
+    /// behind a large EXIF block).
+    static let headLength = 256 << 10
 
     public init(limits: MediaLimits = .default, minimumLongSide: Int = 320, minimumShortSide: Int = 256) {
         self.limits = limits
         self.minimumLongSide = minimumLongSide
         self.minimumShortSide = minimumShortSide
+        self.budget = DecodeMemoryBudget(capacity: limits.decodeMemoryBytes)
     }
 
-    /// Decodes an opened file; errors carry the file's path.
+    /// Decodes an opened file within the memory budget: the file's bytes plus its decoder's
+    /// working memory are reserved first (waiting while other large pictures decode), and a
+    /// picture that alone would need more than the whole budget is refused unread. Errors carry
+    /// the file's path.
     public func decode(_ file: MediaFile) throws(MediaError) -> DecodedImage {
-        guard file.type.kind == .image else {
+        guard file.type.kind == .image, let format = PictureFormats.format(for: file.type) else {
             throw MediaError(.unsupportedFormat, "is not a picture (\(file.type == .other ? "unrecognised content" : file.type.rawValue))", path: file.path)
         }
-        do {
-            let bytes = try file.readAll(limit: limits.maxImageFileBytes)
-            return try decode(bytes, type: file.type)
+        do throws(MediaError) {
+            guard file.identity.size > 0 else { throw MediaError(.empty, "is empty") }
+            let size = Int(file.identity.size)
+            guard size <= limits.maxImageFileBytes else {
+                throw MediaError(.fileTooLarge, "is \(size >> 20) MiB, over the \(limits.maxImageFileBytes >> 20) MiB limit for pictures")
+            }
+            let head = try file.readHead(Self.headLength)
+            let working = try format.workingMemory(head, request: request)
+            let needed = size + min(working, Int.max / 4)
+            guard needed <= budget.capacity else {
+                throw MediaError(.dimensionsTooLarge, working >= Int.max / 4
+                    ? "is a \(file.type.rawValue.uppercased()) whose size could not be read from its first \(Self.headLength >> 10) KiB, so its decoding memory cannot be bounded; refused"
+                    : "would need \(needed >> 20) MiB to decode, over the decode memory budget of \(budget.capacity >> 20) MiB (analysis.decode_memory_mib); refused without decoding")
+            }
+            return try budget.withReservation(needed) { () throws(MediaError) -> DecodedImage in
+                let bytes = try file.readAll(limit: limits.maxImageFileBytes)
+                return try format.decode(bytes, request: request)
+            }
         } catch {
             throw error.at(file.path)
         }
+    }
+
+    var request: DecodeRequest {
+        DecodeRequest(minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, limits: limits)
     }
 
     /// Decodes an in-memory picture of a known type.
@@ -32,6 +61,6 @@ public struct ImageDecoder: Sendable {
         guard let format = PictureFormats.format(for: type) else {
             throw MediaError(.unsupportedFormat, "is not a picture format this program decodes (\(type.rawValue))")
         }
-        return try format.decode(bytes, request: DecodeRequest(minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, limits: limits))
+        return try format.decode(bytes, request: request)
     }
 }

@@ -55,6 +55,13 @@ public final class MediaFile {
         return bytes
     }
 
+    /// The file's first `length` bytes (fewer if it is shorter).
+    public func readHead(_ length: Int) throws(MediaError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: min(length, max(0, Int(identity.size))))
+        let count = try Self.readFully(descriptor, into: &bytes, offset: 0, path: path)
+        return Array(bytes.prefix(count))
+    }
+
     /// Checks that size and modification time are still those seen at open time.
     public func verifyUnchanged() throws(MediaError) {
         var info = stat()

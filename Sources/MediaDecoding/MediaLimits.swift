@@ -6,11 +6,19 @@ public struct MediaLimits: Sendable, Equatable {
     public var maxDimension: Int
     /// The largest width × height accepted.
     public var maxPixels: Int
+    /// What all pictures being decoded at once may use together: the file's bytes plus the
+    /// decoder's working memory (see ``DecodeMemoryBudget``). A picture that would need more on
+    /// its own is refused (`dimensions_too_large`).
+    public var decodeMemoryBytes: Int
+    /// PNGs with more pixels than this are decoded row by row and reduced on the way (16
+    /// megapixels: 64 MiB as RGBA, 128 MiB at 16 bits, if decoded whole).
+    public var rowByRowPixels = 16_000_000
 
-    public init(maxImageFileBytes: Int = 256 << 20, maxDimension: Int = 30_000, maxPixels: Int = 200_000_000) {
+    public init(maxImageFileBytes: Int = 256 << 20, maxDimension: Int = 30_000, maxPixels: Int = 200_000_000, decodeMemoryBytes: Int = 256 << 20) {
         self.maxImageFileBytes = maxImageFileBytes
         self.maxDimension = maxDimension
         self.maxPixels = maxPixels
+        self.decodeMemoryBytes = decodeMemoryBytes
     }
 
     public static let `default` = MediaLimits()

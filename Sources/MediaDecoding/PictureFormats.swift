@@ -18,6 +18,9 @@ public protocol PictureFormat: Sendable {
     func matches(_ head: ArraySlice<UInt8>) -> Bool
     /// The picture, decoded no smaller than the request asks (where it is that large).
     func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage
+    /// The decoder's working memory for this file, in bytes (the file's own bytes not included),
+    /// estimated from its first bytes (`head`) before anything is read or allocated. Errs high.
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int
     /// Whether this build can decode it, and with what.
     func inventory() -> DecoderInventory.Entry
 }
@@ -26,7 +29,7 @@ public protocol PictureFormat: Sendable {
 public enum PictureFormats {
     public static let all: [any PictureFormat] = [
         JPEGFormat(),
-        FFmpegPictureFormat(type: .png, codec: AV_CODEC_ID_PNG, signature: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+        PNGFormat(),
         FFmpegPictureFormat(type: .gif, codec: AV_CODEC_ID_GIF) { $0.starts(with: Array("GIF87a".utf8)) || $0.starts(with: Array("GIF89a".utf8)) },
         FFmpegPictureFormat(type: .webp, codec: AV_CODEC_ID_WEBP) { $0.starts(with: Array("RIFF".utf8)) && $0.dropFirst(8).starts(with: Array("WEBP".utf8)) },
         FFmpegPictureFormat(type: .bmp, codec: AV_CODEC_ID_BMP) { $0.starts(with: Array("BM".utf8)) && $0.count >= 26 },
@@ -52,6 +55,25 @@ struct JPEGFormat: PictureFormat {
 
     func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
         try JPEGCodec.decode(bytes, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide, limits: request.limits)
+    }
+
+    /// The scaled output (and its oriented copy); for a progressive JPEG also the coefficient
+    /// buffer of the whole picture (64 two-byte coefficients per 8x8 block of every component).
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+        guard let frame = ImageHeader.jpegFrame(head) else { return .max / 4 }
+        try request.limits.check(width: frame.width, height: frame.height)
+        let factor = JPEGCodec.scalingFactor(width: frame.width, height: frame.height,
+                                             minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
+        let sw = Int(qtj_scaled(Int32(frame.width), factor)), sh = Int(qtj_scaled(Int32(frame.height), factor))
+        var bytes = sw * sh * 4 * 3 + frame.width * 16 * 4 * 3
+        if frame.progressive {
+            let hMax = frame.sampling.map(\.h).max() ?? 1, vMax = frame.sampling.map(\.v).max() ?? 1
+            for s in frame.sampling {
+                let blocksWide = (frame.width * s.h / hMax + 7) / 8 + 1, blocksHigh = (frame.height * s.v / vMax + 7) / 8 + 1
+                bytes += blocksWide * blocksHigh * 128
+            }
+        }
+        return bytes
     }
 
     func inventory() -> DecoderInventory.Entry {
@@ -86,7 +108,55 @@ struct FFmpegPictureFormat: PictureFormat {
                                       minimumShortSide: request.minimumShortSide, limits: request.limits)
     }
 
+    /// libavcodec's whole frame (up to 4 bytes a pixel; 8 for 16-bit PNGs), swscale's output.
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+        guard let size = try? ImageHeader.dimensions(head, type: type) else { return .max / 4 }
+        try request.limits.check(width: size.width, height: size.height)
+        return Self.wholeFrameMemory(width: size.width, height: size.height, bytesPerPixel: 4, request: request)
+    }
+
+    static func wholeFrameMemory(width: Int, height: Int, bytesPerPixel: Int, request: DecodeRequest) -> Int {
+        let target = FFmpeg.reducedSize(width: width, height: height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
+        return width * height * bytesPerPixel + width * bytesPerPixel * 4 + target.width * target.height * 3 * 2
+    }
+
     func inventory() -> DecoderInventory.Entry {
         DecoderInventory.ffmpegEntry(type.rawValue, codec)
+    }
+}
+
+/// PNG: through libavcodec as the other formats while the whole frame is small; a picture over
+/// ``MediaLimits/rowByRowPixels`` is decoded by libpng one row at a time and averaged down on the way, so its
+/// memory is its output, never its full size.
+struct PNGFormat: PictureFormat {
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    let whole = FFmpegPictureFormat(type: .png, codec: AV_CODEC_ID_PNG, signature: PNGFormat.signature)
+
+    var type: MediaType { .png }
+
+    func matches(_ head: ArraySlice<UInt8>) -> Bool { head.starts(with: Self.signature) }
+
+    func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
+        guard let size = try ImageHeader.dimensions(bytes, type: .png), size.width * size.height > request.limits.rowByRowPixels else {
+            return try whole.decode(bytes, request: request)
+        }
+        try request.limits.check(width: size.width, height: size.height)
+        return try PNGRows.decodeReduced(bytes, width: size.width, height: size.height, request: request)
+    }
+
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+        guard let size = try ImageHeader.dimensions(head, type: .png) else { return .max / 4 }
+        try request.limits.check(width: size.width, height: size.height)
+        if size.width * size.height <= request.limits.rowByRowPixels {
+            return FFmpegPictureFormat.wholeFrameMemory(width: size.width, height: size.height, bytesPerPixel: 8, request: request)
+        }
+        let target = PNGRows.targetSize(width: size.width, height: size.height, request: request)
+        // Sums (3 x 8 bytes) and a count (4) per output pixel, the output, one source row at 16 bits.
+        return target.width * target.height * (24 + 4 + 3) + size.width * 8 * 2
+    }
+
+    func inventory() -> DecoderInventory.Entry {
+        let entry = whole.inventory()
+        return DecoderInventory.Entry(name: entry.name, available: entry.available, detail: entry.detail + "; libpng row by row over 16 megapixels")
     }
 }

@@ -70,6 +70,10 @@ public struct Settings: Sendable, Equatable {
             if let n = try positiveInt("max_dimension") { result.analyzer.limits.maxDimension = n }
             if let n = try positiveInt("max_megapixels") { result.analyzer.limits.maxPixels = n * 1_000_000 }
             if let n = try positiveInt("max_image_file_mib") { result.analyzer.limits.maxImageFileBytes = n << 20 }
+            if let n = try positiveInt("decode_memory_mib") {
+                guard n >= 16 else { throw fail("analysis.decode_memory_mib must be at least 16") }
+                result.analyzer.limits.decodeMemoryBytes = n << 20
+            }
         }
         if let video = table["video"]?.table, let value = video["max_gap"] {
             guard let gap = value.double ?? value.int.map(Double.init), gap >= 0.1, gap <= 60 else {

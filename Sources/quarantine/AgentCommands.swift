@@ -225,7 +225,8 @@ struct ConfigShow: ParsableCommand {
                           "outgoing": s.watch.outgoing.map { WatchSettings.expand($0) }, "exclude": s.watch.exclude],
                 "agent": ["notifications": s.agent.notifications, "settle_ms": s.agent.settleMilliseconds, "rescan_seconds": s.agent.rescanSeconds],
                 "analysis": ["workers": s.analyzer.workers, "intra_op_threads": s.analyzer.intraOpThreads, "max_dimension": s.analyzer.limits.maxDimension,
-                             "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20],
+                             "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20,
+                             "decode_memory_mib": s.analyzer.limits.decodeMemoryBytes >> 20],
                 "video": ["max_gap": s.video.maxGap],
                 "policy": policies,
             ])
@@ -241,7 +242,7 @@ struct ConfigShow: ParsableCommand {
         lines += ["", "[agent]", "notifications = \(s.agent.notifications)", "settle_ms = \(s.agent.settleMilliseconds)", "rescan_seconds = \(s.agent.rescanSeconds)"]
         lines += ["", "[analysis]", "workers = \(s.analyzer.workers)", "intra_op_threads = \(s.analyzer.intraOpThreads)",
                   "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
-                  "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)"]
+                  "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)", "decode_memory_mib = \(s.analyzer.limits.decodeMemoryBytes >> 20)"]
         lines += ["", "[video]", "max_gap = \(s.video.maxGap)"]
         for mode in AnalysisMode.allCases {
             let p = policy(mode)
