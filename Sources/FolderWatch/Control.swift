@@ -6,6 +6,7 @@ import Synchronization
 enum Command: Sendable {
     case setRoots([WatchRoot])
     case rescan
+    case retryWhenReadable(String)
 }
 
 /// The state shared between a `FolderWatcher` (any thread) and its inotify thread.

@@ -5,7 +5,8 @@ import Glibc
 func flag(_ value: some BinaryInteger) -> UInt32 { UInt32(truncatingIfNeeded: value) }
 
 /// Events asked for on every watched folder.
-private let folderMask: UInt32 = flag(IN_CREATE) | flag(IN_CLOSE_WRITE) | flag(IN_MOVED_FROM) | flag(IN_MOVED_TO)
+/// IN_ATTRIB: a file or folder that could not be read is tried again once its mode changes.
+private let folderMask: UInt32 = flag(IN_CREATE) | flag(IN_CLOSE_WRITE) | flag(IN_MOVED_FROM) | flag(IN_MOVED_TO) | flag(IN_ATTRIB)
     | flag(IN_DELETE_SELF) | flag(IN_MOVE_SELF) | flag(IN_ONLYDIR) | flag(IN_EXCL_UNLINK)
 /// Sub-folders are never reached through a symbolic link; a root itself may be one.
 private let subfolderMask: UInt32 = folderMask | flag(IN_DONT_FOLLOW)
@@ -63,6 +64,10 @@ final class Engine: @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var mayHaveBufferedEvents = false
     private var overflowed = false
+    /// Files the reader could not open (permission denied) and folders this thread could not
+    /// watch or list: each is tried again when its attributes change (chmod, chown, ACLs).
+    private var awaitingReadFiles: Set<String> = []
+    private var awaitingReadFolders: Set<String> = []
 
     init(options: FolderWatchOptions, control: Control, settler: Settler,
          emit: @escaping @Sendable (FolderWatchEvent) -> Void) {
@@ -193,6 +198,10 @@ final class Engine: @unchecked Sendable {
                     retryMissingRoot(key)
                 }
             }
+        case .retryWhenReadable(let path):
+            // Readable already (the mode changed before this request came): at once.
+            awaitingReadFiles.insert(path)
+            retryIfReadable(path)
         case .setRoots(let newRoots):
             var wanted: [String: WatchRoot] = [:]
             for root in newRoots { wanted[normalizePath(root.path)] = wanted[normalizePath(root.path)] ?? root }
@@ -472,6 +481,7 @@ final class Engine: @unchecked Sendable {
                     enterFallbackMode(rootKey, folder: folder)
                 case .failed(let error):
                     emit(.problem(path: folder, message: folderProblem(folder, error: error, action: "watch")))
+                    if error.code == EACCES || error.code == EPERM { awaitingReadFolders.insert(folder) }
                     continue
                 }
             }
@@ -482,9 +492,11 @@ final class Engine: @unchecked Sendable {
             case .failure(let error):
                 if error.code != ENOENT && error.code != ENOTDIR {
                     emit(.problem(path: folder, message: folderProblem(folder, error: error, action: "read")))
+                    if error.code == EACCES || error.code == EPERM { awaitingReadFolders.insert(folder) }
                 }
                 continue
             }
+            awaitingReadFolders.remove(folder)
             for entry in entries {
                 let path = joinPath(folder, entry.name)
                 if isExcluded(path: path, name: entry.name) { continue }
@@ -594,6 +606,15 @@ final class Engine: @unchecked Sendable {
         }
         guard let rootKey = deepestRootKey(for: path), let root = roots[rootKey]?.root.path else { return }
 
+        if mask & flag(IN_ATTRIB) != 0 {
+            if isDirectory, awaitingReadFolders.contains(path) {
+                // Walking it again clears it once it can be listed.
+                scanNewFolder(path, rootKey: rootKey, reason: .directoryMovedIn)
+            } else if !isDirectory, awaitingReadFiles.contains(path) {
+                retryIfReadable(path)
+            }
+            return
+        }
         if isDirectory {
             if mask & flag(IN_CREATE) != 0 {
                 scanNewFolder(path, rootKey: rootKey, reason: nil)
@@ -618,6 +639,19 @@ final class Engine: @unchecked Sendable {
             }
             settler.submit(path: path, root: root, cause: .event)
         }
+    }
+
+    /// A file the reader could not open: once it can be read (or is gone), it is no longer
+    /// awaited; if readable it is reported again as a new event.
+    private func retryIfReadable(_ path: String) {
+        guard case .success(let status) = FileStatus.lstatus(path), status.isRegularFile else {
+            awaitingReadFiles.remove(path)
+            return
+        }
+        guard access(path, R_OK) == 0 else { return }
+        awaitingReadFiles.remove(path)
+        guard let rootKey = deepestRootKey(for: path), let root = roots[rootKey]?.root.path else { return }
+        settler.submit(path: path, root: root, cause: .event)
     }
 
     /// A folder appeared (created or moved in): watch it and everything under it, then report

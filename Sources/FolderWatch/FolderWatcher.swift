@@ -146,6 +146,16 @@ public final class FolderWatcher: Sendable {
         control?.enqueue(.rescan)
     }
 
+    /// A file at `path` could not be read (permission denied): it is reported again as soon as
+    /// it can be (its mode, owner or ACL changed), or at once if it already can.
+    public func retryWhenReadable(_ path: String) {
+        let control = lifecycle.withLock { state -> Control? in
+            if case .running(let running) = state { return running.control }
+            return nil
+        }
+        control?.enqueue(.retryWhenReadable(path))
+    }
+
     /// Stops the watcher: wakes the inotify thread, waits for it and the settle thread to end,
     /// and finishes `events`. Safe to call more than once, and before `start()`.
     public func stop() {

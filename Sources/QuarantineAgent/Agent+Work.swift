@@ -162,7 +162,15 @@ extension QuarantineAgent {
         var jobs: [Job] = []
         for entry in entries where freeImages > 0 || freeVideos > 0 {
             let file: MediaFile
-            do { file = try MediaFile(path: entry.path) } catch {
+            do { file = try MediaFile(path: entry.path) } catch where error.code == .permissionDenied {
+                // Its type cannot be read either: the core decides (held in child mode, else
+                // checked once readable), on a picture's slot.
+                guard freeImages > 0 else { continue }
+                freeImages -= 1
+                state.withLock { $0.inFlight[entry.path] = AgentStatus.Work(path: entry.path, kind: "image", startedAt: Date(), progress: nil) }
+                jobs.append(Job(entry: entry, type: .other, analyzer: analyzer, settings: settings))
+                continue
+            } catch {
                 finishUnopenable(entry, error)
                 finishedHere = true
                 continue
@@ -282,11 +290,22 @@ extension QuarantineAgent {
             requeueIfChanged(entry)
         case .databaseUnavailable(let message):
             logger.error("cannot consult the audit database, will try again: \(message)", metadata: metadata)
+        case .unreadable(let then):
+            // Checked (again) as soon as it can be read: the watcher follows its mode.
+            watcher()?.retryWhenReadable(entry.path)
+            if case .left = then {
+                logger.notice("cannot be read (permission denied): it is checked as soon as it can be read", metadata: metadata)
+                count(.verdict(.failed))
+            } else {
+                report(then, for: entry, mode: mode)
+            }
         case .givenUp(let crashes, let then):
             logger.error("given up after it crashed the agent \(crashes) times; check it with 'quarantine scan'", metadata: metadata)
             report(then, for: entry, mode: mode)
         }
     }
+
+    func watcher() -> FolderWatcher? { state.withLock { $0.watcher } }
 
     /// Queues the file at `entry.path` again if it is there as another version.
     func requeueIfChanged(_ entry: BacklogEntry) {

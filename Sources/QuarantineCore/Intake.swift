@@ -73,6 +73,9 @@ public struct Intake: Sendable {
         case databaseUnavailable(String)
         /// It crashed the process `crashes` times: given up, then handled by `on_error`.
         case givenUp(crashes: Int, then: Intake.Outcome)
+        /// It cannot be read (permission denied): `on_error` decided (`then`: held as unverified,
+        /// which needs no read access, or left); the caller checks it again once it can be read.
+        case unreadable(then: Intake.Outcome)
     }
 
     /// Handles one backlog entry of kind `kind` under `settings`.
@@ -96,6 +99,12 @@ public struct Intake: Sendable {
                 let file = try MediaFile(path: path)
                 return Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
             }
+        } catch let error as MediaError where error.code == .permissionDenied {
+            // Moving it into the vault needs no read access: child mode holds it at once.
+            var info = stat()
+            let identity = lstat(path, &info) == 0 ? FileIdentity(info) : entry.identity
+            let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
+            return .unreadable(then: failed(entry, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
         } catch {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")
@@ -185,7 +194,8 @@ public struct Intake: Sendable {
     }
 
     /// A file that could not be analysed: `on_error` decides.
-    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?, settings: Settings) -> Outcome {
+    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?, identity known: FileIdentity? = nil,
+                settings: Settings) -> Outcome {
         let path = entry.path
         let mode = settings.mode
         switch failure.code {
@@ -200,7 +210,7 @@ public struct Intake: Sendable {
         default:
             break
         }
-        let identity = digest?.identity ?? entry.identity
+        let identity = digest?.identity ?? known ?? entry.identity
         switch settings.policy.onError {
         case .hold:
             return hide(entry, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil,

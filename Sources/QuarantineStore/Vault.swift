@@ -102,6 +102,10 @@ public final class Vault: Sendable {
 
     // MARK: - Quarantine
 
+    /// Linux's O_PATH (a descriptor that names a file without read access), which Glibc's
+    /// Swift module does not import.
+    static let openPathOnly: Int32 = 0o10000000
+
     /// Moves the file at `path` into the vault. When `expected` is given, the file must still be
     /// exactly what was analysed (device, inode, size, modification time).
     @discardableResult
@@ -122,7 +126,11 @@ public final class Vault: Sendable {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
         let path = given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
             : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        var fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        // A file this user may not read can still be renamed into the vault (child mode holds
+        // it as unverified): held by an O_PATH descriptor, hashed once the vault made it readable.
+        let unreadable = fd < 0 && (errno == EACCES || errno == EPERM)
+        if unreadable { fd = open(path, Self.openPathOnly | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { throw VaultError.system("cannot open \(path) to quarantine it", errno) }
         defer { close(fd) }
         var info = stat()
@@ -132,8 +140,11 @@ public final class Vault: Sendable {
         if let expected, expected != identity {
             throw VaultError.refused("\(path) changed after it was analysed; it was left where it is")
         }
-        let digest = try Self.sha256(fd: fd)
-        let attributes = Self.extendedAttributes(fd: fd)
+        if unreadable && info.st_nlink > 1 {
+            throw VaultError.refused("\(path) cannot be read and has other names (hard links): it can only be copied into the vault, which needs read access")
+        }
+        let digest = unreadable ? "" : try Self.sha256(fd: fd)
+        let attributes = unreadable ? [:] : Self.extendedAttributes(fd: fd)
         var item = VaultItem(
             id: nil, createdAt: Date(), originalPath: path, vaultName: nil, previewName: nil, size: Int64(info.st_size), sha256: digest,
             mode: UInt32(info.st_mode), uid: info.st_uid, gid: info.st_gid,
@@ -163,8 +174,9 @@ public final class Vault: Sendable {
             // inode of its own, which no outside name can change, and the other names stay
             // where they are, each judged on its own.
             try move(fd: fd, identity: identity, from: path, to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
-                     sha256: digest, journalId: journalId, copying: info.st_nlink > 1)
+                     sha256: digest, journalId: journalId, copying: info.st_nlink > 1, readable: !unreadable)
             chmod(itemPath(name), 0o600)
+            if unreadable, let hash = try? Self.sha256(path: itemPath(name)) { item.sha256 = hash }
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
@@ -231,7 +243,8 @@ public final class Vault: Sendable {
         fstat(fd, &info)
         let identity = FileIdentity(info)
         // What comes back must be what was hidden.
-        guard try Self.sha256(fd: fd) == item.sha256 else {
+        // An item hidden unreadable whose owner is not this user has no recorded hash.
+        guard try item.sha256.isEmpty || Self.sha256(fd: fd) == item.sha256 else {
             throw VaultError.refused("the vault's copy of item \(id) is not what was hidden (its sha256 changed); it stays in the vault")
         }
         var attempt = 0
@@ -351,7 +364,7 @@ public final class Vault: Sendable {
     /// Moves the file open as `fd` from `source` to `destination` (which must not exist). With
     /// `copying`, the file is copied (as across filesystems) even on one filesystem.
     func move(fd: Int32, identity: FileIdentity, from source: String, to destination: Destination, sha256: String, journalId: Int64,
-              copying: Bool = false) throws {
+              copying: Bool = false, readable: Bool = true) throws {
         if !copying && qsys_rename_noreplace(AT_FDCWD, source, destination.folder, destination.name) == 0 {
             // Make sure what moved is the file we hold, not one swapped in at that path.
             var moved = stat()
@@ -368,6 +381,9 @@ public final class Vault: Sendable {
         let code = copying ? EXDEV : errno
         if code == EEXIST { throw VaultError.exists }
         guard code == EXDEV else { throw VaultError.system("cannot move \(source) to \(destination.path)", code) }
+        guard readable else {
+            throw VaultError.refused("\(source) cannot be read, and the vault is on another filesystem: moving it there would need a copy")
+        }
         // Another filesystem: copy, flush, verify, then remove the original.
         let partial = destination.name + ".part"
         do {

@@ -5,7 +5,7 @@ import TestSupport
 /// The agent end to end: the built binary with real inotify, decoders, models and SQLite, in a
 /// temporary home whose Downloads it watches.
 final class AgentHarness: @unchecked Sendable {
-    let cli: CLIRunner
+    var cli: CLIRunner
     let downloads: URL
     let log: URL
     var process: Process?
@@ -41,6 +41,7 @@ final class AgentHarness: @unchecked Sendable {
     func start(_ arguments: [String] = [], waitForReady: Bool = true, wrapper: [String] = []) throws {
         let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
         if let program = wrapper.first {
+            precondition(cli.wrapper.isEmpty, "one wrapper at a time")
             process.arguments = Array(wrapper.dropFirst()) + [CLIRunner.binary.path] + (process.arguments ?? [])
             process.executableURL = URL(fileURLWithPath: program)
         }
@@ -106,6 +107,33 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     func queueDepth() throws -> Int { (try status()["queue_depth"] as? Int) ?? -1 }
+
+    /// From now on the agent and every command run as `nobody` when the tests run as root (for
+    /// whom no permission bit stops a read), with the home and a copy of the runtime and models
+    /// handed to that user. Returns the uid and gid files must belong to.
+    func runUnprivileged() throws -> (uid: uid_t, gid: gid_t) {
+        guard getuid() == 0 else { return (getuid(), getgid()) }
+        let models = URL(fileURLWithPath: "/tmp/quarantine-test-runtime-for-nobody")
+        let source = cli.environment([:])["QUARANTINE_DATA_DIR"]!
+        if !FileManager.default.fileExists(atPath: models.appendingPathComponent("models").path) {
+            let staging = models.path + ".\(getpid()).\(UUID().uuidString)"
+            let copy = Process()
+            copy.executableURL = URL(fileURLWithPath: "/bin/sh")
+            copy.arguments = ["-c", "mkdir -p \"$1\" && cp -r \"$2/lib\" \"$2/models\" \"$1/\" && chmod -R a+rX \"$1\" && mv -T \"$1\" \"$3\" 2>/dev/null || rm -rf \"$1\"",
+                              "sh", staging, source, models.path]
+            try copy.run()
+            copy.waitUntilExit()
+        }
+        extraEnvironment["QUARANTINE_DATA_DIR"] = models.path
+        let chown = Process()
+        chown.executableURL = URL(fileURLWithPath: "/bin/chown")
+        chown.arguments = ["-R", "65534:65534", cli.home.path]
+        try chown.run()
+        chown.waitUntilExit()
+        chmod(cli.home.path, 0o755)
+        cli.wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+        return (65534, 65534)
+    }
 
     /// Writes the test card at `path` (through a scratch file outside the watched folders).
     func writeCard(_ path: URL, size: String = "640x480") throws {
@@ -587,6 +615,57 @@ struct AgentTests {
         #expect(!FileManager.default.fileExists(atPath: child.downloads.appendingPathComponent("broken.jpg").path))
         #expect(child.logText.contains("We put a picture away to be safe"), "\(child.logText)")
         #expect(child.stop().status == 0)
+    }
+
+    @Test("unreadable on arrival: checked once its mode allows it, a folder moved in 0300 is watched after chmod 755")
+    func unreadableThenReadable() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let owner = try agent.runUnprivileged()
+        try agent.start()
+        func arrive(_ name: String, mode: mode_t, folder: Bool = false) throws -> URL {
+            let staging = agent.cli.home.appendingPathComponent("staging-\(name)")
+            let card = folder ? staging.appendingPathComponent("card.jpg") : staging
+            if folder { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
+            try agent.writeCard(card, size: folder ? "648x480" : "640x480")
+            for path in folder ? [staging.path, card.path] : [card.path] { chown(path, owner.uid, owner.gid) }
+            chmod(staging.path, mode)
+            let arrived = agent.downloads.appendingPathComponent(name)
+            try FileManager.default.moveItem(at: staging, to: arrived)
+            return arrived
+        }
+        let file = try arrive("locked.jpg", mode: 0o000)
+        let folder = try arrive("locked-folder", mode: 0o300, folder: true)
+        #expect(agent.wait(timeout: 20) { agent.logText.contains("cannot be read (permission denied)") && agent.logText.contains("Cannot watch folder") },
+                "log:\n\(agent.logText)")
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try agent.items().isEmpty, "nothing could be read yet")
+        chmod(file.path, 0o644)
+        chmod(folder.path, 0o755)
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("card.jpg").path))
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("child mode holds an unreadable file at once, as unverified (moving it needs no read access)")
+    func unreadableHeldInChildMode() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        let owner = try agent.runUnprivileged()
+        try agent.start()
+        let staging = agent.cli.home.appendingPathComponent("staging.jpg")
+        try agent.writeCard(staging)
+        chown(staging.path, owner.uid, owner.gid)
+        chmod(staging.path, 0)
+        let arrived = agent.downloads.appendingPathComponent("locked.jpg")
+        try FileManager.default.moveItem(at: staging, to: arrived)
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        let item = try #require(try agent.items().first)
+        #expect((item["reasons"] as? [String])?.first?.hasPrefix("unverified: ") == true, "\(item)")
+        #expect(!FileManager.default.fileExists(atPath: arrived.path))
+        #expect((item["sha256"] as? String)?.count == 64, "hashed once the vault made its copy readable: \(item)")
+        #expect(agent.stop().status == 0)
     }
 
     @Test("the block list and blocked origins are consulted before analysis")

@@ -28,6 +28,8 @@ struct CLIRunner {
     /// A temporary HOME so no user's configuration leaks into a test; the models are still found
     /// through QUARANTINE_DATA_DIR pointing at the real per-user installation.
     let home: URL
+    /// A program that runs first and execs the binary (`setpriv` to run as another user).
+    var wrapper: [String] = []
 
     init() throws {
         home = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-cli-\(UUID().uuidString)")
@@ -51,8 +53,8 @@ struct CLIRunner {
     /// The binary with `arguments`, in the test's environment, not yet started.
     func process(_ arguments: [String], environment extra: [String: String]) -> Process {
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+        process.executableURL = wrapper.first.map { URL(fileURLWithPath: $0) } ?? Self.binary
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Self.binary.path] + arguments
         process.environment = environment(extra)
         process.standardInput = FileHandle.nullDevice
         return process
