@@ -30,7 +30,7 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows"]),
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -51,7 +51,8 @@ let package = Package(
         ]),
 
         .target(name: "PollSupport"),
-        .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport"]),
+        .target(name: "PathBytes"),
+        .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport"]),
         .target(name: "QuarantineAgent", dependencies: [
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",

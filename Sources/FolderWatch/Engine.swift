@@ -1,5 +1,6 @@
 import CInotifyTools
 import Glibc
+import PathBytes
 
 /// An inotify constant (imported as Int32 or UInt32) as an event mask.
 func flag(_ value: some BinaryInteger) -> UInt32 { UInt32(truncatingIfNeeded: value) }
@@ -180,7 +181,7 @@ final class Engine: @unchecked Sendable {
         for _ in 0..<2048 {
             // timeout 0: select() with a zero timeout, i.e. never blocks.
             guard let event = inotifytools_next_events(0, 1) else { return }
-            let name = String(cString: qit_event_name(event))
+            let name = PathBytes.string(cString: qit_event_name(event))
             handle(wd: event.pointee.wd, mask: event.pointee.mask, cookie: event.pointee.cookie, name: name)
             if control.isStopping { return }
         }
@@ -396,7 +397,7 @@ final class Engine: @unchecked Sendable {
     private enum WatchOutcome { case watched(Int32), gone, limit, failed(Errno) }
 
     private func addWatch(_ path: String, isRoot: Bool) -> WatchOutcome {
-        let wd = inotify_add_watch(descriptor, path, isRoot ? folderMask : subfolderMask)
+        let wd = inotify_add_watch(descriptor, PathBytes.cString(path), isRoot ? folderMask : subfolderMask)
         if wd < 0 {
             let code = errno
             switch code {
@@ -648,7 +649,7 @@ final class Engine: @unchecked Sendable {
             awaitingReadFiles.remove(path)
             return
         }
-        guard access(path, R_OK) == 0 else { return }
+        guard access(PathBytes.cString(path), R_OK) == 0 else { return }
         awaitingReadFiles.remove(path)
         guard let rootKey = deepestRootKey(for: path), let root = roots[rootKey]?.root.path else { return }
         settler.submit(path: path, root: root, cause: .event)

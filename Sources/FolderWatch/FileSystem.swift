@@ -1,4 +1,5 @@
 import Glibc
+import PathBytes
 
 /// The parts of `lstat` the watcher needs.
 struct FileStatus: Equatable {
@@ -25,14 +26,14 @@ struct FileStatus: Equatable {
     /// `lstat(path)`: never follows a symbolic link. `errno` on failure.
     static func lstatus(_ path: String) -> Result<FileStatus, Errno> {
         var st = stat()
-        if lstat(path, &st) != 0 { return .failure(Errno(errno)) }
+        if lstat(PathBytes.cString(path), &st) != 0 { return .failure(Errno(errno)) }
         return .success(FileStatus(st))
     }
 
     /// `stat(path)`: follows symbolic links (used for roots only).
     static func status(_ path: String) -> Result<FileStatus, Errno> {
         var st = stat()
-        if stat(path, &st) != 0 { return .failure(Errno(errno)) }
+        if stat(PathBytes.cString(path), &st) != 0 { return .failure(Errno(errno)) }
         return .success(FileStatus(st))
     }
 
@@ -60,7 +61,7 @@ struct DirectoryEntry {
 
 /// Lists a directory (without "." and ".."). `errno` if it cannot be opened.
 func listDirectory(_ path: String) -> Result<[DirectoryEntry], Errno> {
-    guard let dir = opendir(path) else { return .failure(Errno(errno)) }
+    guard let dir = opendir(PathBytes.cString(path)) else { return .failure(Errno(errno)) }
     defer { closedir(dir) }
     var entries: [DirectoryEntry] = []
     while true {
@@ -70,7 +71,7 @@ func listDirectory(_ path: String) -> Result<[DirectoryEntry], Errno> {
             break
         }
         let name = withUnsafePointer(to: &entry.pointee.d_name) {
-            String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            PathBytes.string(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
         }
         if name == "." || name == ".." { continue }
         let kind: DirectoryEntry.Kind

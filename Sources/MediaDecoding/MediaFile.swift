@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import PathBytes
 
 /// One media file opened for analysis: never through a symbolic link, only if it is a regular
 /// file, with its identity recorded at open time and its type sniffed from its bytes.
@@ -16,7 +17,7 @@ public final class MediaFile {
         self.path = path
         // O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
         let fd = try Syscall.retrying("open", path: path) {
-            open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+            open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         }
         var info = stat()
         do {

@@ -6,6 +6,7 @@ import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceSupport
+import PathBytes
 
 extension QuarantineAgent {
     // MARK: - Intake: watcher events -> backlog
@@ -310,7 +311,7 @@ extension QuarantineAgent {
     /// Queues the file at `entry.path` again if it is there as another version.
     func requeueIfChanged(_ entry: BacklogEntry) {
         var info = stat()
-        guard lstat(entry.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return }
+        guard lstat(PathBytes.cString(entry.path), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > 0 else { return }
         let identity = FileIdentity(info)
         guard identity != entry.identity else { return }
         add(BacklogEntry(path: entry.path, root: entry.root, direction: entry.direction, identity: identity))

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PathBytes
 import Synchronization
 
 /// Plain log lines on standard error that journald shows well.
@@ -38,7 +39,7 @@ public struct JournalLogHandler: LogHandler {
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             text = formatter.string(from: Date()) + " \(event.level): "
         }
-        text += event.message.description
+        text += PathBytes.escapingRawBytes(event.message.description)
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         if !merged.isEmpty {
             text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.field("\($0.value)"))" }.joined(separator: " ")
@@ -52,7 +53,8 @@ public struct JournalLogHandler: LogHandler {
 
     /// A metadata value as written in a line: bare when that is unambiguous, else quoted.
     static func field(_ value: String) -> String {
-        let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && $0.value != 0x7f }
+        let plain = !value.isEmpty && !PathBytes.hasRawBytes(value)
+            && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && $0.value != 0x7f }
         if plain { return value }
         var out = "\""
         for scalar in value.unicodeScalars {
@@ -61,8 +63,12 @@ public struct JournalLogHandler: LogHandler {
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\t": out += "\\t"
+            case "\r": out += "\\r"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7f { out += String(format: "\\x%02x", scalar.value) } else { out.unicodeScalars.append(scalar) }
+                if PathBytes.hasRawBytes(String(scalar)) {
+                    // A path's byte that is not UTF-8: \xFF, as everywhere else (PathBytes.display).
+                    out += PathBytes.display(String(scalar))
+                } else if scalar.value < 0x20 || scalar.value == 0x7f { out += String(format: "\\x%02X", scalar.value) } else { out.unicodeScalars.append(scalar) }
             }
         }
         return out + "\""

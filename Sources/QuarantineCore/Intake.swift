@@ -2,6 +2,7 @@ import Foundation
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
+import PathBytes
 
 /// What happens to one file that arrived in a watched folder: a crash guard, the allow and block
 /// lists, the verdict cache, the analysis, `on_error`, hiding it in the vault, and what the audit
@@ -102,7 +103,7 @@ public struct Intake: Sendable {
         } catch let error as MediaError where error.code == .permissionDenied {
             // Moving it into the vault needs no read access: child mode holds it at once.
             var info = stat()
-            let identity = lstat(path, &info) == 0 ? FileIdentity(info) : entry.identity
+            let identity = lstat(PathBytes.cString(path), &info) == 0 ? FileIdentity(info) : entry.identity
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
             return .unreadable(then: failed(entry, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
         } catch {
@@ -219,7 +220,8 @@ public struct Intake: Sendable {
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])
             let reason = failure.message.hasPrefix(path + ": ") ? String(failure.message.dropFirst(path.count + 2)) : failure.message
-            let notice = Notice.left(name: (path as NSString).lastPathComponent, reason: reason.prefix(1).uppercased() + reason.dropFirst(), mode: mode)
+            let shown = PathBytes.escapingRawBytes(reason)
+            let notice = Notice.left(name: PathBytes.display((path as NSString).lastPathComponent), reason: shown.prefix(1).uppercased() + shown.dropFirst(), mode: mode)
             return .left(reason: failure.message, notice: notice)
         }
     }

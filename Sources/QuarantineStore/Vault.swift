@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import MediaDecoding
 import SensitivityAnalysis
+import PathBytes
 
 /// Where flagged files are kept out of sight, never lost, and from where they come back exactly
 /// as they were.
@@ -51,7 +52,7 @@ public final class Vault: Sendable {
         self.crashPoint = crashPoint
         self.tightened = tightened
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        chmod(root, 0o700)
+        chmod(PathBytes.cString(root), 0o700)
     }
 
     /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
@@ -74,9 +75,9 @@ public final class Vault: Sendable {
         var lines: [String] = []
         func tighten(_ path: String, to wanted: mode_t) {
             var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { return }
+            guard lstat(PathBytes.cString(path), &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { return }
             let current = info.st_mode & 0o7777
-            guard current & ~wanted != 0, chmod(path, current & wanted) == 0 else { return }
+            guard current & ~wanted != 0, chmod(PathBytes.cString(path), current & wanted) == 0 else { return }
             lines.append("\(path): \(String(current, radix: 8)) -> \(String(current & wanted, radix: 8))")
         }
         tighten(base, to: 0o700)
@@ -126,11 +127,11 @@ public final class Vault: Sendable {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
         let path = given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
             : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
-        var fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        var fd = open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         // A file this user may not read can still be renamed into the vault (child mode holds
         // it as unverified): held by an O_PATH descriptor, hashed once the vault made it readable.
         let unreadable = fd < 0 && (errno == EACCES || errno == EPERM)
-        if unreadable { fd = open(path, Self.openPathOnly | O_NOFOLLOW | O_CLOEXEC) }
+        if unreadable { fd = open(PathBytes.cString(path), Self.openPathOnly | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else { throw VaultError.system("cannot open \(path) to quarantine it", errno) }
         defer { close(fd) }
         var info = stat()
@@ -154,9 +155,9 @@ public final class Vault: Sendable {
             referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
             reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
             status: .quarantining)
-        item.folderRealPath = realpath(URL(fileURLWithPath: path).deletingLastPathComponent().path, nil).map { pointer in
+        item.folderRealPath = realpath(PathBytes.cString(URL(fileURLWithPath: path).deletingLastPathComponent().path), nil).map { pointer in
             defer { free(pointer) }
-            return String(cString: pointer)
+            return PathBytes.string(cString: pointer)
         }
         // Intent first: the journal names both places before anything moves.
         let journalId: Int64
@@ -165,9 +166,9 @@ public final class Vault: Sendable {
         let name = item.vaultName!
         try crashPoint?(.journaled)
         do {
-            guard mkdir(folder(name), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
+            guard mkdir(PathBytes.cString(folder(name)), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
             // The vault's own folder (which may sit under a link, a data folder on another disk).
-            let itemFolder = open(folder(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let itemFolder = open(PathBytes.cString(folder(name)), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard itemFolder >= 0 else { throw VaultError.system("cannot open \(folder(name))", errno) }
             defer { close(itemFolder) }
             // A file with other names (hard links) is copied, never renamed: the vault keeps an
@@ -175,14 +176,14 @@ public final class Vault: Sendable {
             // where they are, each judged on its own.
             try move(fd: fd, identity: identity, from: path, to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
                      sha256: digest, journalId: journalId, copying: info.st_nlink > 1, readable: !unreadable)
-            chmod(itemPath(name), 0o600)
+            chmod(PathBytes.cString(itemPath(name)), 0o600)
             if unreadable, let hash = try? Self.sha256(path: itemPath(name)) { item.sha256 = hash }
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
             // Nothing moved (or the move was undone): forget the intent; the refusal is recorded by the caller.
             try? store.abandonQuarantine(itemId: id, journalId: journalId)
-            rmdir(folder(name))
+            rmdir(PathBytes.cString(folder(name)))
             throw error
         }
         if let preview, let jpeg = try? BlurredPreview.jpeg(from: preview) {
@@ -236,7 +237,7 @@ public final class Vault: Sendable {
                                            followingLinks: directory != nil)
         defer { close(folderFD) }
         let source = itemPath(name)
-        let fd = open(source, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = open(PathBytes.cString(source), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError.system("the vault copy of item \(id) cannot be opened", errno) }
         defer { close(fd) }
         var info = stat()
@@ -317,7 +318,7 @@ public final class Vault: Sendable {
         }
         if !keep {
             let path = itemPath(name)
-            guard unlink(path) == 0 || errno == ENOENT else { throw VaultError.system("cannot delete \(path)", errno) }
+            guard unlink(PathBytes.cString(path)) == 0 || errno == ENOENT else { throw VaultError.system("cannot delete \(path)", errno) }
             try? FileManager.default.removeItem(atPath: folder(name))
         }
         item.status = keep ? .sealed : .blocked
@@ -365,17 +366,17 @@ public final class Vault: Sendable {
     /// `copying`, the file is copied (as across filesystems) even on one filesystem.
     func move(fd: Int32, identity: FileIdentity, from source: String, to destination: Destination, sha256: String, journalId: Int64,
               copying: Bool = false, readable: Bool = true) throws {
-        if !copying && qsys_rename_noreplace(AT_FDCWD, source, destination.folder, destination.name) == 0 {
+        if !copying && qsys_rename_noreplace(AT_FDCWD, PathBytes.cString(source), destination.folder, PathBytes.cString(destination.name)) == 0 {
             // Make sure what moved is the file we hold, not one swapped in at that path.
             var moved = stat()
-            if fstatat(destination.folder, destination.name, &moved, AT_SYMLINK_NOFOLLOW) == 0,
+            if fstatat(destination.folder, PathBytes.cString(destination.name), &moved, AT_SYMLINK_NOFOLLOW) == 0,
                UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
                 fsync(destination.folder)
                 fsyncDirectory(of: source)
                 try crashPoint?(.inPlace)
                 return
             }
-            _ = qsys_rename_noreplace(destination.folder, destination.name, AT_FDCWD, source)
+            _ = qsys_rename_noreplace(destination.folder, PathBytes.cString(destination.name), AT_FDCWD, PathBytes.cString(source))
             throw VaultError.refused("\(source) was replaced while it was being moved; left in place")
         }
         let code = copying ? EXDEV : errno
@@ -389,7 +390,7 @@ public final class Vault: Sendable {
         do {
             try Self.writeVerifiedCopy(of: fd, into: destination.folder, name: partial, sha256: sha256, describing: source)
             try crashPoint?(.partialWritten)
-            guard qsys_rename_noreplace(destination.folder, partial, destination.folder, destination.name) == 0 else {
+            guard qsys_rename_noreplace(destination.folder, PathBytes.cString(partial), destination.folder, PathBytes.cString(destination.name)) == 0 else {
                 throw errno == EEXIST ? VaultError.exists : VaultError.system("cannot put \(destination.path) in place", errno)
             }
             fsync(destination.folder)
@@ -397,15 +398,15 @@ public final class Vault: Sendable {
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
-            unlinkat(destination.folder, partial, 0)
+            unlinkat(destination.folder, PathBytes.cString(partial), 0)
             throw error
         }
         try store.markCopied(journalId: journalId)
         try crashPoint?(.copyRecorded)
         // Remove the original only if the path still names the file we copied.
         var current = stat()
-        if lstat(source, &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
-            unlink(source)
+        if lstat(PathBytes.cString(source), &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
+            unlink(PathBytes.cString(source))
             fsyncDirectory(of: source)
         }
         try crashPoint?(.originalRemoved)
@@ -423,22 +424,22 @@ public final class Vault: Sendable {
         for component in path.split(separator: "/") where component != "." && !component.isEmpty {
             let name = String(component)
             walked += "/" + name
-            var next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            var next = openat(fd, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if next < 0 && errno == ENOENT && creating {
                 if mkdirat(fd, name, 0o755) != 0 && errno != EEXIST {
                     let code = errno
                     close(fd)
                     throw VaultError.system("cannot recreate the folder \(walked)", code)
                 }
-                next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                next = openat(fd, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
             if next < 0 && (errno == ELOOP || errno == ENOTDIR) {
                 var info = stat()
-                let isLink = fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                let isLink = fstatat(fd, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
                 close(fd)
-                let resolved = realpath(path, nil).map { pointer -> String in defer { free(pointer) }; return String(cString: pointer) }
+                let resolved = realpath(PathBytes.cString(path), nil).map { pointer -> String in defer { free(pointer) }; return PathBytes.string(cString: pointer) }
                 if isLink && (followingLinks || (allowedRealPath != nil && resolved == allowedRealPath)) {
-                    let followed = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                    let followed = open(PathBytes.cString(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                     guard followed >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
                     return followed
                 }
@@ -458,7 +459,7 @@ public final class Vault: Sendable {
     }
 
     func fsyncDirectory(of path: String) {
-        let dir = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dir = open(PathBytes.cString(URL(fileURLWithPath: path).deletingLastPathComponent().path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dir >= 0 { fsync(dir); close(dir) }
     }
 
@@ -470,7 +471,7 @@ public final class Vault: Sendable {
 
     /// The same, for `name` in the open folder `folder`.
     func restoreMetadata(of item: VaultItem, folder: Int32, name: String) -> Bool {
-        let fd = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = openat(folder, PathBytes.cString(name), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         fchmod(fd, mode_t(item.mode & 0o7777))
@@ -491,7 +492,7 @@ public final class Vault: Sendable {
     /// Opens the lock file and takes it as `operation` (LOCK_SH or LOCK_EX, maybe with LOCK_NB);
     /// the descriptor, or nil when `LOCK_NB` was given and someone else holds it.
     func lockFile(_ operation: Int32) throws -> Int32? {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = open(PathBytes.cString(lockPath), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw VaultError.system("cannot open the vault's lock \(lockPath)", errno) }
         while flock(fd, operation) != 0 {
             if errno == EINTR { continue }
@@ -557,8 +558,8 @@ public final class Vault: Sendable {
     func recover() throws -> [String] {
         var lines: [String] = []
         for entry in try store.unfinishedMoves() {
-            let atSource = access(entry.source, F_OK) == 0, atDestination = access(entry.destination, F_OK) == 0
-            unlink(entry.destination + ".part")
+            let atSource = access(PathBytes.cString(entry.source), F_OK) == 0, atDestination = access(PathBytes.cString(entry.destination), F_OK) == 0
+            unlink(PathBytes.cString(entry.destination + ".part"))
             let item = try store.item(entry.itemId)
             var outcome: String
             if atDestination && atSource {
@@ -566,10 +567,10 @@ public final class Vault: Sendable {
                 let copyOK = (try? Self.sha256(path: entry.destination)) == item?.sha256
                 let sourceOK = (try? Self.sha256(path: entry.source)) == item?.sha256
                 if copyOK && sourceOK {
-                    unlink(entry.source)
+                    unlink(PathBytes.cString(entry.source))
                     outcome = "finished"
                 } else {
-                    unlink(entry.destination)
+                    unlink(PathBytes.cString(entry.destination))
                     outcome = "rolled back (the copy did not match)"
                 }
             } else if atDestination {
@@ -591,8 +592,8 @@ public final class Vault: Sendable {
                               event: AuditEvent(.recovered, itemId: operation == .quarantine && !finished ? nil : entry.itemId, path: entry.source,
                                                 mode: item?.analysisMode ?? .adult, actor: "recovery", detail: "\(operation.rawValue) \(outcome)"))
             if operation == .release && finished, let item { _ = restoreMetadata(of: item, at: entry.destination) }
-            if operation == .quarantine && finished { chmod(entry.destination, 0o600) }
-            if operation == .quarantine && !finished { rmdir(URL(fileURLWithPath: entry.destination).deletingLastPathComponent().path) }
+            if operation == .quarantine && finished { chmod(PathBytes.cString(entry.destination), 0o600) }
+            if operation == .quarantine && !finished { rmdir(PathBytes.cString(URL(fileURLWithPath: entry.destination).deletingLastPathComponent().path)) }
             lines.append("\(entry.operation.rawValue) of \(entry.source): \(outcome)")
         }
         return lines
@@ -617,7 +618,7 @@ public final class Vault: Sendable {
     }
 
     public static func sha256(path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError.system("cannot open \(path)", errno) }
         defer { close(fd) }
         return try sha256(fd: fd)
@@ -651,14 +652,14 @@ public final class Vault: Sendable {
 
     /// The same, for `name` in the open folder `folder`.
     static func writeVerifiedCopy(of input: Int32, into folder: Int32, name partial: String, sha256 expected: String, describing source: String) throws {
-        let out = openat(folder, partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let out = openat(folder, PathBytes.cString(partial), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard out >= 0 else { throw VaultError.system("cannot create \(partial)", errno) }
         do {
             defer { close(out) }
             try copy(from: input, to: out)
             guard fsync(out) == 0 else { throw VaultError.system("cannot flush \(partial)", errno) }
         }
-        let check = openat(folder, partial, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let check = openat(folder, PathBytes.cString(partial), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard check >= 0 else { throw VaultError.system("cannot read back \(partial)", errno) }
         defer { close(check) }
         guard try sha256(fd: check) == expected else {

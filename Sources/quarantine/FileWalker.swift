@@ -1,4 +1,5 @@
 import Foundation
+import PathBytes
 
 /// Expands the paths given on the command line into files: folders recursively, symbolic
 /// links never followed (a link named on the command line is reported, not read).
@@ -19,7 +20,7 @@ struct FileWalker {
 
     private mutating func walk(_ path: String, top: Bool, into out: inout [Entry]) {
         var info = stat()
-        guard lstat(path, &info) == 0 else {
+        guard lstat(PathBytes.cString(path), &info) == 0 else {
             let code = errno
             out.append(.problem(path: path, code: code == ENOENT ? "not_found" : "io_error",
                                 message: "\(path): \(code == ENOENT ? "no such file or folder" : String(cString: strerror(code)))"))
@@ -33,14 +34,14 @@ struct FileWalker {
                 skippedLinks += 1
             }
         case S_IFDIR:
-            guard let dir = opendir(path) else {
+            guard let dir = opendir(PathBytes.cString(path)) else {
                 out.append(.problem(path: path, code: "permission_denied", message: "\(path): cannot list folder: \(String(cString: strerror(errno)))"))
                 return
             }
             var names: [String] = []
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+                    PathBytes.string(cString: raw.bindMemory(to: CChar.self).baseAddress!)
                 }
                 if name != "." && name != ".." { names.append(name) }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import PathBytes
 import SensitivityAnalysis
 import Synchronization
 
@@ -40,7 +41,7 @@ final class ProgressBar: Sendable {
     func print(_ line: String, to handle: FileHandle) {
         state.withLock { s in
             if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            handle.write(Data((line + "\n").utf8))
+            handle.write(Data((PathBytes.escapingRawBytes(line) + "\n").utf8))
             draw(&s, force: true)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PathBytes
 import QuarantineCore
 import Logging
 import SensitivityAnalysis
@@ -31,7 +32,9 @@ struct Quarantine: AsyncParsableCommand {
         umask(0o077)
         MemoryTuning.apply()
         do {
-            var command = try parseAsRoot()
+            // Arguments as bytes: a file name that is not UTF-8 is still named exactly (PathBytes).
+            let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { PathBytes.string(cString: $0) } }
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PathBytes
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
@@ -42,7 +43,10 @@ func confirm(_ question: String) -> Bool {
 
 extension VaultItem {
     /// The original file's name.
-    var displayName: String { URL(fileURLWithPath: originalPath).lastPathComponent }
+    var displayName: String { PathBytes.display(URL(fileURLWithPath: originalPath).lastPathComponent) }
+
+    /// The original path for people (PathBytes.display: `\xFF`, `\n`, `\\`).
+    var displayPath: String { PathBytes.display(originalPath) }
 
     var displaySize: String {
         let units = ["B", "KB", "MB", "GB"]
@@ -53,7 +57,7 @@ extension VaultItem {
 
     var json: [String: Any] {
         var object: [String: Any] = [
-            "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": originalPath,
+            "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": displayPath, "original_path_bytes": PathBytes.base64(originalPath),
             "reasons": reasonList, "size": size, "status": status.rawValue, "sha256": sha256, "mode": analysisMode.rawValue,
         ]
         if let originURL { object["origin_url"] = originURL }
@@ -99,7 +103,7 @@ struct List: ParsableCommand {
         }
         for item in items {
             let reason = item.reasonList.first ?? "-"
-            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.originalPath)  (\(reason))")
+            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))")
         }
     }
 }
@@ -133,7 +137,7 @@ struct Show: ParsableCommand {
                 printOut(Interventions.help)
             }
             printOut("Item \(id): \(item.status.rawValue)")
-            printOut("  from      \(item.originalPath)")
+            printOut("  from      \(item.displayPath)")
             printOut("  hidden    \(item.createdAt) (\(item.analysisMode.rawValue) mode)")
             printOut("  why       \(item.reasonList.joined(separator: ", "))")
             printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
@@ -177,7 +181,7 @@ struct ReleaseCommand: ParsableCommand {
                                                 childAction: "bring it back", yes: yes)
         do {
             let result = try interventions.review.release(id, to: to, consent: consent)
-            printOut(result.renamed ? "Released to \(result.path) (\(item.originalPath) was taken; nothing was overwritten)." : "Released to \(result.path).")
+            printOut(result.renamed ? "Released to \(PathBytes.display(result.path)) (\(item.displayPath) was taken; nothing was overwritten)." : "Released to \(PathBytes.display(result.path)).")
         } catch {
             printError("quarantine: \(error)")
             throw ExitCode(2)
@@ -197,11 +201,12 @@ struct History: ParsableCommand {
             if json {
                 var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]
                 object["item"] = event.itemId
-                object["path"] = event.path
+                object["path"] = event.path.map(PathBytes.display)
+                object["path_bytes"] = event.path.map(PathBytes.base64)
                 object["detail"] = event.detail
                 printJSONObject(object)
             } else {
-                printOut("\(event.at)  \(event.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
+                printOut("\(event.at)  \(event.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path.map(PathBytes.display) ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
             }
         }
     }
@@ -266,7 +271,7 @@ struct Purge: ParsableCommand {
             return
         }
         printOut("These \(items.count) item\(items.count == 1 ? "" : "s") would be deleted for good:")
-        for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.originalPath)") }
+        for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.displayPath)") }
         let consent = try interventions.approve(.purge, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
         let count = try interventions.review.purge(items, consent: consent)
         printOut("Purged \(count) item\(count == 1 ? "" : "s"); each is in 'quarantine history'.")

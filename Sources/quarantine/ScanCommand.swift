@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PathBytes
 import MediaDecoding
 import QuarantineCore
 import QuarantineStore
@@ -165,7 +166,9 @@ struct ScanOutput {
             var score: Double
             var box: [Int]
         }
+        /// PathBytes.display of the path; `path_bytes` has its exact bytes (base64).
         var path: String
+        var path_bytes: String
         var kind: String
         var type: String
         var sensitive: Bool
@@ -193,7 +196,7 @@ struct ScanOutput {
 
     func record(_ report: FileReport) -> Record {
         let a = report.analysis
-        return Record(path: report.path, kind: report.kind.rawValue, type: report.type.rawValue, sensitive: report.isSensitive,
+        return Record(path: PathBytes.display(report.path), path_bytes: PathBytes.base64(report.path), kind: report.kind.rawValue, type: report.type.rawValue, sensitive: report.isSensitive,
                       reasons: a?.reasons ?? [],
                       detections: (a?.detections ?? []).map {
                           .init(label: $0.label, score: Self.rounded($0.score),
@@ -231,20 +234,20 @@ struct ScanOutput {
             if a.mode == .child {
                 let what = report.kind == .video ? "This video" : "This picture"
                 let hidden = report.vaultItem != nil ? " It has been hidden to keep you safe; a grown-up can look at it with you." : ""
-                progress.print("HIDDEN   \(report.path)\(at): \(what) may show private parts of the body.\(hidden) \(Interventions.help)\(partial)", to: .standardOutput)
+                progress.print("HIDDEN   \(PathBytes.display(report.path))\(at): \(what) may show private parts of the body.\(hidden) \(Interventions.help)\(partial)", to: .standardOutput)
             } else {
-                progress.print("FLAGGED  \(report.path)\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
+                progress.print("FLAGGED  \(PathBytes.display(report.path))\(at)  (\(a.reasons.joined(separator: ", ")))\(partial)\(moved)", to: .standardOutput)
             }
         } else if let decision = report.listDecision {
-            progress.print("BLOCKED  \(report.path)  [\(decision)]\(report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "")", to: .standardOutput)
+            progress.print("BLOCKED  \(PathBytes.display(report.path))  [\(decision)]\(report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "")", to: .standardOutput)
         } else if verbose || !partial.isEmpty {
-            progress.print("ok       \(report.path)\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
+            progress.print("ok       \(PathBytes.display(report.path))\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
         }
     }
 
     func emit(problem path: String, code: String, message: String, progress: ProgressBar) {
         if json {
-            progress.print(jsonText(Record(path: path, kind: "other", type: "other", sensitive: false, reasons: [], detections: [], nsfw: nil,
+            progress.print(jsonText(Record(path: PathBytes.display(path), path_bytes: PathBytes.base64(path), kind: "other", type: "other", sensitive: false, reasons: [], detections: [], nsfw: nil,
                                            width: nil, height: nil, mode: nil, elapsed_ms: 0, error: message, error_code: code)), to: .standardOutput)
         } else {
             progress.print("error    \(message)", to: .standardError)

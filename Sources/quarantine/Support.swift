@@ -1,4 +1,5 @@
 import Foundation
+import PathBytes
 import Logging
 
 /// An error whose message is shown as is, with exit status 2.
@@ -9,12 +10,12 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// Writes to standard error.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((PathBytes.escapingRawBytes(text) + "\n").utf8))
 }
 
 /// Writes a line to standard output at once (no buffering, so lines and the progress bar interleave well).
 func printOut(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    FileHandle.standardOutput.write(Data((PathBytes.escapingRawBytes(text) + "\n").utf8))
 }
 
 /// Whether a descriptor is a terminal.

@@ -668,6 +668,50 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("names that are not UTF-8, or hold a newline: hidden, listed escaped on one row, exact bytes in --json, put back under their own bytes; scan takes them as arguments")
+    func namesAreBytes() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let evil: [UInt8] = Array(agent.downloads.path.utf8) + Array("/evil-".utf8) + [0xFF, 0xFE] + Array(".jpg".utf8)
+        let scratch = agent.cli.home.appendingPathComponent("scratch.jpg")
+        try agent.writeCard(scratch)
+        let card = try Data(contentsOf: scratch)
+        // Foundation cannot name such a file: write it through the C library.
+        let descriptor = open((evil + [0]).map { CChar(bitPattern: $0) }, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(descriptor >= 0)
+        _ = card.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+        try agent.writeCard(agent.downloads.appendingPathComponent("new\nline.jpg"), size: "648x480")
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+
+        let listed = try agent.run(["list"])
+        #expect(listed.lines.count == 2, "one row each: \(listed.stdout)")
+        #expect(listed.stdout.contains("/evil-\\xFF\\xFE.jpg") && listed.stdout.contains("/new\\nline.jpg"), "\(listed.stdout)")
+        #expect(agent.logText.contains("evil-\\xFF\\xFE.jpg"), "the log names it the same way")
+        let items = try agent.items()
+        let evilItem = try #require(items.first { ($0["original_path"] as? String)?.hasSuffix("evil-\\xFF\\xFE.jpg") == true })
+        let exact = try #require(Data(base64Encoded: evilItem["original_path_bytes"] as? String ?? ""))
+        #expect(Array(exact) == evil)
+
+        let release = try agent.run(["release", "--yes", "\(evilItem["id"] as? Int ?? 0)"])
+        #expect(release.status == 0, "\(release.stderr)")
+        var info = stat()
+        #expect(lstat((evil + [0]).map { CChar(bitPattern: $0) }, &info) == 0, "back under its own bytes")
+
+        // As an argument: the bytes reach the program unchanged.
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "exec \"$0\" scan --json \"$(printf '%s/evil-\\377\\376.jpg' \"$1\")\"", CLIRunner.binary.path, agent.downloads.path]
+        shell.environment = agent.cli.environment(agent.environment)
+        let out = Pipe()
+        shell.standardOutput = out
+        try shell.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 1 && text.contains("\"sensitive\":true"), "\(text)")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("the block list and blocked origins are consulted before analysis")
     func blockLists() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
