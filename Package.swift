@@ -22,6 +22,7 @@ let package = Package(
                        providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
@@ -30,7 +31,7 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CHeif", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -25,8 +25,17 @@ public struct ImageDecoder: Sendable {
     /// picture that alone would need more than the whole budget is refused unread. Errors carry
     /// the file's path.
     public func decode(_ file: MediaFile) throws(MediaError) -> DecodedImage {
-        guard file.type.kind == .image, let format = PictureFormats.format(for: file.type) else {
+        try decodeAll(file)[0]
+    }
+
+    /// Every picture a viewer could show of the file (``PictureFormat/decodeAll(_:request:)``),
+    /// the displayed one first, within the memory budget.
+    public func decodeAll(_ file: MediaFile) throws(MediaError) -> [DecodedImage] {
+        guard file.type.kind == .image else {
             throw MediaError(.unsupportedFormat, "is not a picture (\(file.type == .other ? "unrecognised content" : file.type.rawValue))", path: file.path)
+        }
+        guard let format = PictureFormats.format(for: file.type) else {
+            throw MediaError(.unsupportedFormat, "is a \(file.type.displayName) picture, which this build cannot decode yet; it is not analysed", path: file.path)
         }
         do throws(MediaError) {
             guard file.identity.size > 0 else { throw MediaError(.empty, "is empty") }
@@ -42,9 +51,11 @@ public struct ImageDecoder: Sendable {
                     ? "is a \(file.type.rawValue.uppercased()) whose size could not be read from its first \(Self.headLength >> 10) KiB, so its decoding memory cannot be bounded; refused"
                     : "would need \(needed >> 20) MiB to decode, over the decode memory budget of \(budget.capacity >> 20) MiB (analysis.decode_memory_mib); refused without decoding")
             }
-            return try budget.withReservation(needed) { () throws(MediaError) -> DecodedImage in
+            return try budget.withReservation(needed) { () throws(MediaError) -> [DecodedImage] in
                 let bytes = try file.readAll(limit: limits.maxImageFileBytes)
-                return try format.decode(bytes, request: request)
+                let images = try format.decodeAll(bytes, request: request)
+                guard !images.isEmpty else { throw MediaError(.corrupt, "holds no picture") }
+                return images
             }
         } catch {
             throw error.at(file.path)

@@ -23,6 +23,15 @@ public protocol PictureFormat: Sendable {
     func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int
     /// Whether this build can decode it, and with what.
     func inventory() -> DecoderInventory.Entry
+    /// Every picture a viewer could show of this file, the displayed one first (the other
+    /// images of a HEIF collection...). Default: the one ``decode(_:request:)`` gives.
+    func decodeAll(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> [DecodedImage]
+}
+
+extension PictureFormat {
+    public func decodeAll(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> [DecodedImage] {
+        [try decode(bytes, request: request)]
+    }
 }
 
 /// The registry of still-picture formats, in sniffing order.
@@ -34,6 +43,8 @@ public enum PictureFormats {
         FFmpegPictureFormat(type: .webp, codec: AV_CODEC_ID_WEBP) { $0.starts(with: Array("RIFF".utf8)) && $0.dropFirst(8).starts(with: Array("WEBP".utf8)) },
         FFmpegPictureFormat(type: .bmp, codec: AV_CODEC_ID_BMP) { $0.starts(with: Array("BM".utf8)) && $0.count >= 26 },
         FFmpegPictureFormat(type: .tiff, codec: AV_CODEC_ID_TIFF) { $0.starts(with: [0x49, 0x49, 0x2A, 0x00]) || $0.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) },
+        HEIFFormat(type: .heif),
+        HEIFFormat(type: .avif),
     ]
 
     /// The format of `type`, if it is a picture format this program decodes.

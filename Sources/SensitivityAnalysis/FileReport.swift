@@ -126,8 +126,19 @@ extension SensitivityAnalyzer {
             case .video:
                 throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); analyse it with report(forFileAt:) or videoAnalysis(forFileAt:)", path: path)
             case .image:
-                let decoded = try decoder.decode(file)
+                // Every picture a viewer could show (a HEIF collection's images...): the first
+                // one flagged decides; else the displayed one's analysis stands.
+                let images = try decoder.decodeAll(file)
+                var decoded = images[0]
                 var analysis = try analyze(decoded, path: path, identity: file.identity, policy: policy)
+                for (index, other) in images.enumerated().dropFirst() where !analysis.isSensitive {
+                    let candidate = try analyze(other, path: path, identity: file.identity, policy: policy)
+                    if candidate.isSensitive {
+                        analysis = candidate
+                        analysis.reasons = candidate.reasons.map { "\($0) (image \(index + 1) of \(images.count))" }
+                        decoded = other
+                    }
+                }
                 try file.verifyUnchanged()
                 analysis.elapsedMilliseconds = elapsed()
                 return FileReport(path: path, kind: .image, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: analysis.elapsedMilliseconds,

@@ -1,0 +1,103 @@
+import CFFmpeg
+import CHeif
+
+/// HEIF (HEIC) and AVIF stills through libheif: grid tiles, rotation, mirroring and clean
+/// aperture are applied by libheif as a viewer shows them; the primary image comes first, then
+/// the other top-level images of a collection (a burst, an edited and original pair).
+struct HEIFFormat: PictureFormat {
+    let type: MediaType
+    /// Top-level images analysed at most (after the primary one).
+    static let maxImages = 8
+
+    func matches(_ head: ArraySlice<UInt8>) -> Bool {
+        head.count >= 12 && Array(head.dropFirst(4).prefix(4)) == Array("ftyp".utf8) && MediaType.stillImageBrand(Array(head)) == type
+    }
+
+    func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
+        try decodeAll(bytes, request: request, limit: 1)[0]
+    }
+
+    func decodeAll(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> [DecodedImage] {
+        try decodeAll(bytes, request: request, limit: Self.maxImages)
+    }
+
+    func decodeAll(_ bytes: [UInt8], request: DecodeRequest, limit: Int) throws(MediaError) -> [DecodedImage] {
+        let name = type == .avif ? "AVIF" : "HEIF"
+        guard let context = heif_context_alloc() else { throw MediaError(.io, "out of memory", operation: "heif_context_alloc") }
+        defer { heif_context_free(context) }
+        let read = bytes.withUnsafeBytes { heif_context_read_from_memory(context, $0.baseAddress, $0.count, nil) }
+        try check(read, "heif_context_read_from_memory", name)
+        var primary: heif_item_id = 0
+        try check(heif_context_get_primary_image_ID(context, &primary), "heif_context_get_primary_image_ID", name)
+        let count = Int(heif_context_get_number_of_top_level_images(context))
+        var ids = [heif_item_id](repeating: 0, count: max(count, 1))
+        _ = heif_context_get_list_of_top_level_image_IDs(context, &ids, Int32(count))
+        let ordered = [primary] + ids.prefix(count).filter { $0 != primary }
+        var images: [DecodedImage] = []
+        for id in ordered.prefix(limit) {
+            var handle: OpaquePointer?
+            try check(heif_context_get_image_handle(context, id, &handle), "heif_context_get_image_handle", name)
+            defer { heif_image_handle_release(handle) }
+            try request.limits.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
+            var image: OpaquePointer?
+            try check(heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGB, nil), "heif_decode_image", name)
+            defer { heif_image_release(image) }
+            let width = Int(heif_image_get_width(image, heif_channel_interleaved)), height = Int(heif_image_get_height(image, heif_channel_interleaved))
+            var stride: Int32 = 0
+            guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
+                throw MediaError(.corrupt, "is a \(name) picture whose decoded image is empty", operation: "heif_image_get_plane_readonly")
+            }
+            // The decoded plane, shrunk by swscale as every other format is (no copy of the full size).
+            var frame = av_frame_alloc()
+            defer { av_frame_free(&frame) }
+            guard let f = frame else { throw MediaError(.io, "out of memory", operation: "av_frame_alloc") }
+            f.pointee.width = Int32(width)
+            f.pointee.height = Int32(height)
+            f.pointee.format = AV_PIX_FMT_RGB24.rawValue
+            f.pointee.data.0 = UnsafeMutablePointer(mutating: plane)
+            f.pointee.linesize.0 = stride
+            let target = FFmpeg.reducedSize(width: width, height: height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
+            let rgb = try FFmpeg.convertToRGB(f, width: target.width, height: target.height)
+            f.pointee.data.0 = nil
+            images.append(DecodedImage(image: rgb, originalWidth: width, originalHeight: height, type: type))
+        }
+        return images
+    }
+
+    func check(_ error: heif_error, _ operation: String, _ name: String) throws(MediaError) {
+        guard error.code != heif_error_Ok else { return }
+        let message = error.message.map { String(cString: $0) } ?? "unknown libheif error"
+        if error.code == heif_error_Unsupported_feature || error.code == heif_error_Unsupported_filetype || error.code == heif_error_Decoder_plugin_error {
+            throw MediaError(.unsupportedFormat, "is a \(name) picture this build's libheif cannot decode", cause: message, operation: operation)
+        }
+        if error.code == heif_error_Invalid_input && message.lowercased().contains("end of") {
+            throw MediaError(.truncated, "is a truncated \(name) picture", cause: message, operation: operation)
+        }
+        throw MediaError(.corrupt, "is a damaged \(name) picture", cause: message, operation: operation)
+    }
+
+    /// The largest image size an `ispe` box in the first bytes declares (grid pictures declare
+    /// the whole grid), as RGB plus the decoder's YUV planes; 24 megapixels when none is there.
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+        var largest = 0, i = 4
+        let ispe = Array("ispe".utf8)
+        while i + 16 <= head.count {
+            if head[i] == ispe[0], Array(head[i..<(i + 4)]) == ispe {
+                func be32(_ at: Int) -> Int { Int(head[at]) << 24 | Int(head[at + 1]) << 16 | Int(head[at + 2]) << 8 | Int(head[at + 3]) }
+                let width = be32(i + 8), height = be32(i + 12)
+                try request.limits.check(width: width, height: height)
+                largest = max(largest, width * height)
+            }
+            i += 1
+        }
+        let pixels = largest > 0 ? largest : 24_000_000
+        return pixels * 6 + FFmpegPictureFormat.wholeFrameMemory(width: 640, height: 640, bytesPerPixel: 0, request: request)
+    }
+
+    func inventory() -> DecoderInventory.Entry {
+        let decoders = heif_have_decoder_for_format(type == .avif ? heif_compression_AV1 : heif_compression_HEVC) != 0
+        let version = String(cString: heif_get_version())
+        return DecoderInventory.Entry(name: type.rawValue, available: decoders,
+                                      detail: decoders ? "libheif \(version)" : "libheif \(version) has no \(type == .avif ? "AV1" : "HEVC") decoder plugin")
+    }
+}

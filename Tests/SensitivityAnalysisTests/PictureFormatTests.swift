@@ -1,0 +1,94 @@
+import Foundation
+import MediaDecoding
+import Testing
+import TestSupport
+@testable import SensitivityAnalysis
+
+/// Pictures decided by their content, in the formats people receive (issue 12): files made at
+/// run time with the formats' own encoders, never committed.
+@Suite("Picture formats")
+struct PictureFormatTests {
+    static func heifEncode(_ inputs: [URL], to output: URL, lossless: Bool = false) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/heif-enc")
+        process.arguments = (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "heif-enc (make setup installs libheif-examples)")
+    }
+
+    @Test("HEIC and AVIF stills are pictures (sniffed by their ftyp brands, never the video path); the card is flagged in both")
+    func heifAndAVIF() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let card = dir.appendingPathComponent("card.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 800, height: 600))).write(to: card)
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        for (name, type) in [("card.heic", MediaType.heif), ("card.avif", .avif)] {
+            let file = dir.appendingPathComponent(name)
+            try Self.heifEncode([card], to: file)
+            let report = analyzer.reportSynchronously(forFileAt: file.path)
+            #expect(report.type == type && report.kind == .image, "\(name): \(report.type)")
+            #expect(report.isSensitive, "\(name): \(String(describing: report.failure))")
+        }
+    }
+
+    @Test("a HEIF collection: the card as its second image is found; a benign photo encoded losslessly scores as its PNG does")
+    func heifCollectionAndParity() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let benign = TestEnvironment.photos.appendingPathComponent("astronaut.png")
+        let card = dir.appendingPathComponent("card.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: card)
+        let both = dir.appendingPathComponent("both.heic")
+        try Self.heifEncode([benign, card], to: both)
+        let report = analyzer.reportSynchronously(forFileAt: both.path)
+        #expect(report.isSensitive && report.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: report.analysis?.reasons))")
+
+        let lossless = dir.appendingPathComponent("astronaut.heic")
+        try Self.heifEncode([benign], to: lossless, lossless: true)
+        let heic = try #require(analyzer.reportSynchronously(forFileAt: lossless.path).analysis)
+        let png = try #require(analyzer.reportSynchronously(forFileAt: benign.path).analysis)
+        #expect(!heic.isSensitive && !png.isSensitive)
+        #expect(abs((heic.nsfwScore ?? 0) - (png.nsfwScore ?? 0)) <= GoldenParityTests.nsfwTolerance, "open_nsfw \(String(describing: heic.nsfwScore)) vs \(String(describing: png.nsfwScore))")
+        for detection in png.detections where detection.score >= 0.3 {
+            let match = heic.detections.filter { $0.label == detection.label }.map(\.score).max() ?? 0
+            #expect(abs(match - detection.score) <= GoldenParityTests.scoreTolerance, "\(detection.label) \(match) vs \(detection.score)")
+        }
+    }
+
+    @Test("JPEG XL and SVG are recognised pictures this build cannot decode yet: unsupported_format naming the format, never 'other'")
+    func recognisedButUndecodable() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let svg = dir.appendingPathComponent("picture.txt")
+        try Data("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect width=\"10\" height=\"10\"/></svg>\n".utf8).write(to: svg)
+        let jxl = dir.appendingPathComponent("picture.bin")
+        try Data([0xFF, 0x0A, 0xFA, 0x7F, 0x01, 0x90, 0x08, 0x06, 0x01, 0x00]).write(to: jxl)
+        for (file, name) in [(svg, "SVG"), (jxl, "JPEG XL")] {
+            let report = analyzer.reportSynchronously(forFileAt: file.path)
+            #expect(report.kind == .image)
+            #expect(report.failure?.code == "unsupported_format" && report.failure?.message.contains(name) == true, "\(String(describing: report.failure))")
+        }
+        #expect(MediaType.sniff(Array("<html><body>not svg</body></html>".utf8)) == .other)
+    }
+
+    @Test("ftyp brands: HEIF and AVIF stills are pictures, image sequences and MP4 stay videos")
+    func brands() {
+        func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
+            let body = Array(major.utf8) + [0, 0, 0, 0] + compatible.flatMap { Array($0.utf8) }
+            let size = 8 + body.count
+            return [0, 0, 0, UInt8(size)] + Array("ftyp".utf8) + body + [0, 0, 0, 8] + Array("free".utf8)
+        }
+        #expect(MediaType.sniff(ftyp("heic", ["mif1", "heic"])) == .heif)
+        #expect(MediaType.sniff(ftyp("mif1", ["mif1", "heic"])) == .heif)
+        #expect(MediaType.sniff(ftyp("avif", ["avif", "mif1", "miaf"])) == .avif)
+        #expect(MediaType.sniff(ftyp("msf1", ["msf1", "hevc"])) == .mp4)
+        #expect(MediaType.sniff(ftyp("avis", ["avis", "avif", "msf1"])) == .mp4)
+        #expect(MediaType.sniff(ftyp("isom", ["isom", "iso2", "avc1", "mp41"])) == .mp4)
+    }
+}
