@@ -7,6 +7,16 @@ public enum DecoderInventory {
         public var name: String
         public var available: Bool
         public var detail: String
+        /// False for formats recognised but not decoded by design of this build (their files go
+        /// through `on_error`): their absence is no fault of the installation.
+        public var expected = true
+
+        public init(name: String, available: Bool, detail: String, expected: Bool = true) {
+            self.name = name
+            self.available = available
+            self.detail = detail
+            self.expected = expected
+        }
     }
 
     /// Every picture format of the registry, then the video codecs.

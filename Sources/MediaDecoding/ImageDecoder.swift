@@ -44,7 +44,12 @@ public struct ImageDecoder: Sendable {
                 throw MediaError(.fileTooLarge, "is \(size >> 20) MiB, over the \(limits.maxImageFileBytes >> 20) MiB limit for pictures")
             }
             let head = try file.readHead(Self.headLength)
-            let working = try format.workingMemory(head, request: request)
+            var working = try format.workingMemory(head, request: request)
+            if working >= Int.max / 4 && head.count >= size {
+                // The whole file was read and holds no size: too short or damaged, and the
+                // decoder says which; it needs no more than the file.
+                working = size
+            }
             let needed = size + min(working, Int.max / 4)
             guard needed <= budget.capacity else {
                 throw MediaError(.dimensionsTooLarge, working >= Int.max / 4

@@ -33,20 +33,25 @@ public enum JPEGCodec {
                 tjDecompress2(handle.raw, src.baseAddress, UInt(bytes.count), dst.baseAddress, Int32(sw), 0, Int32(sh), format, flags)
             }
         }
+        var partial: String? = nil
         if rc != 0 {
             let message = handle.message
             let fatal = tjGetErrorCode(handle.raw) == Int32(TJERR_FATAL.rawValue)
             if message.contains("Premature end") {
-                throw MediaError(.truncated, "is a truncated JPEG (the data ends before the picture does)", cause: message, operation: "tjDecompress2")
+                // libjpeg only warns: every row that arrived is decoded, the rest is grey (as
+                // browsers show it). Judged on what there is.
+                if fatal { throw MediaError(.truncated, "is a truncated JPEG (the data ends before the picture does)", cause: message, operation: "tjDecompress2") }
+                partial = DecodedImage.endsEarly
+            } else if fatal {
+                throw MediaError(.corrupt, "is a corrupt JPEG", cause: message, operation: "tjDecompress2")
             }
-            if fatal { throw MediaError(.corrupt, "is a corrupt JPEG", cause: message, operation: "tjDecompress2") }
-            // Non-fatal warnings (stray bytes between markers, ...) leave a complete picture.
+            // Other non-fatal warnings (stray bytes between markers, ...) leave a complete picture.
         }
         var image = RGBImage(width: sw, height: sh, pixels: cmyk ? cmykToRGB(out) : out)
         let orientation = EXIFOrientation.read(jpeg: bytes)
         image = image.applyingOrientation(orientation)
         let swaps = orientation >= 5
-        return DecodedImage(image: image, originalWidth: swaps ? height : width, originalHeight: swaps ? width : height, type: .jpeg)
+        return DecodedImage(image: image, originalWidth: swaps ? height : width, originalHeight: swaps ? width : height, type: .jpeg, partialReason: partial)
     }
 
     /// Encodes an RGB picture (4:2:0 chroma and libjpeg's accurate integer DCT, as Pillow and

@@ -45,8 +45,6 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         // Pictures: each format's own sniff rule (the registry, PictureFormats.all), then videos.
         if let picture = PictureFormats.sniff(b[...]) { return picture }
         if at(0, ascii("RIFF")) && at(8, ascii("AVI ")) { return .avi }
-        if at(0, [0xFF, 0x0A]) || at(0, [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
-        if looksLikeSVG(b) { return .svg }
         if at(4, ascii("ftyp")) || at(4, ascii("moov")) || at(4, ascii("mdat")) || at(4, ascii("wide")) || at(4, ascii("free")) { return .mp4 }
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) { return .matroska }
         if at(0, ascii("FLV")) { return .flv }

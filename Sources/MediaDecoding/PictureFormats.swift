@@ -45,6 +45,10 @@ public enum PictureFormats {
         FFmpegPictureFormat(type: .tiff, codec: AV_CODEC_ID_TIFF) { $0.starts(with: [0x49, 0x49, 0x2A, 0x00]) || $0.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) },
         HEIFFormat(type: .heif),
         HEIFFormat(type: .avif),
+        RecognisedOnly(type: .jxl, library: "libjxl") {
+            $0.starts(with: [0xFF, 0x0A]) || $0.starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
+        },
+        RecognisedOnly(type: .svg, library: "librsvg") { MediaType.looksLikeSVG(Array($0)) },
     ]
 
     /// The format of `type`, if it is a picture format this program decodes.
@@ -149,7 +153,15 @@ struct PNGFormat: PictureFormat {
 
     func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
         guard let size = try ImageHeader.dimensions(bytes, type: .png), size.width * size.height > request.limits.rowByRowPixels else {
-            return try whole.decode(bytes, request: request)
+            do {
+                return try whole.decode(bytes, request: request)
+            } catch where error.code == .truncated || error.code == .corrupt {
+                // libavcodec gives nothing of a PNG that ends early; libpng gives its rows so far.
+                guard let size = try ImageHeader.dimensions(bytes, type: .png) else { throw error }
+                let rows = try? PNGRows.decodeReduced(bytes, width: size.width, height: size.height, request: request, alwaysShrink: false)
+                guard let rows, rows.partialReason != nil else { throw error }
+                return rows
+            }
         }
         try request.limits.check(width: size.width, height: size.height)
         return try PNGRows.decodeReduced(bytes, width: size.width, height: size.height, request: request)
@@ -169,5 +181,27 @@ struct PNGFormat: PictureFormat {
     func inventory() -> DecoderInventory.Entry {
         let entry = whole.inventory()
         return DecoderInventory.Entry(name: entry.name, available: entry.available, detail: entry.detail + "; libpng row by row over 16 megapixels")
+    }
+}
+
+/// A picture format recognised by its bytes that this build does not decode: its files are an
+/// `unsupported_format` error naming it, handled by `on_error` (held as unverified in child
+/// mode), never passed over as "other".
+struct RecognisedOnly: PictureFormat {
+    let type: MediaType
+    let library: String
+    let rule: @Sendable (ArraySlice<UInt8>) -> Bool
+
+    func matches(_ head: ArraySlice<UInt8>) -> Bool { rule(head) }
+
+    func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
+        throw MediaError(.unsupportedFormat, "is a \(type.displayName) picture, which this build cannot decode yet (it needs \(library)); it is not analysed")
+    }
+
+    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int { 0 }
+
+    func inventory() -> DecoderInventory.Entry {
+        DecoderInventory.Entry(name: type.rawValue, available: false,
+                               detail: "recognised, not decoded (needs \(library)): such files go through on_error", expected: false)
     }
 }

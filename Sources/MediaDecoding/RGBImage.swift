@@ -48,11 +48,18 @@ public struct DecodedImage: Sendable {
     public var originalWidth: Int
     public var originalHeight: Int
     public var type: MediaType
+    /// Set when only part of the picture could be decoded (the data ends early): what is missing
+    /// is grey, and the verdict is on what there is.
+    public var partialReason: String?
 
-    public init(image: RGBImage, originalWidth: Int, originalHeight: Int, type: MediaType) {
+    public init(image: RGBImage, originalWidth: Int, originalHeight: Int, type: MediaType, partialReason: String? = nil) {
         self.image = image
         self.originalWidth = originalWidth
         self.originalHeight = originalHeight
         self.type = type
+        self.partialReason = partialReason
     }
+
+    /// What `partial` says of a picture whose data ends before the picture does.
+    public static let endsEarly = "the data ends before the picture does; the missing part is grey"
 }

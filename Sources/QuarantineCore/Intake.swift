@@ -150,7 +150,9 @@ public struct Intake: Sendable {
         }
         if let analysis = report.analysis {
             var detail = "not sensitive"
-            if let partial = analysis.partialReason { detail += " (video checked up to where it is readable: \(partial))" }
+            if let partial = analysis.partialReason {
+                detail += analysis.kind == .video ? " (video checked up to where it is readable: \(partial))" : " (partial picture: \(partial))"
+            }
             do {
                 try store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
                                    events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])

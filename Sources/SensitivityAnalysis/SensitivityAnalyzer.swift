@@ -104,9 +104,11 @@ public final class SensitivityAnalyzer: Sendable {
             nsfw = try classifier.score(decoded.image)
         }
         let reasons = policy.reasons(detections: detections, nsfw: nsfw)
-        return SensitivityAnalysis(path: path, kind: .image, type: decoded.type, isSensitive: !reasons.isEmpty,
-                                   detections: detections, nsfwScore: nsfw, reasons: reasons, mode: policy.mode,
-                                   width: decoded.originalWidth, height: decoded.originalHeight,
-                                   identity: identity, elapsedMilliseconds: 0)
+        var analysis = SensitivityAnalysis(path: path, kind: .image, type: decoded.type, isSensitive: !reasons.isEmpty,
+                                           detections: detections, nsfwScore: nsfw, reasons: reasons, mode: policy.mode,
+                                           width: decoded.originalWidth, height: decoded.originalHeight,
+                                           identity: identity, elapsedMilliseconds: 0)
+        analysis.partialReason = decoded.partialReason
+        return analysis
     }
 }

@@ -62,7 +62,7 @@ struct Doctor: AsyncParsableCommand {
             }
         }
         for entry in DecoderInventory.check() {
-            checks.append(Check(name: "decoder \(entry.name)", ok: entry.available, detail: entry.detail))
+            checks.append(Check(name: "decoder \(entry.name)", ok: entry.available || !entry.expected, detail: entry.detail))
         }
         for limit in ["max_user_watches", "max_user_instances", "max_queued_events"] {
             let path = "/proc/sys/fs/inotify/\(limit)"

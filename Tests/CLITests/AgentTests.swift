@@ -468,10 +468,13 @@ struct AgentTests {
         #expect(agent.wait(timeout: 10) { reloads() == 1 }, "log:\n\(agent.logText)")
         #expect(loads() == 1, "a threshold change reloaded the models")
         // New worker counts rebuild the analyzer; the old one's threads must end.
-        for (index, workers) in [3, 2, 3, 2].enumerated() {
+        // (The edit itself may be noticed before the SIGHUP: one or two reloads each, never none.)
+        for workers in [3, 2, 3, 2] {
+            let (reloadsBefore, loadsBefore) = (reloads(), loads())
             try config(workers: workers, threshold: 0.7).write(to: path, atomically: true, encoding: .utf8)
             kill(pid, SIGHUP)
-            #expect(agent.wait(timeout: 10) { reloads() == index + 2 && loads() == index + 2 }, "log:\n\(agent.logText)")
+            #expect(agent.wait(timeout: 20) { reloads() > reloadsBefore && loads() > loadsBefore && agent.logText.contains("\(workers) analysis thread(s)") },
+                    "log:\n\(agent.logText)")
         }
         #expect(agent.wait(timeout: 5) { threads() <= before }, "threads: \(before) at start, \(threads()) after four rebuilds")
         try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
@@ -587,7 +590,7 @@ struct AgentTests {
     /// A JPEG cut short: it cannot be analysed.
     static func writeTruncatedJPEG(_ url: URL) throws {
         let bytes = try Data(contentsOf: benign)
-        try bytes.prefix(bytes.count / 3).write(to: url)
+        try bytes.prefix(100).write(to: url) // cut inside its header: nothing to decode
     }
 
     @Test("on_error: an adult's unreadable picture is left where it is and reported; a child's is held in the vault as unverified")

@@ -32,6 +32,29 @@ struct AnalyzerTests {
         #expect(analysis.detections.contains { $0.label == "FACE_FEMALE" && $0.score > 0.7 })
     }
 
+    @Test("a JPEG or PNG that ends early is judged on what arrived and reported partial: the card without its last bytes is flagged")
+    func partialPictures() throws {
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let card = TestCard.render(width: 640, height: 480)
+        let jpeg = try JPEGCodec.encode(card, quality: 90)
+        let png = try PNGEncoder.encode(card)
+        for (name, bytes) in [("cut.jpg", Array(jpeg.dropLast(2))), ("cut.png", Array(png.dropLast(20)))] {
+            let url = dir.appendingPathComponent(name)
+            try Data(bytes).write(to: url)
+            let report = analyzer.reportSynchronously(forFileAt: url.path)
+            #expect(report.isSensitive, "\(name): \(String(describing: report.failure))")
+            #expect(report.analysis?.partialReason?.contains("ends before") == true, "\(name)")
+        }
+        // Half a benign photo: no error, a clean verdict on the half, marked partial.
+        let photo = try Data(contentsOf: TestEnvironment.photos.appendingPathComponent("astronaut__q50.jpg"))
+        let half = dir.appendingPathComponent("half.jpg")
+        try photo.prefix(photo.count / 2).write(to: half)
+        let report = analyzer.reportSynchronously(forFileAt: half.path)
+        #expect(report.failure == nil && report.analysis?.partialReason != nil && !report.isSensitive)
+    }
+
     @Test("a failing file becomes a report with a reason, not a crash")
     func reportForBadFile() async throws {
         let analyzer = try TestEnvironment.sharedAnalyzer()
@@ -39,10 +62,10 @@ struct AnalyzerTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("cut.jpg")
         let jpeg = try JPEGCodec.encode(TestCard.render(width: 400, height: 400), quality: 90)
-        try Data(jpeg[0..<(jpeg.count / 3)]).write(to: url)
+        try Data(jpeg[0..<100]).write(to: url) // cut inside its header
         let report = await analyzer.report(forFileAt: url.path)
         #expect(report.analysis == nil)
-        #expect(report.failure?.code == "truncated")
+        #expect(["truncated", "corrupt"].contains(report.failure?.code ?? ""))
         #expect(report.failure?.message.contains(url.path) == true)
         #expect(report.kind == .image)
         let text = dir.appendingPathComponent("readme.txt")
