@@ -6,7 +6,7 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test testdata golden bench bench-photos man clean
+.PHONY: help setup build run test testdata golden bench bench-photos attack man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
+	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
 
 setup:
 	@scripts/setup.sh
@@ -46,6 +47,11 @@ bench-photos:
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
 	scripts/bench.sh; status=$$?; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; exit $$status
+
+# The attacks of issue 11 (scripts/attack.py): each against a fresh release agent in a temporary home;
+# exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.
+attack: build
+	scripts/attack.py $(RELEASE_BIN)
 
 # The man page and shell completions in packaging/ are generated from the CLI's own help.
 man:

@@ -26,12 +26,13 @@ let package = Package(
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
+        .target(name: "CTIFFPages", linkerSettings: [.linkedLibrary("tiff")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CHeif", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import CFFmpeg
 /// Turns a still-image file into RGB pixels: JPEG through libturbojpeg, everything else through
 /// ffmpeg's libraries. The type comes from the file's bytes, never its name.
 public struct ImageDecoder: Sendable {
@@ -78,5 +79,10 @@ public struct ImageDecoder: Sendable {
             throw MediaError(.unsupportedFormat, "is not a picture format this program decodes (\(type.rawValue))")
         }
         return try format.decode(bytes, request: request)
+    }
+
+    /// libavcodec's TIFF decoder (the first page, whole), which tests compare libtiff's pages with.
+    public static func ffmpegTIFF(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
+        try FFmpegPictureFormat(type: .tiff, codec: AV_CODEC_ID_TIFF) { _ in true }.decode(bytes, request: request)
     }
 }

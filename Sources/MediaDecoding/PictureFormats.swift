@@ -6,6 +6,12 @@ public struct DecodeRequest: Sendable {
     public var minimumLongSide: Int
     public var minimumShortSide: Int
     public var limits: MediaLimits
+
+    public init(minimumLongSide: Int, minimumShortSide: Int, limits: MediaLimits) {
+        self.minimumLongSide = minimumLongSide
+        self.minimumShortSide = minimumShortSide
+        self.limits = limits
+    }
 }
 
 /// One still-picture format: the rule that recognises its bytes, the decoder, and what
@@ -42,7 +48,7 @@ public enum PictureFormats {
         FFmpegPictureFormat(type: .gif, codec: AV_CODEC_ID_GIF) { $0.starts(with: Array("GIF87a".utf8)) || $0.starts(with: Array("GIF89a".utf8)) },
         FFmpegPictureFormat(type: .webp, codec: AV_CODEC_ID_WEBP) { $0.starts(with: Array("RIFF".utf8)) && $0.dropFirst(8).starts(with: Array("WEBP".utf8)) },
         FFmpegPictureFormat(type: .bmp, codec: AV_CODEC_ID_BMP) { $0.starts(with: Array("BM".utf8)) && $0.count >= 26 },
-        FFmpegPictureFormat(type: .tiff, codec: AV_CODEC_ID_TIFF) { $0.starts(with: [0x49, 0x49, 0x2A, 0x00]) || $0.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) },
+        TIFFFormat(),
         HEIFFormat(type: .heif),
         HEIFFormat(type: .avif),
         RecognisedOnly(type: .jxl, library: "libjxl") {

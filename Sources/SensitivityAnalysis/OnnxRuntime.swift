@@ -23,6 +23,8 @@ public final class OnnxRuntime: @unchecked Sendable {
         self.version = versionPointer.map { String(cString: $0) } ?? "unknown"
         var env: OpaquePointer? = nil
         try Self.check(api, qort_create_env(api, Int32(QORT_LOG_ERROR), "quarantine", &env), "CreateEnv")
+        // ONNX Runtime's platform telemetry is on by default; nothing of ours is reported anywhere.
+        try Self.check(api, qort_disable_telemetry(api, env), "DisableTelemetryEvents")
         var info: OpaquePointer? = nil
         try Self.check(api, qort_create_cpu_memory_info(api, Int32(QORT_ARENA_ALLOCATOR), Int32(QORT_MEM_DEFAULT), &info), "CreateCpuMemoryInfo")
         self.env = env!

@@ -91,4 +91,35 @@ struct PictureFormatTests {
         #expect(MediaType.sniff(ftyp("avis", ["avis", "avif", "msf1"])) == .mp4)
         #expect(MediaType.sniff(ftyp("isom", ["isom", "iso2", "avc1", "mp41"])) == .mp4)
     }
+
+    @Test("multi-page TIFF: every page is judged (the card on page 2 is found); a page decodes as ffmpeg decodes it")
+    func multiPageTIFF() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let benignPNG = TestEnvironment.photos.appendingPathComponent("astronaut.png")
+        let card = dir.appendingPathComponent("card.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: card)
+        let first = dir.appendingPathComponent("first.tif"), second = dir.appendingPathComponent("second.tif"), both = dir.appendingPathComponent("both.tif")
+        try FFmpegTool.run(["-i", benignPNG.path, first.path])
+        try FFmpegTool.run(["-i", card.path, second.path])
+        let tiffcp = Process()
+        tiffcp.executableURL = URL(fileURLWithPath: "/usr/bin/tiffcp")
+        tiffcp.arguments = [first.path, second.path, both.path]
+        try tiffcp.run()
+        tiffcp.waitUntilExit()
+        #expect(tiffcp.terminationStatus == 0, "tiffcp (make setup installs libtiff-tools)")
+        let report = analyzer.reportSynchronously(forFileAt: both.path)
+        #expect(report.isSensitive && report.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: report.analysis?.reasons)) \(String(describing: report.failure))")
+        #expect(!analyzer.reportSynchronously(forFileAt: first.path).isSensitive)
+
+        let bytes = Array(try Data(contentsOf: first))
+        let request = DecodeRequest(minimumLongSide: 640, minimumShortSide: 512, limits: .default)
+        let libtiff = try ImageDecoder(minimumLongSide: 640, minimumShortSide: 512).decode(bytes)
+        let ffmpeg = try ImageDecoder.ffmpegTIFF(bytes, request: request)
+        #expect(libtiff.image.width == ffmpeg.image.width && libtiff.image.height == ffmpeg.image.height)
+        var total = 0
+        for i in 0..<min(libtiff.image.pixels.count, ffmpeg.image.pixels.count) { total += abs(Int(libtiff.image.pixels[i]) - Int(ffmpeg.image.pixels[i])) }
+        #expect(Double(total) / Double(libtiff.image.pixels.count) < 2, "mean difference against ffmpeg's TIFF decoder")
+    }
 }

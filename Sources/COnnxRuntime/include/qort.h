@@ -45,6 +45,10 @@ static inline const char *qort_error_message(const QOrtApi *a, const QOrtStatus 
 static inline QOrtStatus *qort_create_env(const QOrtApi *a, int level, const char *logid, QOrtEnv **out) {
     return QORT_SLOT(a, 3, QOrtStatus *(*)(int, const char *, QOrtEnv **))(level, logid, out);
 }
+/* Slot 6: DisableTelemetryEvents(const OrtEnv*). */
+static inline QOrtStatus *qort_disable_telemetry(const QOrtApi *a, const QOrtEnv *env) {
+    return QORT_SLOT(a, 6, QOrtStatus *(*)(const QOrtEnv *))(env);
+}
 static inline QOrtStatus *qort_create_session(const QOrtApi *a, const QOrtEnv *env, const char *path,
                                               const QOrtSessionOptions *o, QOrtSession **out) {
     return QORT_SLOT(a, 7, QOrtStatus *(*)(const QOrtEnv *, const char *, const QOrtSessionOptions *, QOrtSession **))(env, path, o, out);
