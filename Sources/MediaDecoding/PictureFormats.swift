@@ -78,6 +78,17 @@ struct JPEGFormat: PictureFormat {
         try JPEGCodec.decode(bytes, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide, limits: request.limits)
     }
 
+    /// The picture, then its EXIF thumbnail when it has one (viewers and file managers show the
+    /// thumbnail, which need not be a reduction of the picture). A thumbnail that does not
+    /// decode is passed over: the picture itself is judged.
+    func decodeAll(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> [DecodedImage] {
+        let picture = try decode(bytes, request: request)
+        guard let thumbnail = EXIFOrientation.thumbnail(jpeg: bytes),
+              var small = try? JPEGCodec.decode(thumbnail, minimumLongSide: 0, minimumShortSide: 0, limits: request.limits) else { return [picture] }
+        small.partialReason = nil
+        return [picture, small]
+    }
+
     /// The scaled output (and its oriented copy); for a progressive JPEG also the coefficient
     /// buffer of the whole picture (64 two-byte coefficients per 8x8 block of every component).
     func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {

@@ -122,4 +122,34 @@ struct PictureFormatTests {
         for i in 0..<min(libtiff.image.pixels.count, ffmpeg.image.pixels.count) { total += abs(Int(libtiff.image.pixels[i]) - Int(ffmpeg.image.pixels[i])) }
         #expect(Double(total) / Double(libtiff.image.pixels.count) < 2, "mean difference against ffmpeg's TIFF decoder")
     }
+
+    /// A JPEG with an EXIF block whose IFD1 carries `thumbnail` (built by hand, little-endian).
+    static func withEXIFThumbnail(_ jpeg: [UInt8], thumbnail: [UInt8]) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16) }
+        // TIFF header (8), IFD0 with no entry (2 + 4), IFD1 with two entries (2 + 24 + 4), thumbnail.
+        let ifd1 = 8 + 6, data = ifd1 + 2 + 24 + 4
+        var tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00] + le32(8) + le16(0) + le32(ifd1)
+        tiff += le16(2) + le16(0x0201) + le16(4) + le32(1) + le32(data) + le16(0x0202) + le16(4) + le32(1) + le32(thumbnail.count) + le32(0)
+        tiff += thumbnail
+        let payload = Array("Exif".utf8) + [0, 0] + tiff
+        let app1: [UInt8] = [0xFF, 0xE1] + [UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)] + payload
+        return Array(jpeg.prefix(2)) + app1 + Array(jpeg.dropFirst(2))
+    }
+
+    @Test("a clean JPEG whose EXIF thumbnail is the card is flagged; without the thumbnail it is not")
+    func exifThumbnail() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let photo = Array(try Data(contentsOf: TestEnvironment.photos.appendingPathComponent("astronaut__q50.jpg")))
+        let thumbnail = try JPEGCodec.encode(TestCard.render(width: 160, height: 120), quality: 75)
+        let with = dir.appendingPathComponent("with.jpg"), without = dir.appendingPathComponent("without.jpg")
+        try Data(Self.withEXIFThumbnail(photo, thumbnail: thumbnail)).write(to: with)
+        try Data(photo).write(to: without)
+        let report = analyzer.reportSynchronously(forFileAt: with.path)
+        #expect(report.isSensitive && report.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: report.analysis?.reasons))")
+        #expect(report.analysis?.width == 160, "the size (and boxes) of the image that was flagged")
+        #expect(!analyzer.reportSynchronously(forFileAt: without.path).isSensitive)
+    }
 }
