@@ -91,11 +91,25 @@ public enum ImageHeader {
         }
     }
 
-    /// Whether a GIF or WebP holds more than one picture (it then goes through the video path).
+    /// Whether a PNG has an animation control chunk (`acTL`) before its first image data: an APNG.
+    static func pngAnimationControl(_ b: [UInt8]) -> Bool {
+        var i = 8
+        while i + 8 <= b.count {
+            let length = Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
+            let type = String(decoding: b[(i + 4)..<(i + 8)], as: UTF8.self)
+            if type == "acTL" { return true }
+            if type == "IDAT" || type == "IEND" || length < 0 { return false }
+            i += 12 + length
+        }
+        return false
+    }
+
+    /// Whether a GIF, WebP or PNG holds more than one picture.
     public static func isAnimated(_ b: [UInt8], type: MediaType) -> Bool {
         switch type {
         case .gif: return ((try? gifFrameCount(b, upTo: 2)) ?? 0) > 1
         case .webp: return b.count >= 21 && String(decoding: b[12..<16], as: UTF8.self) == "VP8X" && b[20] & 0x02 != 0
+        case .png: return pngAnimationControl(b)
         default: return false
         }
     }

@@ -46,7 +46,7 @@ public enum PictureFormats {
         JPEGFormat(),
         PNGFormat(),
         FFmpegPictureFormat(type: .gif, codec: AV_CODEC_ID_GIF) { $0.starts(with: Array("GIF87a".utf8)) || $0.starts(with: Array("GIF89a".utf8)) },
-        FFmpegPictureFormat(type: .webp, codec: AV_CODEC_ID_WEBP) { $0.starts(with: Array("RIFF".utf8)) && $0.dropFirst(8).starts(with: Array("WEBP".utf8)) },
+        WebPFormat(),
         FFmpegPictureFormat(type: .bmp, codec: AV_CODEC_ID_BMP) { $0.starts(with: Array("BM".utf8)) && $0.count >= 26 },
         TIFFFormat(),
         HEIFFormat(type: .heif),

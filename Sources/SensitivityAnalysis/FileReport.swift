@@ -65,9 +65,13 @@ extension SensitivityAnalyzer {
         do {
             let (type, animated) = try await pool.run { [configuration] in
                 let file = try MediaFile(path: path)
-                guard file.type == .gif || file.type == .webp else { return (file.type, false) }
-                let bytes = try file.readAll(limit: configuration.limits.maxImageFileBytes)
-                return (file.type, ImageHeader.isAnimated(bytes, type: file.type))
+                // Animated GIFs and PNGs (APNG) are sampled as videos are, through ffmpeg;
+                // animated WebPs are pictures whose frames libwebp composes (WebPFormat).
+                switch file.type {
+                case .gif: return (file.type, ImageHeader.isAnimated(try file.readAll(limit: configuration.limits.maxImageFileBytes), type: .gif))
+                case .png: return (file.type, ImageHeader.isAnimated(try file.readHead(1 << 20), type: .png))
+                default: return (file.type, false)
+                }
             }
             if type.kind == .video || animated {
                 return await videoReport(forFileAt: path, type: type, policy: policy, options: videoOptions ?? self.videoOptions, progress: progress)
@@ -103,10 +107,6 @@ extension SensitivityAnalyzer {
             analysis.partialReason = video.endedEarly ? (video.endReason ?? "damaged or missing data") : nil
             return FileReport(path: path, kind: .video, type: type, analysis: analysis, failure: nil, elapsedMilliseconds: elapsed(),
                               flaggedFrame: video.flaggedFrame)
-        } catch let error as MediaError where type == .webp && error.code != .cancelled {
-            let failure = FileReport.Failure(code: MediaError.Code.unsupportedFormat.rawValue,
-                                             message: "\(path): is an animated WebP, which Debian 12's ffmpeg 5.1 cannot decode (\(error.message))")
-            return FileReport(path: path, kind: .video, type: type, analysis: nil, failure: failure, elapsedMilliseconds: elapsed())
         } catch {
             return FileReport(path: path, kind: .video, type: type, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: elapsed())
         }

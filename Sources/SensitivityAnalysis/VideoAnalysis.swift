@@ -92,13 +92,16 @@ public final class VideoAnalysisHandler: Sendable {
         }
     }
 
+    /// The sampling gap of animated pictures, in seconds.
+    static let animationGap = 0.1
+
     /// The analysis on the calling thread.
     func analyzeSynchronously() throws -> VideoSensitivityAnalysis {
         let started = state.withLock { s -> Bool in defer { s.started = true }; return s.started }
         precondition(!started, "a VideoAnalysisHandler runs once")
         defer { updates.finish() }
         let file = try MediaFile(path: path)
-        guard file.type.kind == .video || file.type == .gif || file.type == .webp else {
+        guard file.type.kind == .video || file.type == .gif || file.type == .png else {
             throw MediaError(.unsupportedFormat, "is not a video (\(file.type.rawValue))", path: path)
         }
         let decoder = try VideoDecoder(file: file, limits: analyzer.configuration.limits,
@@ -117,7 +120,10 @@ public final class VideoAnalysisHandler: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let flagged = Atomic<Bool>(false)
         let identity = file.identity, type = file.type
-        let summary = try decoder.sample(maxGap: options.maxGap) { sample in
+        // An animation (GIF, APNG) is a few seconds of pictures that each matter: sampled ten
+        // times a second (a frame shown for less than 0.1 s is the only way past).
+        let gap = file.type.kind == .video ? options.maxGap : min(options.maxGap, Self.animationGap)
+        let summary = try decoder.sample(maxGap: gap) { sample in
             if failure.withLock({ $0 != nil }) { return false }
             if flagged.load(ordering: .relaxed) && !options.allFlaggedRanges { return false }
             inFlight.wait()

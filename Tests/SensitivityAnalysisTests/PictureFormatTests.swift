@@ -152,4 +152,40 @@ struct PictureFormatTests {
         #expect(report.analysis?.width == 160, "the size (and boxes) of the image that was flagged")
         #expect(!analyzer.reportSynchronously(forFileAt: without.path).isSensitive)
     }
+
+    static func run(_ program: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(program) \(arguments) (make setup installs it)")
+    }
+
+    @Test("animations whose second frame is the card: an APNG (sampled as a video is, ten times a second) and an animated WebP (every frame, composed by libwebp)")
+    func animations() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let benign = dir.appendingPathComponent("frame1.png"), card = dir.appendingPathComponent("frame2.png")
+        // (Written by our encoder: ffmpeg 5.1's apng demuxer reads an APNG whose header carries an
+        // ICC profile, as astronaut.png's does, as one frame only.)
+        let photo = try ImageDecoder(minimumLongSide: 0, minimumShortSide: 0).decode(Array(try Data(contentsOf: TestEnvironment.photos.appendingPathComponent("astronaut.png"))))
+        try Data(try PNGEncoder.encode(photo.image.resizedBilinear(width: 640, height: 480))).write(to: benign)
+        try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: card)
+        let apng = dir.appendingPathComponent("anim.png"), webp = dir.appendingPathComponent("anim.webp"), still = dir.appendingPathComponent("still.webp")
+        try FFmpegTool.run(["-framerate", "2", "-i", dir.appendingPathComponent("frame%d.png").path, "-plays", "0", "-f", "apng", apng.path])
+        try Self.run("/usr/bin/img2webp", ["-loop", "0", "-d", "500", "-lossy", benign.path, card.path, "-o", webp.path])
+        try Self.run("/usr/bin/img2webp", ["-lossy", benign.path, "-o", still.path])
+        let animatedPNG = await analyzer.report(forFileAt: apng.path)
+        #expect(animatedPNG.isSensitive && animatedPNG.analysis?.frameTime == 0.5, "\(String(describing: animatedPNG.analysis?.frameTime)) \(String(describing: animatedPNG.failure))")
+        let animatedWebP = await analyzer.report(forFileAt: webp.path)
+        #expect(animatedWebP.isSensitive && animatedWebP.analysis?.reasons.first?.contains("image 2 of 2") == true,
+                "\(String(describing: animatedWebP.analysis?.reasons)) \(String(describing: animatedWebP.failure))")
+        let first = await analyzer.report(forFileAt: still.path)
+        #expect(first.failure == nil && !first.isSensitive)
+        #expect(!(await analyzer.report(forFileAt: benign.path)).isSensitive)
+    }
 }
