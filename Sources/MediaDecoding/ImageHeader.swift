@@ -142,31 +142,20 @@ public enum ImageHeader {
     /// progressive (its decoder then keeps every DCT coefficient of the picture in memory, at full
     /// size whatever the scaling), and each component's sampling factors. Nil when `b` ends first.
     static func jpegFrame(_ b: [UInt8]) -> (width: Int, height: Int, progressive: Bool, sampling: [(h: Int, v: Int)])? {
-        var i = 2
-        while i + 4 <= b.count {
-            guard b[i] == 0xFF else { return nil }
-            let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }
-            if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
-            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            guard length >= 2 else { return nil }
-            let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
-            if isFrame {
-                guard i + 10 <= b.count else { return nil }
-                let height = Int(b[i + 5]) << 8 | Int(b[i + 6]), width = Int(b[i + 7]) << 8 | Int(b[i + 8])
-                let count = Int(b[i + 9])
-                var sampling: [(h: Int, v: Int)] = []
-                for c in 0..<count {
-                    let at = i + 10 + c * 3 + 1
-                    guard at < b.count else { return nil }
-                    sampling.append((h: max(1, Int(b[at] >> 4)), v: max(1, Int(b[at] & 0x0F))))
-                }
-                let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
-                return (width, height, progressive, sampling)
+        var frame: (width: Int, height: Int, progressive: Bool, sampling: [(h: Int, v: Int)])? = nil
+        JPEGSegments.walk(b) { marker, i, _ in
+            guard (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC else { return true }
+            guard i + 10 <= b.count else { return false }
+            let height = Int(b[i + 5]) << 8 | Int(b[i + 6]), width = Int(b[i + 7]) << 8 | Int(b[i + 8])
+            var sampling: [(h: Int, v: Int)] = []
+            for c in 0..<Int(b[i + 9]) {
+                let at = i + 10 + c * 3 + 1
+                guard at < b.count else { return false }
+                sampling.append((h: max(1, Int(b[at] >> 4)), v: max(1, Int(b[at] & 0x0F))))
             }
-            if marker == 0xDA || marker == 0xD9 { return nil }
-            i += 2 + length
+            frame = (width, height, [0xC2, 0xC6, 0xCA, 0xCE].contains(marker), sampling)
+            return false
         }
-        return nil
+        return frame
     }
 }
