@@ -439,6 +439,15 @@ class Agent:
             handle.write(data)
         return target
 
+    def hide_first(self, name, data, what):
+        """Puts `data` at Downloads/`name` and waits until it is hidden: the starting point of an
+        attack, so a failure here is a SetupProblem (no verdict). Returns the path."""
+        path = self.put(name, data)
+        held, reason, _ = self.wait_hidden(path, data, self.run_.timeout)
+        if not held:
+            raise SetupProblem(f"{what} was not hidden to begin with: {reason}")
+        return path
+
     def wait_hidden(self, path, data, timeout, digest=True, name=None):
         """Polls until `data` is no longer readable at `path` and the vault lists its item (by
         sha256, and/or by the end of its original path). Returns (held, reason, seconds waited)."""
@@ -765,10 +774,7 @@ def attack_adult_then_child(run):
     card = run.card("752x480")
     with Agent(run, "adult-then-child") as agent:
         agent.start()
-        path = agent.put("card.png", card)
-        held, reason, seconds = agent.wait_hidden(path, card, run.timeout)
-        if not held:
-            raise SetupProblem(f"the card was not hidden in adult mode to begin with: {reason}")
+        path = agent.hide_first("card.png", card, "the card (adult mode)")
         item = agent.find_item(sha256(card))
         released = agent.cli("release", str(item["id"]), "--yes")
         if released.returncode != 0 or not holds(path, card):
@@ -796,10 +802,7 @@ def attack_release_symlink(run):
     with Agent(run, "release-symlink") as agent:
         agent.start()
         os.makedirs(agent.path("sub"))
-        path = agent.put("sub/card.png", card)
-        held, reason, seconds = agent.wait_hidden(path, card, run.timeout)
-        if not held:
-            raise SetupProblem(f"the card in Downloads/sub was not hidden to begin with: {reason}")
+        path = agent.hide_first("sub/card.png", card, "the card in Downloads/sub")
         item = agent.find_item(sha256(card))
         shutil.rmtree(agent.path("sub"))
         os.symlink(agent.elsewhere, agent.path("sub"))
@@ -824,10 +827,7 @@ def attack_database_deleted(run):
     before, during, after = run.card("768x480"), run.card("776x480"), run.card("784x480")
     with Agent(run, "database-deleted") as agent:
         agent.start()
-        path = agent.put("before.png", before)
-        held, reason, seconds = agent.wait_hidden(path, before, run.timeout)
-        if not held:
-            raise SetupProblem(f"the first card was not hidden: {reason}")
+        path = agent.hide_first("before.png", before, "the first card")
         for suffix in ("", "-wal", "-shm"):
             try:
                 os.unlink(agent.data / f"audit.sqlite3{suffix}")
@@ -885,10 +885,7 @@ def attack_privacy(run):
     card = run.card("792x480")
     with Agent(run, "privacy", umask=0o002) as agent:
         agent.start()
-        path = agent.put("card.png", card)
-        held, reason, seconds = agent.wait_hidden(path, card, run.timeout)
-        if not held:
-            raise SetupProblem(f"the card was not hidden: {reason}")
+        agent.hide_first("card.png", card, "the card")
         agent.cli("status")
         agent.cli("history")
 

@@ -48,6 +48,23 @@ enum FFmpeg {
         return (max(1, Int((Double(width) * factor).rounded(.up))), max(1, Int((Double(height) * factor).rounded(.up))))
     }
 
+    /// A packed picture another library decoded (libheif's RGB plane, libwebp's RGBA canvas),
+    /// converted to RGB at the given size by swscale as every other format is, without a copy
+    /// at full size.
+    static func convertPacked(_ pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, format: AVPixelFormat,
+                              to target: (width: Int, height: Int)) throws(MediaError) -> RGBImage {
+        var frame = av_frame_alloc()
+        defer { av_frame_free(&frame) }
+        guard let f = frame else { throw MediaError(.io, "out of memory", operation: "av_frame_alloc") }
+        f.pointee.width = Int32(width)
+        f.pointee.height = Int32(height)
+        f.pointee.format = format.rawValue
+        f.pointee.data.0 = UnsafeMutablePointer(mutating: pixels)
+        f.pointee.linesize.0 = Int32(stride)
+        defer { f.pointee.data.0 = nil }
+        return try convertToRGB(f, width: target.width, height: target.height)
+    }
+
     /// Converts a decoded frame to packed RGB at the given size (area averaging when shrinking).
     /// `fast` (video samples): plain bilinear filtering, without swscale's accurate-rounding and
     /// full-chroma paths.

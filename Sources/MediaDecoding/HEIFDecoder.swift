@@ -47,18 +47,8 @@ struct HEIFFormat: PictureFormat {
             guard width > 0, height > 0, let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride) else {
                 throw MediaError(.corrupt, "is a \(name) picture whose decoded image is empty", operation: "heif_image_get_plane_readonly")
             }
-            // The decoded plane, shrunk by swscale as every other format is (no copy of the full size).
-            var frame = av_frame_alloc()
-            defer { av_frame_free(&frame) }
-            guard let f = frame else { throw MediaError(.io, "out of memory", operation: "av_frame_alloc") }
-            f.pointee.width = Int32(width)
-            f.pointee.height = Int32(height)
-            f.pointee.format = AV_PIX_FMT_RGB24.rawValue
-            f.pointee.data.0 = UnsafeMutablePointer(mutating: plane)
-            f.pointee.linesize.0 = stride
             let target = FFmpeg.reducedSize(width: width, height: height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
-            let rgb = try FFmpeg.convertToRGB(f, width: target.width, height: target.height)
-            f.pointee.data.0 = nil
+            let rgb = try FFmpeg.convertPacked(plane, stride: Int(stride), width: width, height: height, format: AV_PIX_FMT_RGB24, to: target)
             images.append(DecodedImage(image: rgb, originalWidth: width, originalHeight: height, type: type))
         }
         return images
@@ -91,7 +81,9 @@ struct HEIFFormat: PictureFormat {
             i += 1
         }
         let pixels = largest > 0 ? largest : 24_000_000
-        return pixels * 6 + FFmpegPictureFormat.wholeFrameMemory(width: 640, height: 640, bytesPerPixel: 0, request: request)
+        // RGB (3) and the decoder's planes (up to 3 more) at full size, and the output at
+        // analysis size (640x640 RGB, twice).
+        return pixels * 6 + 640 * 640 * 3 * 2
     }
 
     func inventory() -> DecoderInventory.Entry {

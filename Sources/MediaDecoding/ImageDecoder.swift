@@ -32,11 +32,9 @@ public struct ImageDecoder: Sendable {
     /// Every picture a viewer could show of the file (``PictureFormat/decodeAll(_:request:)``),
     /// the displayed one first, within the memory budget.
     public func decodeAll(_ file: MediaFile) throws(MediaError) -> [DecodedImage] {
-        guard file.type.kind == .image else {
+        // Every picture type has its registry entry (those not decoded refuse by name).
+        guard file.type.kind == .image, let format = PictureFormats.format(for: file.type) else {
             throw MediaError(.unsupportedFormat, "is not a picture (\(file.type == .other ? "unrecognised content" : file.type.rawValue))", path: file.path)
-        }
-        guard let format = PictureFormats.format(for: file.type) else {
-            throw MediaError(.unsupportedFormat, "is a \(file.type.displayName) picture, which this build cannot decode yet; it is not analysed", path: file.path)
         }
         do throws(MediaError) {
             guard file.identity.size > 0 else { throw MediaError(.empty, "is empty") }

@@ -93,15 +93,22 @@ public enum ImageHeader {
 
     /// Whether a PNG has an animation control chunk (`acTL`) before its first image data: an APNG.
     static func pngAnimationControl(_ b: [UInt8]) -> Bool {
+        pngAnimationControl { offset in offset + 8 <= b.count ? Array(b[offset..<(offset + 8)]) : [] }
+    }
+
+    /// The same, reading only each chunk's 8-byte header where it is (`header(offset)`), so a
+    /// large chunk before `acTL` (an ICC profile) costs nothing to skip.
+    public static func pngAnimationControl(header: (Int) throws -> [UInt8]) rethrows -> Bool {
         var i = 8
-        while i + 8 <= b.count {
-            let length = Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
-            let type = String(decoding: b[(i + 4)..<(i + 8)], as: UTF8.self)
+        while true {
+            let h = try header(i)
+            guard h.count == 8 else { return false }
+            let length = Int(h[0]) << 24 | Int(h[1]) << 16 | Int(h[2]) << 8 | Int(h[3])
+            let type = String(decoding: h[4..<8], as: UTF8.self)
             if type == "acTL" { return true }
-            if type == "IDAT" || type == "IEND" || length < 0 { return false }
+            if type == "IDAT" || type == "IEND" { return false }
             i += 12 + length
         }
-        return false
     }
 
     /// Whether a GIF, WebP or PNG holds more than one picture.

@@ -58,8 +58,13 @@ public final class MediaFile {
 
     /// The file's first `length` bytes (fewer if it is shorter).
     public func readHead(_ length: Int) throws(MediaError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: min(length, max(0, Int(identity.size))))
-        let count = try Self.readFully(descriptor, into: &bytes, offset: 0, path: path)
+        try read(length, at: 0)
+    }
+
+    /// Up to `length` bytes at `offset` (fewer at the end of the file).
+    public func read(_ length: Int, at offset: Int) throws(MediaError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: max(0, min(length, Int(identity.size) - offset)))
+        let count = try Self.readFully(descriptor, into: &bytes, offset: offset, path: path)
         return Array(bytes.prefix(count))
     }
 

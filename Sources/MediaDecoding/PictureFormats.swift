@@ -169,12 +169,13 @@ struct PNGFormat: PictureFormat {
     func matches(_ head: ArraySlice<UInt8>) -> Bool { head.starts(with: Self.signature) }
 
     func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
-        guard let size = try ImageHeader.dimensions(bytes, type: .png), size.width * size.height > request.limits.rowByRowPixels else {
+        let size = try ImageHeader.dimensions(bytes, type: .png)
+        guard let size, size.width * size.height > request.limits.rowByRowPixels else {
             do {
                 return try whole.decode(bytes, request: request)
             } catch where error.code == .truncated || error.code == .corrupt {
                 // libavcodec gives nothing of a PNG that ends early; libpng gives its rows so far.
-                guard let size = try ImageHeader.dimensions(bytes, type: .png) else { throw error }
+                guard let size else { throw error }
                 let rows = try? PNGRows.decodeReduced(bytes, width: size.width, height: size.height, request: request, alwaysShrink: false)
                 guard let rows, rows.partialReason != nil else { throw error }
                 return rows

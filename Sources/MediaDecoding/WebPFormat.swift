@@ -48,16 +48,7 @@ struct WebPFormat: PictureFormat {
                 }
                 defer { index += 1 }
                 guard index % step == 0 else { continue }
-                var frame = av_frame_alloc()
-                defer { av_frame_free(&frame) }
-                guard let f = frame else { throw MediaError(.io, "out of memory", operation: "av_frame_alloc") }
-                f.pointee.width = Int32(width)
-                f.pointee.height = Int32(height)
-                f.pointee.format = AV_PIX_FMT_RGBA.rawValue
-                f.pointee.data.0 = canvas
-                f.pointee.linesize.0 = Int32(width * 4)
-                let rgb = try FFmpeg.convertToRGB(f, width: target.width, height: target.height)
-                f.pointee.data.0 = nil
+                let rgb = try FFmpeg.convertPacked(canvas, stride: width * 4, width: width, height: height, format: AV_PIX_FMT_RGBA, to: target)
                 images.append(DecodedImage(image: rgb, originalWidth: width, originalHeight: height, type: .webp))
             }
             guard !images.isEmpty else { throw MediaError(.corrupt, "is an animated WebP without frames") }

@@ -69,7 +69,7 @@ extension SensitivityAnalyzer {
                 // animated WebPs are pictures whose frames libwebp composes (WebPFormat).
                 switch file.type {
                 case .gif: return (file.type, ImageHeader.isAnimated(try file.readAll(limit: configuration.limits.maxImageFileBytes), type: .gif))
-                case .png: return (file.type, ImageHeader.isAnimated(try file.readHead(1 << 20), type: .png))
+                case .png: return (file.type, try ImageHeader.pngAnimationControl { try file.read(8, at: $0) })
                 default: return (file.type, false)
                 }
             }

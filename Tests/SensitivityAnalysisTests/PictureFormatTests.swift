@@ -9,14 +9,7 @@ import TestSupport
 @Suite("Picture formats")
 struct PictureFormatTests {
     static func heifEncode(_ inputs: [URL], to output: URL, lossless: Bool = false) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/heif-enc")
-        process.arguments = (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "heif-enc (make setup installs libheif-examples)")
+        try run("/usr/bin/heif-enc", (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path])
     }
 
     @Test("HEIC and AVIF stills are pictures (sniffed by their ftyp brands, never the video path); the card is flagged in both")
@@ -103,12 +96,7 @@ struct PictureFormatTests {
         let first = dir.appendingPathComponent("first.tif"), second = dir.appendingPathComponent("second.tif"), both = dir.appendingPathComponent("both.tif")
         try FFmpegTool.run(["-i", benignPNG.path, first.path])
         try FFmpegTool.run(["-i", card.path, second.path])
-        let tiffcp = Process()
-        tiffcp.executableURL = URL(fileURLWithPath: "/usr/bin/tiffcp")
-        tiffcp.arguments = [first.path, second.path, both.path]
-        try tiffcp.run()
-        tiffcp.waitUntilExit()
-        #expect(tiffcp.terminationStatus == 0, "tiffcp (make setup installs libtiff-tools)")
+        try Self.run("/usr/bin/tiffcp", [first.path, second.path, both.path])
         let report = analyzer.reportSynchronously(forFileAt: both.path)
         #expect(report.isSensitive && report.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: report.analysis?.reasons)) \(String(describing: report.failure))")
         #expect(!analyzer.reportSynchronously(forFileAt: first.path).isSensitive)
