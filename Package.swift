@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Debian's multiarch folder for this machine's libraries.
+#if arch(arm64)
+let multiarch = "aarch64-linux-gnu"
+#else
+let multiarch = "x86_64-linux-gnu"
+#endif
+
 let package = Package(
     name: "quarantine",
     platforms: [.macOS(.v14)],
@@ -24,6 +31,14 @@ let package = Package(
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // librsvg's headers need glib's and cairo's include folders; they are given to this C
+        // target alone (a pkg-config system library would pass them, and -pthread, to every
+        // Swift target that imports it).
+        .target(name: "CSVGRender",
+                cSettings: [.unsafeFlags(["/usr/include/librsvg-2.0", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
+                                          "/usr/include/gdk-pixbuf-2.0", "/usr/include/cairo"].map { "-I" + $0 })],
+                linkerSettings: ["rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+        .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
@@ -33,7 +48,7 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),

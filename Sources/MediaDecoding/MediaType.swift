@@ -3,9 +3,10 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
     case jpeg, png, gif, webp, bmp, tiff
     /// HEIF (HEIC, the iPhone's photo format) and AVIF stills: ISO-BMFF with an image brand.
     case heif, avif
-    /// Recognised pictures this build cannot decode yet: an error (`unsupported_format`) and
-    /// `on_error`, never "other".
     case jxl, svg
+    /// A recognised picture this build cannot decode (JPEG XR): an error (`unsupported_format`)
+    /// and `on_error`, never "other".
+    case jxr
     case mp4, matroska, avi, mpegTS = "mpeg_ts", flv, mpegPS = "mpeg_ps"
     case other
 
@@ -14,7 +15,7 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
 
     public var kind: Kind {
         switch self {
-        case .jpeg, .png, .gif, .webp, .bmp, .tiff, .heif, .avif, .jxl, .svg: return .image
+        case .jpeg, .png, .gif, .webp, .bmp, .tiff, .heif, .avif, .jxl, .svg, .jxr: return .image
         case .mp4, .matroska, .avi, .mpegTS, .flv, .mpegPS: return .video
         case .other: return .other
         }
@@ -25,6 +26,7 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         switch self {
         case .jxl: return "JPEG XL"
         case .svg: return "SVG"
+        case .jxr: return "JPEG XR"
         case .mpegTS: return "MPEG-TS"
         case .mpegPS: return "MPEG-PS"
         case .matroska: return "Matroska"

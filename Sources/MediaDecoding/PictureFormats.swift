@@ -51,10 +51,9 @@ public enum PictureFormats {
         TIFFFormat(),
         HEIFFormat(type: .heif),
         HEIFFormat(type: .avif),
-        RecognisedOnly(type: .jxl, library: "libjxl") {
-            $0.starts(with: [0xFF, 0x0A]) || $0.starts(with: [0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
-        },
-        RecognisedOnly(type: .svg, library: "librsvg") { MediaType.looksLikeSVG(Array($0)) },
+        JXLFormat(),
+        SVGFormat(),
+        RecognisedOnly(type: .jxr, library: "a JPEG XR decoder (jxrlib), which Debian 12 does not package") { $0.starts(with: [0x49, 0x49, 0xBC, 0x01]) },
     ]
 
     /// The format of `type`, if it is a picture format this program decodes.

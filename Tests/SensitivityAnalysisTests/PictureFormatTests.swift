@@ -43,30 +43,112 @@ struct PictureFormatTests {
 
         let lossless = dir.appendingPathComponent("astronaut.heic")
         try Self.heifEncode([benign], to: lossless, lossless: true)
-        let heic = try #require(analyzer.reportSynchronously(forFileAt: lossless.path).analysis)
-        let png = try #require(analyzer.reportSynchronously(forFileAt: benign.path).analysis)
-        #expect(!heic.isSensitive && !png.isSensitive)
-        #expect(abs((heic.nsfwScore ?? 0) - (png.nsfwScore ?? 0)) <= GoldenParityTests.nsfwTolerance, "open_nsfw \(String(describing: heic.nsfwScore)) vs \(String(describing: png.nsfwScore))")
-        for detection in png.detections where detection.score >= 0.3 {
-            let match = heic.detections.filter { $0.label == detection.label }.map(\.score).max() ?? 0
-            #expect(abs(match - detection.score) <= GoldenParityTests.scoreTolerance, "\(detection.label) \(match) vs \(detection.score)")
+        try Self.expectSameScores(analyzer.reportSynchronously(forFileAt: lossless.path), as: analyzer.reportSynchronously(forFileAt: benign.path), "lossless HEIC")
+    }
+
+    /// Expects `other` to score as `reference` (the same picture in another format) within the
+    /// golden tolerances of the upstream parity tests.
+    static func expectSameScores(_ other: FileReport, as reference: FileReport, _ name: String) throws {
+        let a = try #require(other.analysis, "\(name): \(String(describing: other.failure))"), b = try #require(reference.analysis)
+        #expect(!a.isSensitive && !b.isSensitive, "\(name)")
+        #expect(abs((a.nsfwScore ?? 0) - (b.nsfwScore ?? 0)) <= GoldenParityTests.nsfwTolerance, "\(name): open_nsfw \(String(describing: a.nsfwScore)) vs \(String(describing: b.nsfwScore))")
+        for detection in b.detections where detection.score >= 0.3 {
+            let match = a.detections.filter { $0.label == detection.label }.map(\.score).max() ?? 0
+            #expect(abs(match - detection.score) <= GoldenParityTests.scoreTolerance, "\(name): \(detection.label) \(match) vs \(detection.score)")
         }
     }
 
-    @Test("JPEG XL and SVG are recognised pictures this build cannot decode yet: unsupported_format naming the format, never 'other'")
+    @Test("JPEG XL through libjxl: the card is flagged; lossless scores as the PNG; an animation's second frame; a file cut short is judged on what decodes (partial)")
+    func jpegXL() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let benign = TestEnvironment.photos.appendingPathComponent("astronaut.png")
+        let card = dir.appendingPathComponent("card.png"), frame1 = dir.appendingPathComponent("frame1.png"), frame2 = dir.appendingPathComponent("frame2.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 800, height: 600))).write(to: card)
+        let cardJXL = dir.appendingPathComponent("card.jxl"), benignJXL = dir.appendingPathComponent("astronaut.jxl")
+        try Self.run("/usr/bin/cjxl", [card.path, cardJXL.path, "-q", "85"])
+        try Self.run("/usr/bin/cjxl", [benign.path, benignJXL.path, "-d", "0"])
+        let flagged = await analyzer.report(forFileAt: cardJXL.path)
+        #expect(flagged.type == .jxl && flagged.isSensitive, "\(String(describing: flagged.failure))")
+        try Self.expectSameScores(await analyzer.report(forFileAt: benignJXL.path), as: await analyzer.report(forFileAt: benign.path), "lossless JPEG XL")
+
+        let photo = try ImageDecoder(minimumLongSide: 0, minimumShortSide: 0).decode(Array(try Data(contentsOf: benign)))
+        try Data(try PNGEncoder.encode(photo.image.resizedBilinear(width: 640, height: 480))).write(to: frame1)
+        try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: frame2)
+        let gif = dir.appendingPathComponent("anim.gif"), animation = dir.appendingPathComponent("anim.jxl")
+        try FFmpegTool.run(["-framerate", "2", "-i", dir.appendingPathComponent("frame%d.png").path, "-f", "gif", gif.path])
+        try Self.run("/usr/bin/cjxl", [gif.path, animation.path, "-d", "1"])
+        let animated = await analyzer.report(forFileAt: animation.path)
+        #expect(animated.isSensitive && animated.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: animated.analysis?.reasons)) \(String(describing: animated.failure))")
+        let firstFrame = dir.appendingPathComponent("first.jxl")
+        try Self.run("/usr/bin/cjxl", [frame1.path, firstFrame.path, "-d", "1"])
+        #expect(!(await analyzer.report(forFileAt: firstFrame.path)).isSensitive)
+
+        let bytes = try Data(contentsOf: cardJXL)
+        let cut = dir.appendingPathComponent("cut.jxl")
+        try bytes.prefix(bytes.count * 6 / 10).write(to: cut)
+        let partial = await analyzer.report(forFileAt: cut.path)
+        #expect(partial.analysis?.partialReason != nil && partial.isSensitive, "\(String(describing: partial.failure))")
+        try bytes.prefix(40).write(to: cut)
+        #expect((await analyzer.report(forFileAt: cut.path)).failure?.code == "truncated")
+    }
+
+    /// An SVG document drawing `images` (href, x, y, width, height) on a canvas of `size`.
+    static func svg(size: (Int, Int), _ images: [(href: String, frame: (Int, Int, Int, Int))]) -> Data {
+        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"\(size.0)\" height=\"\(size.1)\">\n"
+        for image in images {
+            text += "  <image x=\"\(image.frame.0)\" y=\"\(image.frame.1)\" width=\"\(image.frame.2)\" height=\"\(image.frame.3)\" xlink:href=\"\(image.href)\"/>\n"
+        }
+        return Data((text + "</svg>\n").utf8)
+    }
+
+    @Test("SVG through librsvg: an embedded card is flagged, also when drawn 4x3 pixels in a corner; nothing outside the document is loaded; a benign photo embedded 1:1 scores as its PNG")
+    func svgDocuments() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let benign = TestEnvironment.photos.appendingPathComponent("astronaut.png")
+        let benignURL = "data:image/png;base64," + (try Data(contentsOf: benign)).base64EncodedString()
+        let cardPNG = try PNGEncoder.encode(TestCard.render(width: 640, height: 480))
+        let card = dir.appendingPathComponent("card.png")
+        try Data(cardPNG).write(to: card)
+        let cardURL = "data:image/png;base64," + Data(cardPNG).base64EncodedString(options: .lineLength76Characters)
+
+        let whole = dir.appendingPathComponent("whole.svg"), hidden = dir.appendingPathComponent("hidden.svg")
+        let outside = dir.appendingPathComponent("outside.svg"), photo = dir.appendingPathComponent("photo.svg")
+        try Self.svg(size: (640, 480), [(cardURL, (0, 0, 640, 480))]).write(to: whole)
+        try Self.svg(size: (512, 512), [(benignURL, (0, 0, 512, 512)), (cardURL, (508, 509, 4, 3))]).write(to: hidden)
+        // The card by file path, relative path and URL: a document must not reach outside itself.
+        try Self.svg(size: (640, 480), [(card.absoluteString, (0, 0, 640, 480)), ("card.png", (0, 0, 640, 480)), ("http://127.0.0.1:9/card.png", (0, 0, 640, 480))]).write(to: outside)
+        try Self.svg(size: (512, 512), [(benignURL, (0, 0, 512, 512))]).write(to: photo)
+
+        let report = await analyzer.report(forFileAt: whole.path)
+        #expect(report.type == .svg && report.isSensitive, "\(String(describing: report.failure))")
+        let tiny = await analyzer.report(forFileAt: hidden.path)
+        #expect(tiny.isSensitive && tiny.analysis?.reasons.first?.contains("image 3 of 3") == true, "\(String(describing: tiny.analysis?.reasons))")
+        let external = await analyzer.report(forFileAt: outside.path)
+        #expect(external.failure == nil && !external.isSensitive)
+        let drawn = try ImageDecoder().decode(Array(try Data(contentsOf: outside)), type: .svg)
+        #expect(drawn.image.pixels.allSatisfy { $0 == 255 }, "nothing drawn: the referenced files were not loaded")
+        try Self.expectSameScores(await analyzer.report(forFileAt: photo.path), as: await analyzer.report(forFileAt: benign.path), "SVG embedding the photo")
+
+        let broken = dir.appendingPathComponent("broken.svg")
+        try Data("<svg xmlns=\"http://www.w3.org/2000/svg\"><rect".utf8).write(to: broken)
+        let damaged = await analyzer.report(forFileAt: broken.path)
+        #expect(damaged.failure?.code == "corrupt" && damaged.failure?.message.contains("SVG") == true, "\(String(describing: damaged.failure))")
+    }
+
+    @Test("a recognised picture this build cannot decode (JPEG XR) is unsupported_format naming the format, never 'other'")
     func recognisedButUndecodable() throws {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let analyzer = try TestEnvironment.sharedAnalyzer()
-        let svg = dir.appendingPathComponent("picture.txt")
-        try Data("<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect width=\"10\" height=\"10\"/></svg>\n".utf8).write(to: svg)
-        let jxl = dir.appendingPathComponent("picture.bin")
-        try Data([0xFF, 0x0A, 0xFA, 0x7F, 0x01, 0x90, 0x08, 0x06, 0x01, 0x00]).write(to: jxl)
-        for (file, name) in [(svg, "SVG"), (jxl, "JPEG XL")] {
-            let report = analyzer.reportSynchronously(forFileAt: file.path)
-            #expect(report.kind == .image)
-            #expect(report.failure?.code == "unsupported_format" && report.failure?.message.contains(name) == true, "\(String(describing: report.failure))")
-        }
+        let jxr = dir.appendingPathComponent("picture.bin")
+        try Data([0x49, 0x49, 0xBC, 0x01, 0x08, 0x00, 0x00, 0x00, 0x01, 0x00]).write(to: jxr)
+        let report = analyzer.reportSynchronously(forFileAt: jxr.path)
+        #expect(report.kind == .image)
+        #expect(report.failure?.code == "unsupported_format" && report.failure?.message.contains("JPEG XR") == true, "\(String(describing: report.failure))")
         #expect(MediaType.sniff(Array("<html><body>not svg</body></html>".utf8)) == .other)
     }
 
