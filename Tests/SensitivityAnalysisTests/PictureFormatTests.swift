@@ -28,6 +28,27 @@ struct PictureFormatTests {
         }
     }
 
+    @Test("a HEIC as a phone writes it (512-px HEVC tile grid, scripts/heic-grid.py) with clap, irot and imir: the card shows only with the transforms applied, and is flagged")
+    func heicGridWithTransforms() throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let card = dir.appendingPathComponent("card.png"), stored = dir.appendingPathComponent("stored.png")
+        try Data(try PNGEncoder.encode(TestCard.render(width: 1200, height: 900))).write(to: card)
+        // Stored as a viewer must undo it: mirrored, turned clockwise, with a grey border to crop.
+        try FFmpegTool.run(["-i", card.path, "-vf", "hflip,transpose=1,pad=iw+64:ih+64:32:32:color=gray", stored.path])
+        let script = TestEnvironment.repositoryRoot.appendingPathComponent("scripts/heic-grid.py").path
+        let transformed = dir.appendingPathComponent("transformed.heic"), plain = dir.appendingPathComponent("plain.heic")
+        try Self.run("/usr/bin/python3", [script, stored.path, transformed.path, "--rotate", "90", "--mirror", "1", "--crop", "900", "1200"])
+        try Self.run("/usr/bin/python3", [script, stored.path, plain.path])
+        let report = analyzer.reportSynchronously(forFileAt: transformed.path)
+        #expect(report.type == .heif && report.isSensitive, "\(String(describing: report.failure))")
+        #expect(report.analysis?.width == 1200 && report.analysis?.height == 900, "cropped, then turned: \(String(describing: report.analysis?.width))x\(String(describing: report.analysis?.height))")
+        let untransformed = analyzer.reportSynchronously(forFileAt: plain.path)
+        #expect(untransformed.failure == nil && !untransformed.isSensitive, "the stored tiles alone are not the card")
+        #expect(untransformed.analysis?.width == 964 && untransformed.analysis?.height == 1264, "the grid's own size, not its tiles'")
+    }
+
     @Test("a HEIF collection: the card as its second image is found; a benign photo encoded losslessly scores as its PNG does")
     func heifCollectionAndParity() throws {
         let dir = try TestEnvironment.temporaryDirectory()
