@@ -88,7 +88,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "quarantine-bench", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding",
+            "SensitivityAnalysis", "MediaDecoding", "CHeif", "CJXL", "CWebP",
         ]),
 
         // MARK: - Tests

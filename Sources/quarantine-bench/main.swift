@@ -3,12 +3,13 @@
 // both models on ready-made tensors. `quarantine scan` is compared against it in the same run.
 //
 //   quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER   -> one JSON line
+//   quarantine-bench formats [--reps N] FILE...                         -> one JSON line a file
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER\n".utf8))
+    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode FILE [GAP]\n".utf8))
     exit(2)
 }
 
@@ -23,6 +24,15 @@ if arguments.first == "video-decode", arguments.count >= 2 {
     let start = Date()
     let summary = try decoder.sample(maxGap: gap) { _ in true }
     print("{\"what\":\"video-decode\",\"samples\":\(summary.samples),\"wall_s\":\(Date().timeIntervalSince(start)),\"largest_gap\":\(summary.largestGap)}")
+    exit(0)
+}
+// `formats [--reps N] FILE...`: each picture against its library's own decode plus inference
+// (Formats.swift).
+if arguments.first == "formats" {
+    arguments.removeFirst()
+    var reps = 5
+    if arguments.first == "--reps", arguments.count > 1 { reps = Int(arguments[1]) ?? reps; arguments.removeFirst(2) }
+    try await benchFormats(arguments, reps: reps)
     exit(0)
 }
 guard arguments.first == "floor" else { usage() }
