@@ -73,6 +73,13 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         return nil
     }
 
+    /// An ISO-BMFF image sequence (HEIF's `msf1`, AVIF's `avis`): an animation that takes the
+    /// video path, sampled as animations are.
+    public static func isImageSequence(_ b: [UInt8]) -> Bool {
+        guard b.count >= 12, Array(b[4..<8]) == Array("ftyp".utf8) else { return false }
+        return ["msf1", "avis"].contains(String(decoding: b[8..<12], as: UTF8.self))
+    }
+
     /// An SVG document: XML (after an optional byte-order mark and blanks) whose first bytes
     /// name an `<svg` element.
     static func looksLikeSVG(_ b: [UInt8]) -> Bool {

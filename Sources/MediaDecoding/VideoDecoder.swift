@@ -256,11 +256,14 @@ public final class VideoDecoder: @unchecked Sendable {
                         guard pkt.pointee.stream_index == streamIndex else { continue }
                         let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
                         let time = pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime
-                        // Non-reference frames are never needed: a sample is taken from the next
-                        // reference frame, and targets are set early by the reorder delay for it.
-                        // The loop filter runs only within a few frames of the sample.
-                        ctx.pointee.skip_frame = AVDISCARD_NONREF
-                        ctx.pointee.skip_loop_filter = time < nextTarget - reorder ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+                        // Non-reference frames are not needed for a video: a sample is taken from
+                        // the next reference frame, and targets are set early by the reorder delay
+                        // for it. An animation (a gap under a second) decodes every frame: each
+                        // is a picture that may be shown on its own. The loop filter runs only
+                        // within a few frames of the sample.
+                        let farFromSample = time < nextTarget - reorder
+                        ctx.pointee.skip_frame = gap >= 1 ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+                        ctx.pointee.skip_loop_filter = farFromSample ? AVDISCARD_ALL : AVDISCARD_DEFAULT
                         let sent = avcodec_send_packet(ctx, pkt)
                         if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
                             summary.endedEarly = true
@@ -370,7 +373,20 @@ public final class VideoDecoder: @unchecked Sendable {
             close(&fmt)
             throw MediaError(.corrupt, "is a damaged video: its streams cannot be read", cause: FFmpeg.message(info), operation: "avformat_find_stream_info")
         }
-        let index = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        var index = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        // An AVIF or HEIF image sequence stores its alpha plane as a second, grey track, which
+        // ffmpeg 5.1 does not tell apart from the picture and may prefer: a grey track is taken
+        // only when no colour one exists.
+        func isGrey(_ i: Int) -> Bool {
+            let parameters = fmt!.pointee.streams[i]!.pointee.codecpar!.pointee
+            return av_pix_fmt_desc_get(AVPixelFormat(rawValue: parameters.format))?.pointee.nb_components == 1
+        }
+        if index >= 0, isGrey(Int(index)), let colour = (0..<Int(fmt!.pointee.nb_streams)).first(where: { i in
+            let stream = fmt!.pointee.streams[i]!.pointee
+            return stream.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO && stream.disposition & AV_DISPOSITION_ATTACHED_PIC == 0 && !isGrey(i)
+        }) {
+            index = Int32(colour)
+        }
         if index < 0 {
             close(&fmt)
             throw MediaError(.noVideoStream, "has no video stream (audio only, or no picture at all)", operation: "av_find_best_stream")

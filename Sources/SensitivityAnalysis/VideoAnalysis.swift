@@ -120,9 +120,11 @@ public final class VideoAnalysisHandler: Sendable {
         let failure = Mutex<(any Error)?>(nil)
         let flagged = Atomic<Bool>(false)
         let identity = file.identity, type = file.type
-        // An animation (GIF, APNG) is a few seconds of pictures that each matter: sampled ten
-        // times a second (a frame shown for less than 0.1 s is the only way past).
-        let gap = file.type.kind == .video ? options.maxGap : min(options.maxGap, Self.animationGap)
+        // An animation (GIF, APNG, a HEIF or AVIF image sequence) is a few seconds of pictures
+        // that each matter: sampled ten times a second (a frame shown for less than 0.1 s is the
+        // only way past).
+        let animation = try file.type.kind != .video || MediaType.isImageSequence(file.readHead(16))
+        let gap = animation ? min(options.maxGap, Self.animationGap) : options.maxGap
         let summary = try decoder.sample(maxGap: gap) { sample in
             if failure.withLock({ $0 != nil }) { return false }
             if flagged.load(ordering: .relaxed) && !options.allFlaggedRanges { return false }

@@ -12,7 +12,7 @@ struct PictureFormatTests {
         try run("/usr/bin/heif-enc", (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path])
     }
 
-    @Test("HEIC and AVIF stills are pictures (sniffed by their ftyp brands, never the video path); the card is flagged in both")
+    @Test("HEIC and AVIF stills are pictures (sniffed by their ftyp brands, never the video path); the card is flagged in both, also as avifenc writes it")
     func heifAndAVIF() throws {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -26,6 +26,10 @@ struct PictureFormatTests {
             #expect(report.type == type && report.kind == .image, "\(name): \(report.type)")
             #expect(report.isSensitive, "\(name): \(String(describing: report.failure))")
         }
+        let avifenc = dir.appendingPathComponent("avifenc.avif")
+        try Self.run("/usr/bin/avifenc", [card.path, avifenc.path])
+        let report = analyzer.reportSynchronously(forFileAt: avifenc.path)
+        #expect(report.type == .avif && report.isSensitive, "\(String(describing: report.failure))")
     }
 
     @Test("a HEIC as a phone writes it (512-px HEVC tile grid, scripts/heic-grid.py) with clap, irot and imir: the card shows only with the transforms applied, and is flagged")
@@ -255,7 +259,7 @@ struct PictureFormatTests {
         #expect(process.terminationStatus == 0, "\(program) \(arguments) (make setup installs it)")
     }
 
-    @Test("animations whose second frame is the card: an APNG (sampled as a video is, ten times a second) and an animated WebP (every frame, composed by libwebp)")
+    @Test("animations whose second frame is the card: an APNG and an AVIF image sequence (sampled as a video is, ten times a second) and an animated WebP (every frame, composed by libwebp)")
     func animations() async throws {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -275,6 +279,11 @@ struct PictureFormatTests {
         let animatedWebP = await analyzer.report(forFileAt: webp.path)
         #expect(animatedWebP.isSensitive && animatedWebP.analysis?.reasons.first?.contains("image 2 of 2") == true,
                 "\(String(describing: animatedWebP.analysis?.reasons)) \(String(describing: animatedWebP.failure))")
+        // An AVIF image sequence (ftyp avis) takes the video path, sampled as an animation.
+        let sequence = dir.appendingPathComponent("anim.avif")
+        try Self.run("/usr/bin/avifenc", ["--fps", "2", benign.path, card.path, sequence.path])
+        let avis = await analyzer.report(forFileAt: sequence.path)
+        #expect(avis.kind == .video && avis.isSensitive && avis.analysis?.frameTime == 0.5, "\(String(describing: avis.analysis?.frameTime)) \(String(describing: avis.failure))")
         let first = await analyzer.report(forFileAt: still.path)
         #expect(first.failure == nil && !first.isSensitive)
         #expect(!(await analyzer.report(forFileAt: benign.path)).isSensitive)
