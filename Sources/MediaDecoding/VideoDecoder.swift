@@ -80,7 +80,10 @@ public final class VideoDecoder: @unchecked Sendable {
         self.minimumShortSide = minimumShortSide
         reader = DescriptorReader(descriptor: file.descriptor)
         do {
-            (format, streamIndex) = try Self.openContainer(reader: reader)
+            // An animated PNG is read as one: ffmpeg's probe looks at the first 2 KiB, and an
+            // APNG whose acTL chunk comes later (after an ICC profile) would be read as one
+            // still PNG. (The type comes from the file's bytes: acTL was found before IDAT.)
+            (format, streamIndex) = try Self.openContainer(reader: reader, demuxer: file.type == .png ? "apng" : nil)
         } catch {
             throw error.at(file.path)
         }
@@ -340,7 +343,7 @@ public final class VideoDecoder: @unchecked Sendable {
     // MARK: - Container
 
     /// Opens the container on `reader` and picks the best video stream.
-    static func openContainer(reader: DescriptorReader) throws(MediaError) -> (UnsafeMutablePointer<AVFormatContext>, Int32) {
+    static func openContainer(reader: DescriptorReader, demuxer: String? = nil) throws(MediaError) -> (UnsafeMutablePointer<AVFormatContext>, Int32) {
         let bufferSize = 1 << 16
         guard let buffer = av_malloc(bufferSize)?.assumingMemoryBound(to: UInt8.self) else {
             throw MediaError(.io, "out of memory", operation: "av_malloc")
@@ -358,7 +361,7 @@ public final class VideoDecoder: @unchecked Sendable {
         }
         fmt!.pointee.pb = io
         fmt!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        let opened = avformat_open_input(&fmt, nil, nil, nil)
+        let opened = avformat_open_input(&fmt, nil, demuxer.flatMap { av_find_input_format($0) }, nil)
         if opened < 0 {
             // avformat_open_input frees the context on failure, but not a custom AVIO context.
             var ioContext: UnsafeMutablePointer<AVIOContext>? = io

@@ -265,15 +265,17 @@ struct PictureFormatTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let analyzer = try TestEnvironment.sharedAnalyzer()
         let benign = dir.appendingPathComponent("frame1.png"), card = dir.appendingPathComponent("frame2.png")
-        // (Written by our encoder: ffmpeg 5.1's apng demuxer reads an APNG whose header carries an
-        // ICC profile, as astronaut.png's does, as one frame only.)
-        let photo = try ImageDecoder(minimumLongSide: 0, minimumShortSide: 0).decode(Array(try Data(contentsOf: TestEnvironment.photos.appendingPathComponent("astronaut.png"))))
-        try Data(try PNGEncoder.encode(photo.image.resizedBilinear(width: 640, height: 480))).write(to: benign)
+        // Scaled by ffmpeg, which keeps astronaut.png's 2.6 KB ICC profile: the APNG's acTL chunk
+        // then comes after the first 2 KiB, where ffmpeg's probe would take it for a still PNG.
+        try FFmpegTool.run(["-i", TestEnvironment.photos.appendingPathComponent("astronaut.png").path, "-vf", "scale=640:480", benign.path])
         try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: card)
         let apng = dir.appendingPathComponent("anim.png"), webp = dir.appendingPathComponent("anim.webp"), still = dir.appendingPathComponent("still.webp")
         try FFmpegTool.run(["-framerate", "2", "-i", dir.appendingPathComponent("frame%d.png").path, "-plays", "0", "-f", "apng", apng.path])
         try Self.run("/usr/bin/img2webp", ["-loop", "0", "-d", "500", "-lossy", benign.path, card.path, "-o", webp.path])
         try Self.run("/usr/bin/img2webp", ["-lossy", benign.path, "-o", still.path])
+        let head = Array(try Data(contentsOf: apng).prefix(4096))
+        let acTL = try #require((0..<(head.count - 4)).first { head[$0..<($0 + 4)].elementsEqual(Array("acTL".utf8)) })
+        #expect(acTL > 2048, "the animation control chunk is past ffmpeg's first probe")
         let animatedPNG = await analyzer.report(forFileAt: apng.path)
         #expect(animatedPNG.isSensitive && animatedPNG.analysis?.frameTime == 0.5, "\(String(describing: animatedPNG.analysis?.frameTime)) \(String(describing: animatedPNG.failure))")
         let animatedWebP = await analyzer.report(forFileAt: webp.path)
