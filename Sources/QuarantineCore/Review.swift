@@ -44,15 +44,18 @@ public struct Review: Sendable {
     public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         /// Adult mode: the person did not confirm (no terminal, no `--yes`, or "no").
         case notConfirmed
-        /// Child mode: the PIN is not the guardian's.
-        case wrongPIN
+        /// Child mode: the PIN is not the guardian's; the next try waits `wait` seconds (0: none).
+        case wrongPIN(wait: TimeInterval = 0)
+        /// Child mode: too many wrong PINs; the PIN was not checked, the next try is at `until`.
+        case waitForPIN(until: Date)
         /// The action is not possible now (child mode without a PIN set, say).
         case refused(String)
 
         public var description: String {
             switch self {
             case .notConfirmed: return "not confirmed"
-            case .wrongPIN: return "that PIN is not right"
+            case .wrongPIN(let wait): return "that PIN is not right" + (wait > 0 ? "; the next try must wait \(GuardianPIN.describe(wait))" : "")
+            case .waitForPIN(let until): return "too many wrong PINs; try again in \(GuardianPIN.describe(until.timeIntervalSinceNow))"
             case .refused(let reason): return reason
             }
         }
@@ -68,8 +71,12 @@ public struct Review: Sendable {
             guard confirmed else { throw Refusal.notConfirmed }
             return Consent(action)
         case .guardianPIN:
-            guard let pin, try guardian.verify(pin) else { throw Refusal.wrongPIN }
-            return Consent(action)
+            guard let pin else { throw Refusal.wrongPIN() }
+            switch try guardian.check(pin, actor: "cli", now: clock()) {
+            case .accepted: return Consent(action)
+            case .wrong(_, let wait): throw Refusal.wrongPIN(wait: wait)
+            case .locked(let until): throw Refusal.waitForPIN(until: until)
+            }
         case .refused(let reason):
             throw Refusal.refused(reason)
         }

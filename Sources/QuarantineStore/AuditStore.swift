@@ -106,6 +106,7 @@ public final class AuditStore: Sendable {
             try db.alter(table: "item") { t in t.add(column: "folderRealPath", .text) }
         }
         registerChangeTimeMigration(&migrator)
+        GuardianPIN.registerAttemptsMigration(&migrator)
         return migrator
     }
 

@@ -7,11 +7,82 @@ import GRDB
 /// Only a salted scrypt hash is stored (N = 2^15, r = 8, p = 1: about 32 MB and a tenth of a
 /// second per try), in the audit database.
 ///
+/// Guessing is slowed down: after ``freeAttempts`` wrong PINs in a row, the next try waits
+/// ``firstWait``, and each wrong PIN after that doubles the wait (up to ``longestWait``); the
+/// right PIN clears the count. Each wrong PIN and each wait is recorded in the audit log. A try
+/// holds the database's write lock while it is checked, so guesses from several processes at
+/// once are counted one after the other.
+///
 /// Everything in a user's home can be changed by that user; the PIN is a speed bump for a child,
 /// not protection against someone with the account's full rights.
 public struct GuardianPIN: Sendable {
     let store: AuditStore
     static let rounds = 1 << 15
+    /// Wrong PINs in a row before the first wait.
+    public static let freeAttempts = 5
+    /// The first wait; each further wrong PIN doubles it.
+    public static let firstWait: TimeInterval = 60
+    /// The longest wait (a day).
+    public static let longestWait: TimeInterval = 86_400
+
+    /// What a try of a PIN came to.
+    public enum Check: Sendable, Equatable {
+        case accepted
+        /// Wrong; `wait` is how long the next try must wait (0 while free tries remain).
+        case wrong(inARow: Int, wait: TimeInterval)
+        /// Not checked: too many wrong PINs, try again at `until`.
+        case locked(until: Date)
+    }
+
+    /// The wait after `failures` wrong PINs in a row.
+    public static func wait(afterFailures failures: Int) -> TimeInterval {
+        guard failures >= freeAttempts else { return 0 }
+        let doublings = min(failures - freeAttempts, 20)
+        return min(firstWait * Double(1 << doublings), longestWait)
+    }
+
+    static func registerAttemptsMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v8: guardian PIN attempts") { db in
+            try db.create(table: "pinAttempts") { t in
+                t.primaryKey("id", .integer).check { $0 == 1 }
+                t.column("failures", .integer).notNull()
+                t.column("lastFailureAt", .datetime)
+            }
+        }
+    }
+
+    /// Tries `pin`: refused unchecked while a wait runs, else checked and counted.
+    public func check(_ pin: String, actor: String = "cli", now: Date = Date()) throws -> Check {
+        try store.write { db -> Check in
+            let row = try Row.fetchOne(db, sql: "SELECT failures, lastFailureAt FROM pinAttempts WHERE id = 1")
+            let failures: Int = row?["failures"] ?? 0
+            if let last: Date = row?["lastFailureAt"], Self.wait(afterFailures: failures) > 0 {
+                let until = last.addingTimeInterval(Self.wait(afterFailures: failures))
+                if until > now { return .locked(until: until) }
+            }
+            guard let guardian = try Row.fetchOne(db, sql: "SELECT salt, hash, rounds FROM guardian WHERE id = 1") else { return .wrong(inARow: 0, wait: 0) }
+            if try Self.matches(pin, guardian) {
+                try db.execute(sql: "DELETE FROM pinAttempts")
+                return .accepted
+            }
+            let inARow = failures + 1
+            try db.execute(sql: "INSERT OR REPLACE INTO pinAttempts (id, failures, lastFailureAt) VALUES (1, ?, ?)", arguments: [inARow, now])
+            let wait = Self.wait(afterFailures: inARow)
+            let detail = "wrong guardian PIN (\(inARow) in a row)" + (wait > 0 ? "; the next try must wait \(Self.describe(wait))" : "")
+            // The PIN guards child mode: recorded as child mode's unless adult mode was set.
+            var event = AuditEvent(.guardian, path: nil, mode: try ModeRecord.fetchOne(db)?.mode ?? .child, actor: actor, detail: detail)
+            try event.insert(db)
+            return .wrong(inARow: inARow, wait: wait)
+        }
+    }
+
+    /// "1 minute", "4 minutes", "2 hours".
+    public static func describe(_ wait: TimeInterval) -> String {
+        let minutes = Int((wait / 60).rounded(.up))
+        if minutes < 120 { return minutes == 1 ? "1 minute" : "\(minutes) minutes" }
+        let hours = Int((wait / 3600).rounded(.up))
+        return "\(hours) hours"
+    }
 
     public init(store: AuditStore) { self.store = store }
 
@@ -35,9 +106,14 @@ public struct GuardianPIN: Sendable {
         }
     }
 
-    /// Whether `pin` is the guardian's (constant-time comparison).
-    public func verify(_ pin: String) throws -> Bool {
+    /// Whether `pin` is the guardian's (constant-time comparison), without counting the try.
+    /// Every try a person makes goes through ``check(_:actor:now:)``.
+    func verify(_ pin: String) throws -> Bool {
         guard let row = try store.read({ db in try Row.fetchOne(db, sql: "SELECT salt, hash, rounds FROM guardian WHERE id = 1") }) else { return false }
+        return try Self.matches(pin, row)
+    }
+
+    static func matches(_ pin: String, _ row: Row) throws -> Bool {
         let salt: Data = row["salt"], stored: Data = row["hash"], rounds: Int = row["rounds"]
         let derived = try Self.derive(pin, salt: [UInt8](salt), rounds: rounds)
         guard derived.count == stored.count else { return false }

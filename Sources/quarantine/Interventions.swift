@@ -66,8 +66,11 @@ struct Interventions {
             }
             do {
                 return try review.consent(to: action, confirmed: true, pin: readSecret("Guardian PIN: "))
-            } catch Review.Refusal.wrongPIN {
-                printOut("That PIN is not right. Nothing was changed.")
+            } catch Review.Refusal.wrongPIN(let wait) {
+                printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
+                throw ExitCode(1)
+            } catch Review.Refusal.waitForPIN(let until) {
+                printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
                 throw ExitCode(1)
             }
         }
@@ -122,8 +125,14 @@ struct Guardian: ParsableCommand {
                 throw ExitCode(2)
             }
             if guardian.isSet {
-                guard let current = ask("Current guardian PIN: "), try guardian.verify(current) else {
-                    printError("quarantine: that is not the current PIN; nothing changed")
+                guard let current = ask("Current guardian PIN: ") else { throw ExitCode(1) }
+                switch try guardian.check(current) {
+                case .accepted: break
+                case .wrong(_, let wait):
+                    printError("quarantine: that is not the current PIN; nothing changed" + (wait > 0 ? " (the next try must wait \(GuardianPIN.describe(wait)))" : ""))
+                    throw ExitCode(1)
+                case .locked(let until):
+                    printError("quarantine: too many wrong PINs; try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)); nothing changed")
                     throw ExitCode(1)
                 }
             }

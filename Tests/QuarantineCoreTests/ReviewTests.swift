@@ -21,12 +21,50 @@ struct ReviewTests {
         let child = Review(vault: place.vault, mode: ModeInForce(mode: .child))
         #expect(throws: Review.Refusal.self) { _ = try child.consent(to: .release, confirmed: true, pin: "2468") }   // no PIN set yet
         try GuardianPIN(store: place.vault.store).set("2468")
-        #expect(throws: Review.Refusal.wrongPIN) { _ = try child.consent(to: .release, confirmed: true, pin: "1111") }
-        #expect(throws: Review.Refusal.wrongPIN) { _ = try child.consent(to: .purge, confirmed: true, pin: nil) }
+        #expect(throws: Review.Refusal.wrongPIN()) { _ = try child.consent(to: .release, confirmed: true, pin: "1111") }
+        #expect(throws: Review.Refusal.wrongPIN()) { _ = try child.consent(to: .purge, confirmed: true, pin: nil) }
         let consent = try child.consent(to: .release, confirmed: true, pin: "2468")
         let released = try child.release(item.id!, consent: consent)
         #expect(released.path == file.path && FileManager.default.fileExists(atPath: file.path))
         #expect(try child.history(of: item.id).first?.actor == "guardian")
+    }
+
+    @Test("guessing the PIN: after 5 wrong PINs the next try waits 1 minute, each wrong one after doubles it, unchecked while waiting; the right PIN clears the count; every wrong one is in the audit log")
+    func pinRateLimit() throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        try GuardianPIN(store: place.vault.store).set("2468")
+        let start = Date()
+        nonisolated(unsafe) var now = start
+        let child = Review(vault: place.vault, mode: ModeInForce(mode: .child)) { now }
+        for _ in 1...4 {
+            #expect(throws: Review.Refusal.wrongPIN(wait: 0)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
+        }
+        #expect(throws: Review.Refusal.wrongPIN(wait: 60)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
+        // Waiting: even the right PIN is not checked.
+        now = start.addingTimeInterval(59)
+        func expectWait(until: TimeInterval, _ pin: String) {
+            do {
+                _ = try child.consent(to: .release, confirmed: true, pin: pin)
+                Issue.record("accepted while waiting")
+            } catch Review.Refusal.waitForPIN(let date) {
+                #expect(abs(date.timeIntervalSince(start) - until) < 0.01, "\(date.timeIntervalSince(start))")   // stored to the millisecond
+            } catch { Issue.record("\(error)") }
+        }
+        expectWait(until: 60, "2468")
+        now = start.addingTimeInterval(61)
+        #expect(throws: Review.Refusal.wrongPIN(wait: 120)) { _ = try child.consent(to: .release, confirmed: true, pin: "1111") }
+        now = start.addingTimeInterval(61 + 119)
+        expectWait(until: 61 + 120, "2222")
+        now = start.addingTimeInterval(61 + 121)
+        #expect(throws: Review.Refusal.wrongPIN(wait: 240)) { _ = try child.consent(to: .release, confirmed: true, pin: "3333") }
+        now = start.addingTimeInterval(61 + 121 + 241)
+        _ = try child.consent(to: .release, confirmed: true, pin: "2468")
+        // Cleared: five free tries again.
+        #expect(throws: Review.Refusal.wrongPIN(wait: 0)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
+        let logged = try child.history().filter { $0.kind == .guardian && $0.detail?.hasPrefix("wrong guardian PIN") == true }
+        #expect(logged.count == 8, "\(logged.map(\.detail))")
+        #expect(logged.contains { $0.detail == "wrong guardian PIN (7 in a row); the next try must wait 4 minutes" })
+        #expect(GuardianPIN.wait(afterFailures: 30) == GuardianPIN.longestWait)
     }
 
     @Test("purge candidates come from the injected clock")
