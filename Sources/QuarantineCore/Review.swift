@@ -109,6 +109,18 @@ public struct Review: Sendable {
         return try vault.release(id: id, to: directory, mode: mode.mode, actor: actor)
     }
 
+    /// Records that the person asks for item `id` back without the PIN (child mode): the
+    /// guardian sees it in `quarantine list`. Asking weakens nothing, so it needs no consent;
+    /// adult mode has no one to ask.
+    public func requestRelease(_ id: Int64) throws {
+        guard mode.mode == .child else { throw Refusal.refused("asking a guardian is for child mode; in adult mode, release it yourself") }
+        guard let item = try vault.store.item(id), item.status == .quarantined else { throw Refusal.refused("item \(id) is not in the vault") }
+        try vault.store.requestRelease(itemId: id, mode: mode.mode, actor: "cli", at: clock())
+    }
+
+    /// Releases someone asked for, of items still in the vault.
+    public func releaseRequests() throws -> [Int64: ReleaseRequest] { try vault.store.openReleaseRequests() }
+
     /// Deletes (or seals) item `id` and blocks its bytes, and with `origin` its site.
     public func block(_ id: Int64, keep: Bool, origin: Bool, consent: Consent) throws -> Vault.Block {
         require(consent, for: .block)

@@ -107,6 +107,7 @@ public final class AuditStore: Sendable {
         }
         registerChangeTimeMigration(&migrator)
         GuardianPIN.registerAttemptsMigration(&migrator)
+        ReleaseRequest.registerMigration(&migrator)
         return migrator
     }
 
@@ -215,6 +216,7 @@ public final class AuditStore: Sendable {
 public enum EventKind: String, Sendable, Codable, DatabaseValueConvertible {
     case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged, guardian
     case modeChanged = "mode_changed"
+    case releaseRequested = "release_requested"
 }
 
 /// One line of the audit log.

@@ -28,7 +28,7 @@ struct Interventions {
     /// throws an exit code when the answer is no. `adultQuestion` is the adult's one question
     /// ("Release card.jpg (open_nsfw 0.91)?"); `childAction` ends the child's ("bring it back").
     @discardableResult
-    func approve(_ action: ProtectedAction, adultQuestion: String, childAction: String, yes: Bool) throws -> Review.Consent {
+    func approve(_ action: ProtectedAction, adultQuestion: String, childAction: String, yes: Bool, request: Int64? = nil) throws -> Review.Consent {
         if let note = mode.note { printError("quarantine: \(note)") }
         switch review.approval(for: action) {
         case .none:
@@ -65,7 +65,13 @@ struct Interventions {
                 }
             }
             do {
-                return try review.consent(to: action, confirmed: true, pin: readSecret("Guardian PIN: "))
+                guard let request else { return try review.consent(to: action, confirmed: true, pin: readSecret("Guardian PIN: ")) }
+                let pin = readSecret("Guardian PIN (or just press Enter to ask a grown-up later): ")
+                if pin?.isEmpty ?? true {
+                    try askGuardian(for: request)
+                    throw ExitCode(1)
+                }
+                return try review.consent(to: action, confirmed: true, pin: pin)
             } catch Review.Refusal.wrongPIN(let wait) {
                 printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
                 throw ExitCode(1)
@@ -74,6 +80,18 @@ struct Interventions {
                 throw ExitCode(1)
             }
         }
+    }
+
+    /// Records the child's request for item `id` (``Review/requestRelease(_:)``) and says what
+    /// happens next.
+    func askGuardian(for id: Int64) throws {
+        do {
+            try review.requestRelease(id)
+        } catch let refusal as Review.Refusal {
+            printError("quarantine: \(refusal)")
+            throw ExitCode(2)
+        }
+        printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
     }
 
     private func refuseYes() throws -> Never {

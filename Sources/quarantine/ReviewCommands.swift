@@ -84,8 +84,14 @@ struct List: ParsableCommand {
     func run() throws {
         let review = Review.current(vault: try openVault())
         let items = try review.items(includeClosed: all)
+        let requests = try review.releaseRequests()
+        let iso = ISO8601DateFormatter()
         if json {
-            for item in items { printJSONObject(item.json) }
+            for item in items {
+                var object = item.json
+                if let request = requests[item.id ?? 0] { object["release_requested_at"] = iso.string(from: request.requestedAt) }
+                printJSONObject(object)
+            }
             return
         }
         if items.isEmpty {
@@ -97,13 +103,15 @@ struct List: ParsableCommand {
         if review.mode.mode == .child {
             for item in items {
                 let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-                printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.")
+                let asked = requests[item.id ?? 0] == nil ? "" : " You asked a grown-up for it back."
+                printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.\(asked)")
             }
             return
         }
         for item in items {
             let reason = item.reasonList.first ?? "-"
-            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))")
+            let asked = requests[item.id ?? 0].map { "  [release asked for \(formatter.string(from: $0.requestedAt))]" } ?? ""
+            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))\(asked)")
         }
     }
 }
@@ -173,12 +181,19 @@ struct ReleaseCommand: ParsableCommand {
     @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
     var yes = false
 
+    @Flag(name: .long, help: "Child mode: ask the guardian to release it, without the PIN. The request is recorded and shown in 'quarantine list'; nothing is released. (Pressing Enter at the PIN prompt does the same.)")
+    var ask = false
+
     func run() throws {
         let vault = try openVault()
         let item = try requireItem(vault, id)
         let interventions = Interventions(vault: vault)
+        if ask {
+            try interventions.askGuardian(for: id)
+            return
+        }
         let consent = try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?",
-                                                childAction: "bring it back", yes: yes)
+                                                childAction: "bring it back", yes: yes, request: id)
         do {
             let result = try interventions.review.release(id, to: to, consent: consent)
             printOut(result.renamed ? "Released to \(PathBytes.display(result.path)) (\(item.displayPath) was taken; nothing was overwritten)." : "Released to \(PathBytes.display(result.path)).")

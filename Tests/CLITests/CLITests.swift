@@ -241,10 +241,20 @@ struct CLITests {
         #expect(wrong.status == 1 && wrong.stdout.contains("not right"))
         #expect(!FileManager.default.fileExists(atPath: card.path))
 
+        // No PIN at hand: Enter at the prompt (or --ask) records a request the guardian sees.
+        let asked = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "")])
+        #expect(asked.status == 1 && asked.stdout.contains("Your question is saved"), "\(asked.stdout)")
+        #expect(try cli.run(["list"]).stdout.contains("You asked a grown-up for it back."))
+        #expect(try cli.run(["list", "--json"]).jsonLines().first?["release_requested_at"] is String)
+        #expect(try cli.run(["release", "--ask", "1"]).status == 0, "asking again is fine, and needs no terminal")
+        #expect(try cli.run(["history", "--json"]).jsonLines().filter { $0["kind"] as? String == "release_requested" }.count == 1, "one request, recorded once")
+        #expect(!FileManager.default.fileExists(atPath: card.path))
+
         let right = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "2468")])
         #expect(right.status == 0, "\(right.stdout)")
         #expect(FileManager.default.fileExists(atPath: card.path))
         #expect(try cli.run(["history", "--json"]).jsonLines().first?["actor"] as? String == "guardian")
+        #expect(try cli.run(["list", "--all", "--json"]).jsonLines().first?["release_requested_at"] == nil, "a released item has no open request")
 
         // Changing the PIN needs the current one.
         let change = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])

@@ -67,6 +67,25 @@ struct ReviewTests {
         #expect(GuardianPIN.wait(afterFailures: 30) == GuardianPIN.longestWait)
     }
 
+    @Test("a child's request for a release: recorded once with its audit event, open until the item leaves the vault; adult mode has no one to ask")
+    func releaseRequest() throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let file = place.downloads.appendingPathComponent("c.png")
+        try Data(try IntakeTests.png(card: true)).write(to: file)
+        let item = try place.vault.quarantine(path: file.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .child, actor: "test")
+        let adult = Review(vault: place.vault, mode: ModeInForce(mode: .adult))
+        #expect(throws: Review.Refusal.self) { try adult.requestRelease(item.id!) }
+        let child = Review(vault: place.vault, mode: ModeInForce(mode: .child))
+        #expect(throws: Review.Refusal.self) { try child.requestRelease(999) }
+        try child.requestRelease(item.id!)
+        try child.requestRelease(item.id!)
+        #expect(try child.releaseRequests().keys.sorted() == [item.id!])
+        #expect(try child.history(of: item.id).filter { $0.kind == .releaseRequested }.count == 1)
+        try GuardianPIN(store: place.vault.store).set("2468")
+        _ = try child.release(item.id!, consent: child.consent(to: .release, confirmed: true, pin: "2468"))
+        #expect(try child.releaseRequests().isEmpty)
+    }
+
     @Test("purge candidates come from the injected clock")
     func purgeByClock() throws {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }

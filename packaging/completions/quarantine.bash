@@ -300,7 +300,7 @@ _quarantine_show() {
 
 _quarantine_release() {
     repeating_flags=()
-    non_repeating_flags=(-y --yes --version -h --help)
+    non_repeating_flags=(-y --yes --ask --version -h --help)
     repeating_options=()
     non_repeating_options=(--to)
     __quarantine_offer_flags_options 1

@@ -228,6 +228,7 @@ _quarantine_release() {
         ':id:'
         '--to[Restore into this folder instead of the original one.]:dir:'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--ask[Child mode\: ask the guardian to release it, without the PIN. The request is recorded and shown in '\''quarantine list'\''; nothing is released. (Pressing Enter at the PIN prompt does the same.)]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
