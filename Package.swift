@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "PollSupport"),
         .target(name: "PathBytes"),
         .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport", "PathBytes"]),
-        .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport"]),
+        .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
         .target(name: "QuarantineAgent", dependencies: [
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),

@@ -9,6 +9,9 @@
 #include <unistd.h>
 #include <errno.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <string.h>
 
 int qsys_limit_malloc_arenas(int count) {
 #ifdef M_ARENA_MAX
@@ -51,4 +54,62 @@ int qsys_thread_io_class(void) {
 
 void qsys_set_thread_name(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+ssize_t qsys_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count) {
+    struct iovec io = { .iov_base = (void *)bytes, .iov_len = length };
+    struct msghdr message = { .msg_iov = &io, .msg_iovlen = 1 };
+    char control[CMSG_SPACE(sizeof(int) * 16)];
+    if (count > 16) { errno = EINVAL; return -1; }
+    if (count > 0) {
+        memset(control, 0, sizeof control);
+        message.msg_control = control;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * count);
+    }
+    ssize_t sent;
+    do { sent = sendmsg(socket, &message, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
+ssize_t qsys_receive_with_descriptors(int socket, void *bytes, size_t length, int *descriptors, int max_count, int *count, int *truncated) {
+    struct iovec io = { .iov_base = bytes, .iov_len = length };
+    char control[CMSG_SPACE(sizeof(int) * 16)];
+    struct msghdr message = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control };
+    *count = 0;
+    *truncated = 0;
+    ssize_t received;
+    do { received = recvmsg(socket, &message, MSG_CMSG_CLOEXEC); } while (received < 0 && errno == EINTR);
+    if (received < 0) return -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int arrived = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *fds = (int *)CMSG_DATA(header);
+        for (int i = 0; i < arrived; i++) {
+            if (*count < max_count) descriptors[(*count)++] = fds[i];
+            else { close(fds[i]); *truncated = 1; }
+        }
+    }
+    if (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) *truncated = 1;
+    return received;
+}
+
+int qsys_peer_credentials(int socket, int *pid, unsigned *uid, unsigned *gid) {
+    struct ucred credentials;
+    socklen_t size = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) return -1;
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+int qsys_accept_cloexec(int socket) {
+    int fd;
+    do { fd = accept4(socket, NULL, NULL, SOCK_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    return fd;
 }

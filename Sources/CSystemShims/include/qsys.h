@@ -17,4 +17,16 @@ int qsys_lower_thread_priority(int nice);
 int qsys_thread_io_class(void);
 /// Names the calling thread (what ps, top and /proc/<pid>/task/<tid>/comm show; 15 bytes kept).
 void qsys_set_thread_name(const char *name);
+/// sendmsg of `length` bytes with `count` descriptors as SCM_RIGHTS (none when count is 0),
+/// MSG_NOSIGNAL. Returns the bytes sent, or -1 with errno.
+ssize_t qsys_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count);
+/// recvmsg with room for `max_count` descriptors (MSG_CMSG_CLOEXEC). Returns the bytes received
+/// (0 at end of stream) or -1 with errno; `*count` descriptors are stored in `descriptors`.
+/// `*truncated` is set when the message or its descriptors did not fit (the descriptors that
+/// arrived are still returned, for the caller to close).
+ssize_t qsys_receive_with_descriptors(int socket, void *bytes, size_t length, int *descriptors, int max_count, int *count, int *truncated);
+/// The peer's process, user and group of a connected Unix socket (SO_PEERCRED).
+int qsys_peer_credentials(int socket, int *pid, unsigned *uid, unsigned *gid);
+/// accept4(..., SOCK_CLOEXEC), retried on EINTR.
+int qsys_accept_cloexec(int socket);
 #endif
