@@ -95,7 +95,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"]),
+        // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),

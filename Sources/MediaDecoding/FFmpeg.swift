@@ -13,7 +13,7 @@ enum FFmpeg {
     static func message(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
         qff_err2str(code, &buffer, buffer.count)
-        return String(cString: buffer)
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
     static func error(_ code: Int32, _ operation: String, type: MediaType) -> MediaError {

@@ -197,8 +197,9 @@ public final class Vault: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
+        // Best effort: the database is the record; a meta.json that cannot be written loses nothing.
         if let meta = try? encoder.encode(item) {
-            FileManager.default.createFile(atPath: folder(name) + "/meta.json", contents: meta, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: folder(name) + "/meta.json", contents: meta, attributes: [.posixPermissions: 0o600])
         }
         let finished = item
         try store.finishQuarantine(finished, journalId: journalId,

@@ -12,7 +12,7 @@ public protocol SensitivityModel {
 
 /// The registry of models, in the order they judge a picture.
 public enum SensitivityModels {
-    public static let all: [any SensitivityModel.Type] = [NudeDetector.self, NSFWClassifier.self]
+    public static var all: [any SensitivityModel.Type] { [NudeDetector.self, NSFWClassifier.self] }
 }
 
 extension NudeDetector: SensitivityModel {
