@@ -66,18 +66,22 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         var brands = [major]
         var i = 16
         while i + 4 <= size { brands.append(brand(i)); i += 4 }
-        if ["msf1", "hevc", "hevx", "avis"].contains(major) { return nil }
+        if imageSequenceBrands.contains(major) { return nil }
         let heif: Set = ["mif1", "mif2", "heic", "heix", "heim", "heis"]
         if major == "avif" || (brands.contains("avif") && !["heic", "heix"].contains(major)) { return .avif }
         if brands.contains(where: { heif.contains($0) }) { return .heif }
         return nil
     }
 
-    /// An ISO-BMFF image sequence (HEIF's `msf1`, AVIF's `avis`): an animation that takes the
-    /// video path, sampled as animations are.
+    /// The major brands of ISO-BMFF image sequences: HEIF's (`msf1`, and `hevc`/`hevx` for
+    /// HEVC ones) and AVIF's (`avis`).
+    static let imageSequenceBrands: Set = ["msf1", "hevc", "hevx", "avis"]
+
+    /// An ISO-BMFF image sequence (see ``imageSequenceBrands``): an animation that takes the video
+    /// path, sampled as animations are.
     public static func isImageSequence(_ b: [UInt8]) -> Bool {
         guard b.count >= 12, Array(b[4..<8]) == Array("ftyp".utf8) else { return false }
-        return ["msf1", "avis"].contains(String(decoding: b[8..<12], as: UTF8.self))
+        return imageSequenceBrands.contains(String(decoding: b[8..<12], as: UTF8.self))
     }
 
     /// An SVG document: XML (after an optional byte-order mark and blanks) whose first bytes

@@ -26,33 +26,32 @@ struct SVGFormat: PictureFormat {
         let embedded = Self.embeddedPictures(bytes)
         var needed = 0
         for picture in embedded {
-            guard let format = PictureFormats.format(for: picture.type), picture.type != .svg else { continue }
             let head = Array(picture.bytes.prefix(ImageDecoder.headLength))
             if let size = try? ImageHeader.dimensions(head, type: picture.type) {
                 try request.limits.check(width: size.width, height: size.height)
                 needed += size.width * size.height * 4
             }
-            needed += picture.bytes.count + min(Int.max / 8, (try? format.workingMemory(head, request: request)) ?? 0)
+            needed += picture.bytes.count + min(Int.max / 8, (try? picture.format.workingMemory(head, request: request)) ?? 0)
         }
         guard needed <= Self.embeddedAllowance else {
             throw MediaError(.dimensionsTooLarge, "is an SVG whose embedded pictures would need \(needed >> 20) MiB to draw, over \(Self.embeddedAllowance >> 20) MiB; refused without drawing")
         }
         var images = [try render(bytes, request: request)]
-        for picture in embedded.prefix(Self.maxEmbedded) where picture.type != .svg {
-            guard let format = PictureFormats.format(for: picture.type) else { continue }
+        for picture in embedded {
             // A damaged embedded picture is not drawn by librsvg either: passed over.
-            if let decoded = try? format.decodeAll(picture.bytes, request: request) { images += decoded }
+            if let decoded = try? picture.format.decodeAll(picture.bytes, request: request) { images += decoded }
         }
         return images
     }
 
     func render(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage {
         var error = [CChar](repeating: 0, count: 512)
-        var width = 0.0, height = 0.0
-        let sized = bytes.withUnsafeBufferPointer { qsvg_size($0.baseAddress, $0.count, &width, &height, &error, error.count) }
-        guard sized == 0 else {
+        guard let svg = bytes.withUnsafeBufferPointer({ qsvg_open($0.baseAddress, $0.count, &error, error.count) }) else {
             throw MediaError(.corrupt, "is a damaged SVG document", cause: Self.message(error), operation: "rsvg_handle_new_from_data")
         }
+        defer { qsvg_close(svg) }
+        var width = 0.0, height = 0.0
+        qsvg_size(svg, &width, &height)
         // No size and no viewBox: drawn on a square page, as user units.
         if !(width >= 1 && height >= 1 && width.isFinite && height.isFinite) { width = 1024; height = 1024 }
         // Drawn at its own size, or reduced as a raster picture is when it is much larger than
@@ -63,9 +62,7 @@ struct SVGFormat: PictureFormat {
         let renderWidth = max(1, Int((Double(reduced.width) * scale).rounded())), renderHeight = max(1, Int((Double(reduced.height) * scale).rounded()))
         try request.limits.check(width: renderWidth, height: renderHeight)
         var canvas = [UInt8](repeating: 255, count: renderWidth * renderHeight * 4)
-        let drawn = bytes.withUnsafeBufferPointer { input in
-            canvas.withUnsafeMutableBufferPointer { qsvg_render(input.baseAddress, input.count, Int32(renderWidth), Int32(renderHeight), $0.baseAddress, &error, error.count) }
-        }
+        let drawn = canvas.withUnsafeMutableBufferPointer { qsvg_render(svg, Int32(renderWidth), Int32(renderHeight), $0.baseAddress, &error, error.count) }
         guard drawn == 0 else {
             throw MediaError(.corrupt, "is an SVG document librsvg cannot draw", cause: Self.message(error), operation: "rsvg_handle_render_document")
         }
@@ -82,11 +79,12 @@ struct SVGFormat: PictureFormat {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The pictures a document embeds as base64 `data:image/...` URLs, in document order, each
-    /// with the type its bytes (not its declared media type) show.
-    static func embeddedPictures(_ bytes: [UInt8]) -> [(type: MediaType, bytes: [UInt8])] {
+    /// The raster pictures a document embeds as base64 `data:image/...` URLs (``maxEmbedded`` at
+    /// most, in document order), each with the format its bytes (not its declared media type)
+    /// show. Embedded SVG documents are left to librsvg's drawing.
+    static func embeddedPictures(_ bytes: [UInt8]) -> [(type: MediaType, format: any PictureFormat, bytes: [UInt8])] {
         let marker = Array("data:image/".utf8), base64 = Array(";base64,".utf8)
-        var pictures: [(type: MediaType, bytes: [UInt8])] = []
+        var pictures: [(type: MediaType, format: any PictureFormat, bytes: [UInt8])] = []
         var i = 0
         while i + marker.count <= bytes.count, pictures.count < maxEmbedded {
             guard bytes[i] == marker[0], bytes[i..<(i + marker.count)].elementsEqual(marker) else { i += 1; continue }
@@ -99,14 +97,18 @@ struct SVGFormat: PictureFormat {
             let (decoded, end) = Base64.decode(bytes, from: j + 1)
             i = end
             let type = MediaType.sniff(decoded)
-            if type.kind == .image { pictures.append((type, decoded)) }
+            if type != .svg, let format = PictureFormats.format(for: type) { pictures.append((type, format, decoded)) }
         }
         return pictures
     }
 
-    /// The document and the drawn canvas, and what the embedded pictures may take.
+    /// The drawn canvas (BGRA) and its RGB copy, and what the embedded pictures may take. The
+    /// canvas's long side is at most ``maxRenderSide``; its short side is under twice the larger
+    /// of the sides analysis asks for (a larger picture is reduced to them: see
+    /// `FFmpeg.reducedSize`).
     func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        Self.maxRenderSide * Self.maxRenderSide / 4 * 4 * 2 + Self.embeddedAllowance
+        let shortSide = min(Self.maxRenderSide, 2 * max(request.minimumLongSide, request.minimumShortSide))
+        return Self.maxRenderSide * shortSide * (4 + 3) + Self.embeddedAllowance
     }
 
     func inventory() -> DecoderInventory.Entry {

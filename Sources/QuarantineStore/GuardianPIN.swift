@@ -106,13 +106,8 @@ public struct GuardianPIN: Sendable {
         }
     }
 
-    /// Whether `pin` is the guardian's (constant-time comparison), without counting the try.
-    /// Every try a person makes goes through ``check(_:actor:now:)``.
-    func verify(_ pin: String) throws -> Bool {
-        guard let row = try store.read({ db in try Row.fetchOne(db, sql: "SELECT salt, hash, rounds FROM guardian WHERE id = 1") }) else { return false }
-        return try Self.matches(pin, row)
-    }
-
+    /// Whether `pin` is the guardian's (constant-time comparison) by the stored `salt, hash,
+    /// rounds` row. Every try a person makes goes through ``check(_:actor:now:)``, which counts it.
     static func matches(_ pin: String, _ row: Row) throws -> Bool {
         let salt: Data = row["salt"], stored: Data = row["hash"], rounds: Int = row["rounds"]
         let derived = try Self.derive(pin, salt: [UInt8](salt), rounds: rounds)

@@ -244,7 +244,7 @@ struct VideoAnalysisTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("anim.gif")
         try VideoFixtures.make(url, seconds: 8, cardFrom: 4, cardTo: 6.5, encoder: ["-r", "5"])
-        let report = await try analyzer().report(forFileAt: url.path)
+        let report = try await analyzer().report(forFileAt: url.path)
         #expect(report.kind == .video)
         #expect(report.isSensitive, "\(String(describing: report.failure))")
         #expect(report.analysis?.frameTime.map { $0 >= 3.9 && $0 <= 6.6 } == true)
