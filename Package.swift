@@ -72,7 +72,10 @@ let package = Package(
         .target(name: "PathBytes"),
         .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
+        // The confined analysis worker process and the service's side of it.
+        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         .target(name: "QuarantineAgent", dependencies: [
+            "AnalysisWorker",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -81,7 +84,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport", "AnalysisWorker",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -93,13 +96,16 @@ let package = Package(
 
         // MARK: - Tests
         .target(name: "TestSupport", dependencies: [.product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
+        // Runs the analysis sandbox in a forked child and tries what it must refuse (C: after fork
+        // in the multithreaded test runner, the child runs no Swift code).
+        .target(name: "SandboxProbe", dependencies: ["CSystemShims"], path: "Tests/SandboxProbe"),
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
-        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
+        .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -1,3 +1,4 @@
+import PathBytes
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,6 +31,14 @@ public struct FileIdentity: Sendable, Hashable, Codable {
         self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
                   modificationNanoseconds: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
                   changeNanoseconds: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+    }
+
+    /// The identity of what is at `path` now (a link itself, not what it points to); nil when
+    /// nothing is.
+    public init?(statAt path: String) {
+        var info = stat()
+        guard lstat(PathBytes.cString(path), &info) == 0 else { return nil }
+        self.init(info)
     }
 
     enum CodingKeys: String, CodingKey { case device, inode, size, modificationNanoseconds, changeNanoseconds }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import PathBytes
+import Synchronization
 
 /// One media file opened for analysis: never through a symbolic link, only if it is a regular
 /// file, with its identity recorded at open time and its type sniffed from its bytes.
@@ -12,12 +13,19 @@ public final class MediaFile {
     /// The open descriptor; valid until the object is released.
     public let descriptor: Int32
 
-    /// Opens `path` read-only without following a final symbolic link.
+    /// Opens `path` read-only without following a final symbolic link; in a process that
+    /// analyses passed descriptors (``PassedDescriptors``), a copy of the descriptor passed for
+    /// `path` instead.
     public init(path: String) throws(MediaError) {
         self.path = path
-        // O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
-        let fd = try Syscall.retrying("open", path: path) {
-            open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        let fd: Int32
+        if let passed = try PassedDescriptors.duplicate(for: path) {
+            fd = passed
+        } else {
+            // O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
+            fd = try Syscall.retrying("open", path: path) {
+                open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+            }
         }
         var info = stat()
         do {
@@ -92,5 +100,50 @@ public final class MediaFile {
             done += n
         }
         return done
+    }
+}
+
+extension MediaFile {
+    /// Files handed over as open descriptors, by the path they stand for. The sandboxed
+    /// analysis worker cannot (and must not) open the files it judges: the service opens each
+    /// one and passes the descriptor (SCM_RIGHTS); every ``MediaFile`` the analysis opens for
+    /// that path is then a duplicate of it (reads are `pread`s, so duplicates share nothing that
+    /// matters). With ``exclusive`` set, a path without a passed descriptor is refused.
+    public enum PassedDescriptors {
+        struct Table: @unchecked Sendable {
+            var descriptors: [String: Int32] = [:]
+            var exclusive = false
+        }
+        static let table = Mutex(Table())
+
+        /// Analysis of `path` reads `descriptor` (which the caller keeps and closes after
+        /// ``remove(_:)``). False when another descriptor stands for `path` already.
+        public static func add(_ descriptor: Int32, for path: String) -> Bool {
+            table.withLock { t in
+                guard t.descriptors[path] == nil else { return false }
+                t.descriptors[path] = descriptor
+                return true
+            }
+        }
+
+        public static func remove(_ path: String) {
+            _ = table.withLock { $0.descriptors.removeValue(forKey: path) }
+        }
+
+        /// From now on, only passed descriptors are read: no path is opened.
+        public static func makeExclusive() {
+            table.withLock { $0.exclusive = true }
+        }
+
+        /// A close-on-exec duplicate of the descriptor passed for `path`; nil when none was
+        /// passed and paths may be opened.
+        static func duplicate(for path: String) throws(MediaError) -> Int32? {
+            let (passed, exclusive) = table.withLock { ($0.descriptors[path], $0.exclusive) }
+            guard let passed else {
+                if exclusive { throw MediaError(.notFound, "was not handed to the analysis (no descriptor passed for it)", path: path) }
+                return nil
+            }
+            return try Syscall.retrying("dup", path: path) { fcntl(passed, F_DUPFD_CLOEXEC, 0) }
+        }
     }
 }

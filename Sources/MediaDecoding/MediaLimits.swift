@@ -1,5 +1,5 @@
 /// Bounds checked before any large allocation, so hostile or absurd files are refused early.
-public struct MediaLimits: Sendable, Equatable {
+public struct MediaLimits: Sendable, Equatable, Codable {
     /// The largest still-image file read into memory, in bytes.
     public var maxImageFileBytes: Int
     /// The largest width or height accepted.

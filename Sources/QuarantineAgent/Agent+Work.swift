@@ -109,7 +109,7 @@ extension QuarantineAgent {
     struct Job: Sendable {
         var entry: BacklogEntry
         var type: MediaType
-        var analyzer: SensitivityAnalyzer
+        var engine: any AnalysisEngine
         var settings: Settings
         var isVideo: Bool { type.kind == .video }
     }
@@ -129,7 +129,7 @@ extension QuarantineAgent {
                     } else {
                         for job in startWhatFits() {
                             let operation: @Sendable () async -> Void = {
-                                await self.process(job.entry, type: job.type, analyzer: job.analyzer, settings: job.settings)
+                                await self.process(job.entry, type: job.type, engine: job.engine, settings: job.settings)
                                 self.finished(job.entry.path, video: job.isVideo)
                             }
                             if job.isVideo { videos.addTask(operation: operation) } else { pictures.addTask(operation: operation) }
@@ -144,11 +144,11 @@ extension QuarantineAgent {
 
     /// The backlog entries that fit in the free lanes, registered as in flight.
     func startWhatFits() -> [Job] {
-        let (analyzer, busy, settings, videos) = state.withLock {
-            ($0.analyzer, Set($0.inFlight.keys), $0.settings, $0.videosInFlight)
+        let (engine, busy, settings, videos) = state.withLock {
+            ($0.engine, Set($0.inFlight.keys), $0.settings, $0.videosInFlight)
         }
-        guard let analyzer else { return [] }
-        let workers = analyzer.configuration.workers
+        guard let engine else { return [] }
+        let workers = engine.workers
         var freeImages = workers - (busy.count - videos)
         var freeVideos = max(1, workers / 2) - videos
         guard freeImages > 0 || freeVideos > 0 else { return [] }
@@ -169,7 +169,7 @@ extension QuarantineAgent {
                 guard freeImages > 0 else { continue }
                 freeImages -= 1
                 state.withLock { $0.inFlight[entry.path] = AgentStatus.Work(path: entry.path, kind: "image", startedAt: Date(), progress: nil) }
-                jobs.append(Job(entry: entry, type: .other, analyzer: analyzer, settings: settings))
+                jobs.append(Job(entry: entry, type: .other, engine: engine, settings: settings))
                 continue
             } catch {
                 finishUnopenable(entry, error)
@@ -193,7 +193,7 @@ extension QuarantineAgent {
                 s.inFlight[entry.path] = work
                 if isVideo { s.videosInFlight += 1 }
             }
-            jobs.append(Job(entry: entry, type: file.type, analyzer: analyzer, settings: settings))
+            jobs.append(Job(entry: entry, type: file.type, engine: engine, settings: settings))
         }
         if !jobs.isEmpty { publishSoon() }
         return jobs
@@ -245,11 +245,15 @@ extension QuarantineAgent {
     // MARK: - One file
 
     /// The core decides (``Intake``); the agent counts, logs and tells the person.
-    func process(_ entry: BacklogEntry, type: MediaType, analyzer: SensitivityAnalyzer, settings: Settings) async {
-        let intake = Intake(vault: vault, analyzer: analyzer, actor: "agent", maxCrashes: Self.maxAttempts)
+    func process(_ entry: BacklogEntry, type: MediaType, engine: any AnalysisEngine, settings: Settings) async {
+        let intake = Intake(vault: vault, engine: engine, actor: options.actor, maxCrashes: Self.maxAttempts, holding: holding)
         let path = entry.path
         let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
             self?.progressed(path, fraction)
+        }
+        // No worker could be started for it: the file stays queued until one can.
+        if let problem = engine.problem, state.withLock({ $0.engine.map { $0 as AnyObject } === (engine as AnyObject) }) {
+            analysisBroke(problem)
         }
         report(outcome, for: entry, mode: settings.mode)
     }

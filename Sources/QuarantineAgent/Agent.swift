@@ -1,3 +1,4 @@
+import AnalysisWorker
 import FolderWatch
 import Foundation
 import Logging
@@ -23,6 +24,10 @@ public final class QuarantineAgent: Service, Sendable {
         public var configPath: String
         /// Overrides the configuration's `analysis.workers`.
         public var workers: Int?
+        /// The binary whose `analysis-worker` command judges files (default: this one).
+        public var workerExecutable: String?
+        /// Who the audit log names as acting: "agent", or "guardian service".
+        public var actor = "agent"
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -40,6 +45,8 @@ public final class QuarantineAgent: Service, Sendable {
     let options: Options
     let logger: Logger
     let vault: Vault
+    /// Files held out of reach while they are checked (child mode, or `hold_while_checking`).
+    let holding: Holding
     let lock: AgentLock
     let state: Mutex<State>
     let wakeStream: AsyncStream<Void>
@@ -59,7 +66,9 @@ public final class QuarantineAgent: Service, Sendable {
 
     struct State {
         var settings: Settings
-        var analyzer: SensitivityAnalyzer?
+        /// Who judges files: a confined worker process (``SandboxedAnalysis``), or the models in
+        /// this process when `agent.sandbox = false`.
+        var engine: (any AnalysisEngine)?
         var problem: String?
         /// The audit database was deleted or replaced under the agent (said once).
         var databaseProblem: String?
@@ -90,6 +99,7 @@ public final class QuarantineAgent: Service, Sendable {
         self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
         vault = try Vault.standard(environment: options.environment)
+        holding = Holding(store: vault.store)
         let settings = try Self.loadSettings(options, store: vault.store)
         state = Mutex(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -123,7 +133,10 @@ public final class QuarantineAgent: Service, Sendable {
         defer { withExtendedLifetime(claim) {} }
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
         for line in vault.tightened { logger.notice("made private (others could read it): \(line)") }
-        loadAnalyzer(settings)
+        // Files held when the last run ended go back (and are checked again as new arrivals).
+        let holding = self.holding
+        for line in try await onOwnThread("hold-recovery", { holding.recover() }) { logger.notice("put back a file held when the agent stopped: \(line)") }
+        await loadAnalyzer(settings)
         setUpNotifications(settings)
 
         let roots = Self.watchRoots(settings, environment: options.environment)
@@ -196,32 +209,56 @@ public final class QuarantineAgent: Service, Sendable {
     func watchOptions(_ settings: Settings) -> FolderWatchOptions {
         var watch = FolderWatchOptions()
         watch.settleDelay = .milliseconds(settings.agent.settleMilliseconds)
-        watch.excludedNames = settings.watch.exclude
+        // The private folders of held files (see Holding) are never watched.
+        watch.excludedNames = settings.watch.exclude + [Holding.folderName] + (1..<8).map { "\(Holding.folderName).\($0)" }
         watch.excludedPaths = [Vault.baseDirectory(environment: options.environment)]
         watch.fallbackRescanInterval = .seconds(settings.agent.rescanSeconds)
         return watch
     }
 
-    /// Loads the models for `settings`; on failure the agent keeps watching and queueing, says
-    /// why in its status and log, and tries again later.
-    func loadAnalyzer(_ settings: Settings) {
+    /// Starts the analysis for `settings`: a confined worker process that loads the models
+    /// (or, with `agent.sandbox = false`, the models in this process). On failure the agent
+    /// keeps watching and queueing, says why in its status and log, and tries again later.
+    func loadAnalyzer(_ settings: Settings) async {
+        let options = self.options
         do {
-            let analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
-            let hadProblem = state.withLock { s -> Bool in
-                defer { s.analyzer = analyzer; s.problem = nil }
-                return s.problem != nil
+            let engine: any AnalysisEngine = try await onOwnThread("analysis-start") { () throws -> any AnalysisEngine in
+                guard settings.agent.sandbox else {
+                    return try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
+                }
+                var worker = SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer,
+                                                       deadline: .seconds(settings.agent.fileDeadlineSeconds))
+                if let executable = options.workerExecutable { worker.executable = executable }
+                return try SandboxedAnalysis(options: worker)
             }
+            let (hadProblem, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
+                defer { s.engine = engine; s.problem = nil }
+                return (s.problem != nil, s.engine)
+            }
+            (old as? SandboxedAnalysis)?.stop()
             if hadProblem { logger.notice("models loaded: analysing again") }
-            else { logger.debug("models loaded: \(settings.analyzer.workers) analysis thread(s)") }
-        } catch {
-            let message = "cannot analyse: \(error); files are queued until this is fixed (run 'make setup' or 'quarantine doctor')"
-            let first = state.withLock { s -> Bool in
-                defer { s.analyzer = nil; s.problem = message }
-                return s.problem != message
+            else {
+                let place = (engine as? SandboxedAnalysis).map { "in the confined worker process \($0.workerProcesses.map(String.init).joined(separator: ", "))" }
+                    ?? "in this process (agent.sandbox = false)"
+                logger.debug("models loaded: \(settings.analyzer.workers) analysis thread(s), \(place)")
             }
-            if first { logger.error("\(message)") }
+        } catch {
+            analysisBroke("\(error)")
         }
         wakeContinuation.yield()
+        publishSoon()
+    }
+
+    /// Analysis cannot go on (models missing, no worker starts): files stay queued; says why
+    /// once, and ``retryAnalyzer()`` tries again.
+    func analysisBroke(_ reason: String) {
+        let message = "cannot analyse: \(reason); files are queued until this is fixed (run 'make setup' or 'quarantine doctor')"
+        let (first, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
+            defer { s.engine = nil; s.problem = message }
+            return (s.problem != message, s.engine)
+        }
+        (old as? SandboxedAnalysis)?.stop()
+        if first { logger.error("\(message)") }
         publishSoon()
     }
 
@@ -231,7 +268,7 @@ public final class QuarantineAgent: Service, Sendable {
             try? await Task.sleep(for: .seconds(30))
             if Task.isCancelled { return }
             let (broken, settings) = state.withLock { ($0.problem != nil, $0.settings) }
-            if broken { loadAnalyzer(settings) } else { return }
+            if broken { await loadAnalyzer(settings) } else { return }
         }
     }
 
@@ -303,11 +340,11 @@ public final class QuarantineAgent: Service, Sendable {
     func handleReloads() async {
         for await trigger in reloadRequests {
             if Task.isCancelled || isStopping { return }
-            reload(trigger)
+            await reload(trigger)
         }
     }
 
-    func reload(_ trigger: ReloadTrigger) {
+    func reload(_ trigger: ReloadTrigger) async {
         let settings: Settings
         do { settings = try Self.loadSettings(options, store: vault.store) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
@@ -324,8 +361,8 @@ public final class QuarantineAgent: Service, Sendable {
         state.withLock { $0.settings = settings }
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
-        if settings.analyzer != old.analyzer {
-            loadAnalyzer(settings)
+        if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds {
+            await loadAnalyzer(settings)
         }
         let roots = Self.watchRoots(settings, environment: options.environment)
         state.withLock { s in
@@ -341,7 +378,7 @@ public final class QuarantineAgent: Service, Sendable {
             // What adult mode let through is judged again under the child policy (seen records
             // of adult mode do not count in child mode): every folder is looked through again.
             if settings.mode == .child { watcher?.rescan() }
-            try? vault.store.record(.modeChanged, mode: settings.mode, actor: "agent", detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
+            try? vault.store.record(.modeChanged, mode: settings.mode, actor: options.actor, detail: "configuration reloaded: \(old.mode.rawValue) -> \(settings.mode.rawValue)")
         }
         logger.notice("configuration reloaded: \(settings.mode.rawValue) mode, watching \(roots.map(\.path).joined(separator: ", "))")
         publishSoon()

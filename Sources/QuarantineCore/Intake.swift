@@ -28,22 +28,23 @@ public struct Intake: Sendable {
     public let maxCrashes: Int
     /// Who is recorded as acting ("agent", "guardian service").
     public let actor: String
+    /// Holds files out of reach while they are checked, where ``Settings/holdsWhileChecking``.
+    public let holding: Holding?
 
-    public init(vault: Vault, actor: String = "agent", maxCrashes: Int = 2, blocking: @escaping Blocking, analysis: @escaping Analysis) {
+    public init(vault: Vault, actor: String = "agent", maxCrashes: Int = 2, holding: Holding? = nil, blocking: @escaping Blocking, analysis: @escaping Analysis) {
         self.vault = vault
         self.actor = actor
+        self.holding = holding
         self.maxCrashes = maxCrashes
         self.blocking = blocking
         self.analysis = analysis
     }
 
-    /// The analyzer's own analysis and threads.
-    public init(vault: Vault, analyzer: SensitivityAnalyzer, actor: String = "agent", maxCrashes: Int = 2) {
-        self.init(vault: vault, actor: actor, maxCrashes: maxCrashes,
-                  blocking: { video, work in try await analyzer.runBlocking(video: video, work) },
-                  analysis: { path, settings, progress in
-                      await analyzer.report(forFileAt: path, policy: settings.policy, videoOptions: settings.video) { progress($0.fraction) }
-                  })
+    /// The engine's own analysis and threads (models in process, or a confined worker).
+    public init(vault: Vault, engine: any AnalysisEngine, actor: String = "agent", maxCrashes: Int = 2, holding: Holding? = nil) {
+        self.init(vault: vault, actor: actor, maxCrashes: maxCrashes, holding: holding,
+                  blocking: { video, work in try await engine.runBlocking(video: video, work) },
+                  analysis: { path, settings, progress in await engine.report(forFileAt: path, settings: settings, progress: progress) })
     }
 
     /// How it ended for one file.
@@ -94,18 +95,55 @@ public struct Intake: Sendable {
             return .givenUp(crashes: crashes, then: failed(entry, failure: failure, kind: kind, digest: nil, settings: settings))
         }
 
+        // This exact version was dealt with (a held file put back arrives again as a new name).
+        var seenInfo = stat()
+        if lstat(PathBytes.cString(path), &seenInfo) == 0, (try? store.hasSeen(FileIdentity(seenInfo), at: path, in: mode)) == true {
+            try? store.complete(entry, seen: nil)
+            return .alreadySeen
+        }
+        guard let holding, settings.holdsWhileChecking else {
+            return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+        }
+        let held: HeldFile
+        do { held = try holding.hold(path: path, root: entry.root) } catch {
+            // Not holdable (another filesystem, gone): checked where it is.
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "checked without holding it: \(error)")
+            return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+        }
+        let outcome = await judge(entry, at: held.heldPath, held: held, kind: kind, settings: settings, progress: progress)
+        if case .hidden = outcome {
+            try? holding.forget(held)
+            return outcome
+        }
+        let before = FileIdentity(statAt: held.heldPath)
+        do {
+            let back = try holding.putBack(held)
+            // What was recorded for it while held stays true where it is back.
+            if let before { try? store.carrySeen(from: path, identity: before, to: back.path, identity: back.identity) }
+        } catch {
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "\(error)")
+        }
+        return outcome
+    }
+
+    /// Judges the file of `entry`, now at `source` (where it is held, or its own path); every
+    /// record names the entry's own path.
+    func judge(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, kind: MediaType.Kind, settings: Settings,
+               progress: @escaping @Sendable (Double?) -> Void) async -> Outcome {
+        let store = vault.store
+        let path = entry.path, mode = settings.mode
         let digest: Digest
         do {
             digest = try await blocking(kind == .video) {
-                let file = try MediaFile(path: path)
+                let file = try MediaFile(path: source)
                 return Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
             }
         } catch let error as MediaError where error.code == .permissionDenied {
             // Moving it into the vault needs no read access: child mode holds it at once.
             var info = stat()
-            let identity = lstat(PathBytes.cString(path), &info) == 0 ? FileIdentity(info) : entry.identity
+            let identity = lstat(PathBytes.cString(source), &info) == 0 ? FileIdentity(info) : entry.identity
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
-            return .unreadable(then: failed(entry, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
+            return .unreadable(then: failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
         } catch {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")
@@ -121,7 +159,7 @@ public struct Intake: Sendable {
                                    events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
                 return .allowed
             case .blocked(let reason):
-                return hide(entry, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil,
+                return hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil,
                             mode: mode, verdict: .blocked)
             case .knownClean:
                 let detail = "same bytes as a file found not sensitive before"
@@ -135,18 +173,22 @@ public struct Intake: Sendable {
             return .databaseUnavailable("\(error)")
         }
 
-        let report = await analysis(path, settings, progress)
+        var report = await analysis(source, settings, progress)
+        if source != path, var failure = report.failure {
+            failure.message = failure.message.replacingOccurrences(of: source, with: path)
+            report.failure = failure
+        }
         if let analysis = report.analysis, analysis.identity != digest.identity {
             // Not the version that was hashed: no verdict is recorded for these bytes.
             try? store.complete(entry, seen: nil)
             return .changed
         }
         if let analysis = report.analysis, report.isSensitive {
-            return hide(entry, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
+            return hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
                         preview: report.flaggedFrame, mode: mode, verdict: .quarantined)
         }
         if let failure = report.failure {
-            return failed(entry, failure: failure, kind: kind, digest: digest, settings: settings)
+            return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
         }
         if let analysis = report.analysis {
             var detail = "not sensitive"
@@ -169,20 +211,31 @@ public struct Intake: Sendable {
     /// moves it (the vault re-checks that it is still the version `identity` names) with its
     /// blurred preview. Throws, having moved nothing, when the vault refuses. `scan --quarantine`
     /// hides through this too.
-    public func hide(path: String, identity: FileIdentity?, reasons: [String], preview: RGBImage?, mode: AnalysisMode, verdict: Verdict) throws -> VaultItem {
+    public func hide(path: String, recordedAs: String? = nil, identity: FileIdentity?, reasons: [String], preview: RGBImage?, mode: AnalysisMode,
+                     verdict: Verdict) throws -> VaultItem {
         if verdict == .quarantined {
-            try vault.store.record(.flagged, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
+            try vault.store.record(.flagged, path: recordedAs ?? path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
         }
-        return try vault.quarantine(path: path, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
+        return try vault.quarantine(path: path, recordedAs: recordedAs, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
     }
 
     /// Hides a backlog entry and takes it off the backlog.
-    func hide(_ entry: BacklogEntry, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
+    func hide(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
               mode: AnalysisMode, verdict: Verdict) -> Outcome {
         let path = entry.path
         let store = vault.store
+        // Its times go into the vault as they were before the check read it. That changes its
+        // ctime, nothing else: in the private folder no one else can reach it.
+        var identity = identity
+        if let held, let holding {
+            holding.restoreAccessTime(held)
+            if let now = FileIdentity(statAt: source), now.device == identity.device, now.inode == identity.inode, now.size == identity.size,
+               now.modificationNanoseconds == identity.modificationNanoseconds {
+                identity = now
+            }
+        }
         do {
-            let item = try hide(path: path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict)
+            let item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict)
             let id = item.id ?? 0
             try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)
@@ -197,8 +250,8 @@ public struct Intake: Sendable {
     }
 
     /// A file that could not be analysed: `on_error` decides.
-    func failed(_ entry: BacklogEntry, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?, identity known: FileIdentity? = nil,
-                settings: Settings) -> Outcome {
+    func failed(_ entry: BacklogEntry, at source: String? = nil, held: HeldFile? = nil, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?,
+                identity known: FileIdentity? = nil, settings: Settings) -> Outcome {
         let path = entry.path
         let mode = settings.mode
         switch failure.code {
@@ -216,8 +269,8 @@ public struct Intake: Sendable {
         let identity = digest?.identity ?? known ?? entry.identity
         switch settings.policy.onError {
         case .hold:
-            return hide(entry, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"], preview: nil,
-                        mode: mode, verdict: .unverified)
+            return hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
+                        preview: nil, mode: mode, verdict: .unverified)
         case .leave:
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])

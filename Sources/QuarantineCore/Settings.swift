@@ -31,6 +31,10 @@ public struct Settings: Sendable, Equatable {
     /// The policy of the mode in force.
     public var policy: SensitivityPolicy { policies[mode] ?? .defaults(for: mode) }
 
+    /// Whether a settled file is held out of reach until its verdict: always in child mode,
+    /// in adult mode with `agent.hold_while_checking`.
+    public var holdsWhileChecking: Bool { mode == .child || agent.holdWhileChecking }
+
     /// The user's configuration file.
     public static func userConfigurationPath(environment: [String: String] = ProcessEnvironment.current) -> String {
         XDG.configHome(environment) + "/quarantine/config.toml"

@@ -130,11 +130,24 @@ public struct AgentSettings: Sendable, Equatable {
     public var settleMilliseconds: Int
     /// Where inotify cannot watch (the kernel's watch limit), folders are rescanned this often.
     public var rescanSeconds: Int
+    /// Files are judged in a confined worker process (no privileges, no network, no writes);
+    /// false runs the models inside the agent (a crash in a decoder then costs the agent).
+    public var sandbox: Bool
+    /// A file with neither a verdict nor progress for this long has hung its worker, which is
+    /// replaced; the file is tried once more, alone, then handled by `on_error`.
+    public var fileDeadlineSeconds: Int
+    /// Adult mode: a settled file is out of reach (moved aside) until its verdict, as child
+    /// mode always does.
+    public var holdWhileChecking: Bool
 
-    public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60) {
+    public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60, sandbox: Bool = true,
+                fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false) {
         self.notifications = notifications
         self.settleMilliseconds = settleMilliseconds
         self.rescanSeconds = rescanSeconds
+        self.sandbox = sandbox
+        self.fileDeadlineSeconds = fileDeadlineSeconds
+        self.holdWhileChecking = holdWhileChecking
     }
 
     mutating func apply(_ table: TOMLTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
@@ -145,6 +158,18 @@ public struct AgentSettings: Sendable, Equatable {
         if let value = table["settle_ms"] {
             guard let n = value.int, (0...60_000).contains(n) else { throw fail("agent.settle_ms must be a whole number of milliseconds from 0 to 60000") }
             settleMilliseconds = n
+        }
+        if let value = table["sandbox"] {
+            guard let flag = value.bool else { throw fail("agent.sandbox must be true or false") }
+            sandbox = flag
+        }
+        if let value = table["hold_while_checking"] {
+            guard let flag = value.bool else { throw fail("agent.hold_while_checking must be true or false") }
+            holdWhileChecking = flag
+        }
+        if let value = table["file_deadline_seconds"] {
+            guard let n = value.int, (1...86_400).contains(n) else { throw fail("agent.file_deadline_seconds must be a whole number of seconds from 1 to 86400") }
+            fileDeadlineSeconds = n
         }
         if let value = table["rescan_seconds"] {
             guard let n = value.int, (5...86_400).contains(n) else { throw fail("agent.rescan_seconds must be a whole number of seconds from 5 to 86400") }

@@ -239,6 +239,21 @@ extension AuditStore {
         try read { db in try SeenFile.order(Column("id").desc).limit(limit).fetchAll(db) }
     }
 
+    /// Records for the file version `newIdentity` at `newPath` what was last recorded for
+    /// `identity` at `path` (a held file put back: renamed, so its ctime and maybe its name
+    /// changed, its bytes did not).
+    public func carrySeen(from path: String, identity: FileIdentity, to newPath: String, identity newIdentity: FileIdentity) throws {
+        try write { db in
+            try db.execute(sql: """
+                INSERT INTO seenFile (path, device, inode, size, mtimeNs, ctimeNs, sha256, mode, verdict, itemId, at)
+                SELECT ?, ?, ?, ?, ?, ?, sha256, mode, verdict, itemId, ? FROM seenFile
+                WHERE path = ? AND device = ? AND inode = ? AND ctimeNs = ? ORDER BY id DESC LIMIT 1
+                """, arguments: [newPath, Int64(bitPattern: newIdentity.device), Int64(bitPattern: newIdentity.inode), newIdentity.size,
+                                 newIdentity.modificationNanoseconds, newIdentity.changeNanoseconds, Date(),
+                                 path, Int64(bitPattern: identity.device), Int64(bitPattern: identity.inode), identity.changeNanoseconds])
+        }
+    }
+
     /// Marks a file version as seen without analysing it (e.g. what a release puts back).
     public func markSeen(_ seen: SeenFile) throws {
         try write { db in

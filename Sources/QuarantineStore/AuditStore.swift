@@ -108,6 +108,7 @@ public final class AuditStore: Sendable {
         registerChangeTimeMigration(&migrator)
         GuardianPIN.registerAttemptsMigration(&migrator)
         ReleaseRequest.registerMigration(&migrator)
+        HeldFile.registerMigration(&migrator)
         return migrator
     }
 

@@ -86,9 +86,11 @@ public final class Vault: Sendable {
         return lines
     }
 
-    /// `${XDG_DATA_HOME:-~/.local/share}/quarantine`: the vault, the database, the models.
+    /// `${XDG_DATA_HOME:-~/.local/share}/quarantine`: the vault, the database, the models; or
+    /// `$QUARANTINE_STATE_DIR` itself (the guardian service: `/var/lib/quarantine/USER`).
     public static func baseDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        if let state = environment["QUARANTINE_STATE_DIR"], state.hasPrefix("/") { return state }
+        return (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share") + "/quarantine"
     }
 
@@ -110,23 +112,30 @@ public final class Vault: Sendable {
     /// Moves the file at `path` into the vault. When `expected` is given, the file must still be
     /// exactly what was analysed (device, inode, size, modification time).
     @discardableResult
-    public func quarantine(path: String, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
+    /// `recordedAs` is where the file belongs when it is not where it is now (held aside while it
+    /// was checked): the item is recorded, and released, there.
+    public func quarantine(path: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
                            preview: RGBImage? = nil) throws -> VaultItem {
         do {
-            return try whileMoving { try moveIn(path: path, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
+            return try whileMoving { try moveIn(path: path, recordedAs: recordedAs, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
             // Every refusal is in the audit log too; nothing was moved.
-            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not quarantined: \(error)")
+            try? store.record(.error, path: recordedAs ?? path, mode: mode, actor: actor, detail: "not quarantined: \(error)")
             throw error
         }
     }
 
-    func moveIn(path given: String, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String, preview: RGBImage?) throws -> VaultItem {
+    func moveIn(path given: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
+                preview: RGBImage?) throws -> VaultItem {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
-        let path = given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
-            : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
+        func absolute(_ given: String) -> String {
+            given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
+                : URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(given).standardized.path
+        }
+        let path = absolute(given)
+        let recorded = recordedAs.map(absolute) ?? path
         var fd = open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         // A file this user may not read can still be renamed into the vault (child mode holds
         // it as unverified): held by an O_PATH descriptor, hashed once the vault made it readable.
@@ -147,7 +156,7 @@ public final class Vault: Sendable {
         let digest = unreadable ? "" : try Self.sha256(fd: fd)
         let attributes = unreadable ? [:] : Self.extendedAttributes(fd: fd)
         var item = VaultItem(
-            id: nil, createdAt: Date(), originalPath: path, vaultName: nil, previewName: nil, size: Int64(info.st_size), sha256: digest,
+            id: nil, createdAt: Date(), originalPath: recorded, vaultName: nil, previewName: nil, size: Int64(info.st_size), sha256: digest,
             mode: UInt32(info.st_mode), uid: info.st_uid, gid: info.st_gid,
             accessNanoseconds: Int64(info.st_atim.tv_sec) * 1_000_000_000 + Int64(info.st_atim.tv_nsec),
             modificationNanoseconds: identity.modificationNanoseconds, extendedAttributes: VaultItem.encode(attributes: attributes),
@@ -155,7 +164,7 @@ public final class Vault: Sendable {
             referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
             reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
             status: .quarantining)
-        item.folderRealPath = realpath(PathBytes.cString(URL(fileURLWithPath: path).deletingLastPathComponent().path), nil).map { pointer in
+        item.folderRealPath = realpath(PathBytes.cString(URL(fileURLWithPath: recorded).deletingLastPathComponent().path), nil).map { pointer in
             defer { free(pointer) }
             return PathBytes.string(cString: pointer)
         }
@@ -203,7 +212,7 @@ public final class Vault: Sendable {
         }
         let finished = item
         try store.finishQuarantine(finished, journalId: journalId,
-                                   event: AuditEvent(.quarantined, itemId: id, path: path, mode: mode, actor: actor, detail: reasons.joined(separator: ", ")))
+                                   event: AuditEvent(.quarantined, itemId: id, path: recorded, mode: mode, actor: actor, detail: reasons.joined(separator: ", ")))
         return finished
     }
 

@@ -6,7 +6,7 @@ import MediaDecoding
 /// the blocking work runs on dedicated threads.
 public final class SensitivityAnalyzer: Sendable {
     /// Tuning that does not change verdicts.
-    public struct Configuration: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable, Codable {
         /// Files analysed at once (each on its own thread).
         public var workers: Int
         /// ONNX Runtime threads inside one model run.

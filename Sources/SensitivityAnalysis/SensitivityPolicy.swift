@@ -16,7 +16,7 @@ public enum ErrorAction: String, Sendable, Codable, CaseIterable {
 
 /// Which signals make a picture sensitive in one mode: NudeNet labels with a minimum score
 /// each, and a minimum open_nsfw probability.
-public struct SensitivityPolicy: Sendable, Equatable {
+public struct SensitivityPolicy: Sendable, Equatable, Codable {
     public var mode: AnalysisMode
     /// A NudeNet label counts when its score is at least this.
     public var labelThresholds: [String: Double]

@@ -198,7 +198,7 @@ public final class VideoAnalysisHandler: Sendable {
 }
 
 /// How a video is sampled.
-public struct VideoOptions: Sendable, Equatable {
+public struct VideoOptions: Sendable, Equatable, Codable {
     /// At most this many seconds between analysed frames (config `video.max_gap`).
     public var maxGap: Double
     /// List every flagged stretch instead of stopping at the first flagged frame.

@@ -1,3 +1,4 @@
+import AnalysisWorker
 import ArgumentParser
 import Foundation
 import PathBytes
@@ -22,11 +23,15 @@ struct Quarantine: AsyncParsableCommand {
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
         version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
-        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self]
+        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self]
     )
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
     static func main() async {
+        // The analysis worker confines itself before any thread starts (see WorkerCommand).
+        if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], String(cString: first) == WorkerCommand.configuration.commandName {
+            WorkerCommand.confined = AnalysisWorkerProcess.confine()
+        }
         // Everything this program writes is the person's alone: 0600 files in 0700 folders
         // (a release puts back the file's own mode explicitly).
         umask(0o077)

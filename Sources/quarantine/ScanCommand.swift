@@ -130,7 +130,7 @@ struct Scan: AsyncParsableCommand {
         }
         guard report.isSensitive || report.listDecision != nil else { return }
         do {
-            let item = try Intake(vault: vault, analyzer: analyzer, actor: "scan")
+            let item = try Intake(vault: vault, engine: analyzer, actor: "scan")
                 .hide(path: path, identity: report.analysis?.identity, reasons: reasons, preview: report.flaggedFrame, mode: mode,
                       verdict: report.isSensitive ? .quarantined : .blocked)
             report.vaultItem = item.id

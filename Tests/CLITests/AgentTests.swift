@@ -23,7 +23,7 @@ final class AgentHarness: @unchecked Sendable {
         incoming = ["\(downloads.path)"]
         """
         try text.write(to: configDir.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     }
 
     /// The environment of every run: no desktop session (notifications are logged only) unless
@@ -156,7 +156,7 @@ struct AgentTests {
         let scratch = agent.cli.home.appendingPathComponent("card-source.jpg")
         _ = try agent.cli.run(["testcard", "--size", "1024x768", scratch.path])
         let bytes = try Data(contentsOf: scratch)
-        FileManager.default.createFile(atPath: part.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: part.path, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: part.path))
         handle.write(bytes.prefix(bytes.count / 2))
         Thread.sleep(forTimeInterval: 0.3) // the half-written .part must not be touched
@@ -421,8 +421,19 @@ struct AgentTests {
         #expect(try agent.run(["watch", "remove", shared.path]).status == 0)
         #expect(!(try agent.run(["config", "show"]).stdout.contains(shared.path)))
 
-        // Analysis threads run at nice 10 in the idle I/O class.
-        let pid = try #require(agent.process?.processIdentifier)
+        // Analysis threads (in the agent's confined worker process) run at nice 10 in the idle I/O class.
+        let agentPid = try #require(agent.process?.processIdentifier)
+        // The agent's descendants (it may run under a wrapper), breadth first.
+        var descendants: [Int32] = [], queue = [agentPid]
+        while let next = queue.popLast() {
+            for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? [] {
+                let children = ((try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+                descendants += children
+                queue += children
+            }
+        }
+        let pid = try #require(descendants.first { ((try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8)) ?? "").contains("analysis-worker") },
+                               "no analysis worker among the agent's descendants \(descendants)")
         let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
         var analysisNice: [Int] = []
         for tid in tasks {

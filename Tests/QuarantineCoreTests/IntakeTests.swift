@@ -221,7 +221,7 @@ struct IntakeTests {
     func realAnalyzer() async throws {
         let place = try Place(); defer { place.cleanUp() }
         let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1))
-        let intake = Intake(vault: place.vault, analyzer: analyzer)
+        let intake = Intake(vault: place.vault, engine: analyzer)
         let card = try place.arrive("card.png", try Self.png(card: true))
         guard case .hidden(let item, .quarantined, let reasons, _) = await intake.handle(card, kind: .image, settings: settings(.adult)) else {
             Issue.record("the card was not hidden"); return

@@ -1,0 +1,206 @@
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+import Synchronization
+
+/// Analysis in a separate, confined process: the service (or agent) that may move files never
+/// parses them. Each file is opened here and handed to the worker as a descriptor; the worker
+/// answers with the verdict. A worker that crashes, or is silent about a file for longer than
+/// the deadline (killed), costs that worker and its files in flight: a new one is started, and
+/// each of those files is tried once more alone, in a worker of its own, so the file that
+/// really kills it is known. A file that kills that one too comes back as a failure
+/// (`analysis_crashed`, `analysis_timed_out`) for `on_error` to decide: a poison file never
+/// brings the service down, nor into a crash loop.
+public final class SandboxedAnalysis: Sendable {
+    /// Why the worker cannot analyse, in its words (models missing, sandbox refused).
+    public struct Problem: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    public struct Options: Sendable {
+        /// The `quarantine` binary (its `analysis-worker` command is the worker).
+        public var executable: String
+        public var arguments: [String]
+        /// The worker's whole environment (keep it small: the model folder, the log level).
+        public var environment: [String: String]
+        public var configuration: SensitivityAnalyzer.Configuration
+        /// A file with neither a verdict nor progress for this long has hung its worker.
+        public var deadline: Duration
+
+        public init(executable: String = Options.ownExecutable, arguments: [String] = ["analysis-worker"], environment: [String: String],
+                    configuration: SensitivityAnalyzer.Configuration, deadline: Duration = .seconds(120)) {
+            self.executable = executable
+            self.arguments = arguments
+            self.configuration = configuration
+            self.deadline = deadline
+            var kept = environment.filter { Self.passedVariables.contains($0.key) }
+            // The Swift runtime's crash backtracer starts a program: the sandbox refuses it.
+            kept["SWIFT_BACKTRACE"] = "enable=no"
+            if let json = try? JSONEncoder().encode(configuration) {
+                kept[AnalysisWorkerProcess.configurationVariable] = String(decoding: json, as: UTF8.self)
+            }
+            self.environment = kept
+        }
+
+        /// What the worker needs of the caller's environment: where the models are, how much
+        /// to log, and the test-only crash switch.
+        static let passedVariables: Set<String> = ["HOME", "XDG_DATA_HOME", "QUARANTINE_DATA_DIR", "QUARANTINE_LOG_LEVEL", "LANG", "LC_ALL", "PATH",
+                                                   AnalysisWorkerProcess.testOnlyCrashMarkerVariable]
+
+        /// This process's own binary.
+        public static var ownExecutable: String {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+            return count > 0 ? String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        }
+    }
+
+    struct State {
+        var primary: WorkerConnection?
+        var spawning: Task<WorkerConnection, any Error>?
+        /// Every live worker, for the deadline watch.
+        var connections: [WorkerConnection] = []
+        var problem: String?
+        var stopped = false
+    }
+
+    public let options: Options
+    let state = Mutex(State())
+    /// Opening files runs here (never on Swift's cooperative threads).
+    let pool: WorkerPool
+    let videoPool: WorkerPool
+
+    /// Files judged at once.
+    public var workers: Int { options.configuration.workers }
+
+    /// Starts the first worker; throws what keeps it from analysing.
+    public init(options: Options) throws(Problem) {
+        self.options = options
+        pool = WorkerPool(threads: max(1, options.configuration.workers), name: "open", lowPriority: options.configuration.lowPriority)
+        videoPool = WorkerPool(threads: max(1, options.configuration.workers / 2), name: "open-video", lowPriority: options.configuration.lowPriority)
+        let first = try spawn()
+        state.withLock { $0.primary = first }
+        let watch = Thread { [weak self] in
+            while let self, !self.state.withLock({ $0.stopped }) {
+                for connection in self.state.withLock({ s in s.connections.removeAll { !$0.isAlive }; return s.connections }) {
+                    connection.enforceDeadline()
+                }
+                usleep(200_000)
+            }
+        }
+        watch.name = "worker-deadline"
+        watch.start()
+    }
+
+    deinit { stop() }
+
+    /// Why analysis is not possible at the moment (a new worker could not start), if so.
+    public var problem: String? { state.withLock { $0.problem } }
+
+    /// The process ids of the live workers (for status and tests).
+    public var workerProcesses: [pid_t] { state.withLock { $0.connections.filter(\.isAlive).map(\.pid) } }
+
+    /// Stops every worker.
+    public func stop() {
+        let connections = state.withLock { s -> [WorkerConnection] in
+            s.stopped = true
+            s.spawning?.cancel()
+            return s.connections
+        }
+        for connection in connections { connection.stop() }
+    }
+
+    func spawn() throws(Problem) -> WorkerConnection {
+        let connection = try WorkerConnection.spawn(executable: options.executable, arguments: options.arguments,
+                                                    environment: options.environment, deadline: options.deadline)
+        state.withLock { $0.connections.append(connection) }
+        return connection
+    }
+
+    /// Runs blocking work for a file (hashing) off Swift's cooperative threads.
+    public func runBlocking<T: Sendable>(video: Bool = false, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await (video ? videoPool : pool).run(work)
+    }
+
+    /// The live primary worker, started anew when the last one died.
+    func primary() async throws -> WorkerConnection {
+        let task = state.withLock { s -> Task<WorkerConnection, any Error>? in
+            if let primary = s.primary, primary.isAlive { return nil }
+            if let spawning = s.spawning { return spawning }
+            let task = Task { [pool] in try await pool.run { try self.spawn() } }
+            s.spawning = task
+            return task
+        }
+        guard let task else { return state.withLock { $0.primary! } }
+        do {
+            let connection = try await task.value
+            state.withLock { s in
+                s.primary = connection
+                s.problem = nil
+                if s.spawning == task { s.spawning = nil }
+            }
+            return connection
+        } catch {
+            state.withLock { s in
+                s.problem = "\(error)"
+                if s.spawning == task { s.spawning = nil }
+            }
+            throw error
+        }
+    }
+
+    /// The report on the file at `path`, judged by a worker.
+    public func report(forFileAt path: String, policy: SensitivityPolicy, video: VideoOptions, isVideo: Bool = false,
+                       progress: @escaping @Sendable (Double?) -> Void = { _ in }) async -> FileReport {
+        let descriptor: Int32
+        do {
+            descriptor = try await (isVideo ? videoPool : pool).run {
+                let file = try MediaFile(path: path)
+                return try Self.duplicate(file.descriptor)
+            }
+        } catch {
+            return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
+        }
+        defer { close(descriptor) }
+        let worker: WorkerConnection
+        do { worker = try await primary() } catch {
+            return Self.notNow(path, "no analysis worker: \(error)")
+        }
+        let first = await worker.judge(path: path, descriptor: descriptor, policy: policy, video: video, progress: progress)
+        let death: WorkerConnection.Death
+        switch first {
+        case .report(let report): return report
+        case .cancelled: return Self.notNow(path, "analysis was cancelled")
+        case .died(let how): death = how
+        }
+        // Once more, alone: if it was another file that killed the worker, this one passes now.
+        let solo: WorkerConnection
+        do { solo = try await pool.run { try self.spawn() } } catch {
+            return Self.notNow(path, "no analysis worker: \(error)")
+        }
+        defer { solo.stop() }
+        switch await solo.judge(path: path, descriptor: descriptor, policy: policy, video: video, progress: progress) {
+        case .report(let report):
+            return report
+        case .cancelled:
+            return Self.notNow(path, "analysis was cancelled")
+        case .died(let again):
+            let code = again.hung ? "analysis_timed_out" : "analysis_crashed"
+            let failure = FileReport.Failure(code: code, message: "\(path): the analysis was given up: \(again) (the first time: \(death))")
+            return FileReport(path: path, kind: isVideo ? .video : .image, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
+        }
+    }
+
+    /// A report that keeps the file queued (no verdict, no `on_error`): cancelled.
+    static func notNow(_ path: String, _ why: String) -> FileReport {
+        FileReport(path: path, kind: .other, type: .other, analysis: nil,
+                   failure: .init(code: MediaError.Code.cancelled.rawValue, message: "\(path): \(why)"), elapsedMilliseconds: 0)
+    }
+
+    static func duplicate(_ fd: Int32) throws -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw Problem("cannot duplicate a descriptor: \(String(cString: strerror(errno)))") }
+        return copy
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import MediaDecoding
+import SensitivityAnalysis
+import ServiceSupport
+import Synchronization
+
+/// The analysis worker: the only process that parses what arrives (decoders, models). It starts
+/// with its socket as descriptor 3, enters ``AnalysisSandbox`` before anything else (no
+/// capabilities, no network, no writes, no signals to others), loads the models, says hello, and
+/// then judges each file whose descriptor the service passes, until the service hangs up.
+public enum AnalysisWorkerProcess {
+    /// The analyzer's tuning, as JSON (``SensitivityAnalyzer/Configuration``).
+    public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"
+    /// Test only: a file whose first bytes are this text followed by `-crash` makes the worker
+    /// abort, followed by `-hang` makes it hang, so tests can show a poison file costs one worker
+    /// and one file, never the service. Unset (always, outside tests), it does nothing.
+    public static let testOnlyCrashMarkerVariable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
+    /// The worker's end of the socket pair.
+    public static let socketDescriptor: Int32 = 3
+
+    /// Enters the sandbox: first thing in `main`, before any thread exists (capabilities are
+    /// per thread, and threads inherit them from the one that starts them).
+    public static func confine() -> Result<Void, ServiceError> {
+        Result { () throws(ServiceError) in try AnalysisSandbox.enter() }
+    }
+
+    /// Runs the worker, confined by ``confine()`` (its result); returns its exit status.
+    public static func run(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
+        var info = stat()
+        guard fstat(socketDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
+            FileHandle.standardError.write(Data("quarantine analysis-worker: descriptor 3 is not a socket; this command is started by the agent and the guardian service, not by hand\n".utf8))
+            return 2
+        }
+        let socket = LocalSocket(adopting: socketDescriptor)
+        func hello(_ error: String?) {
+            try? socket.send(WorkerMessage.encode(.hello, WorkerMessage.Hello(pid: getpid(), error: error)))
+        }
+        if case .failure(let error) = confined {
+            hello("the analysis sandbox cannot be entered: \(error)")
+            return 71
+        }
+        // Nothing is opened by path from here on: only what the service hands over.
+        MediaFile.PassedDescriptors.makeExclusive()
+        var configuration = SensitivityAnalyzer.Configuration()
+        if let text = environment[configurationVariable],
+           let decoded = try? JSONDecoder().decode(SensitivityAnalyzer.Configuration.self, from: Data(text.utf8)) {
+            configuration = decoded
+        }
+        let analyzer: SensitivityAnalyzer
+        do {
+            analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: configuration, catalog: .standard(environment: environment))
+        } catch {
+            hello("\(error)")
+            return 0
+        }
+        hello(nil)
+        let marker = environment[testOnlyCrashMarkerVariable].flatMap { $0.isEmpty ? nil : $0 }
+
+        let (requests, continuation) = AsyncStream<LocalSocket.Message>.makeStream()
+        let reader = Thread {
+            while let message = try? socket.receive() { continuation.yield(message) }
+            continuation.finish()
+        }
+        reader.name = "worker-receive"
+        reader.start()
+        let tasks = RunningFiles()
+        for await message in requests {
+            if message.bytes.first == WorkerMessage.Kind.cancel.rawValue, let cancel = WorkerMessage.decode(WorkerMessage.Cancel.self, message.bytes) {
+                tasks.cancel(cancel.id)
+                continue
+            }
+            guard message.bytes.first == WorkerMessage.Kind.request.rawValue,
+                  let request = WorkerMessage.decode(WorkerMessage.Request.self, message.bytes), message.descriptors.count == 1 else {
+                message.descriptors.forEach { close($0) }
+                continue
+            }
+            let fd = message.descriptors[0]
+            tasks.add(request.id, Task {
+                defer { close(fd) }
+                if let marker { testOnlySwitch(marker: marker, fd: fd) }
+                let report = await judge(request, fd: fd, analyzer: analyzer) { fraction in
+                    try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: fraction)))
+                }
+                if let frame = report.flaggedFrame {
+                    for packet in WorkerMessage.framePackets(id: request.id, pixels: frame.pixels) { try? socket.send(packet) }
+                }
+                try? socket.send(WorkerMessage.encode(.report, WorkerMessage.Report(id: request.id, report)))
+                tasks.finish(request.id)
+            })
+        }
+        // The service hung up: what is still running is not wanted any more.
+        tasks.cancelAll()
+        return 0
+    }
+
+    /// The analysis of the file `fd` stands for.
+    static func judge(_ request: WorkerMessage.Request, fd: Int32, analyzer: SensitivityAnalyzer,
+                      progress: @escaping @Sendable (Double?) -> Void) async -> FileReport {
+        guard MediaFile.PassedDescriptors.add(fd, for: request.path) else {
+            let failure = FileReport.Failure(code: "busy", message: "\(request.path): already being analysed")
+            return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
+        }
+        defer { MediaFile.PassedDescriptors.remove(request.path) }
+        return await analyzer.report(forFileAt: request.path, policy: request.policy, videoOptions: request.video) { progress($0.fraction) }
+    }
+
+    /// Test only (see ``testOnlyCrashMarkerVariable``).
+    static func testOnlySwitch(marker: String, fd: Int32) {
+        var head = [UInt8](repeating: 0, count: marker.utf8.count + 6)
+        let count = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return }
+        let text = String(decoding: head.prefix(count), as: UTF8.self)
+        if text.hasPrefix(marker + "-crash") { abort() }
+        if text.hasPrefix(marker + "-hang") { while true { sleep(3600) } }
+    }
+}
+
+/// The files a worker is judging, for cancelling them (one, or all when the service hangs up).
+final class RunningFiles: Sendable {
+    struct State {
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        /// Finished before they were added.
+        var finishedEarly: Set<UInt64> = []
+    }
+    let state = Mutex(State())
+
+    func add(_ id: UInt64, _ task: Task<Void, Never>) {
+        state.withLock { s in
+            if s.finishedEarly.remove(id) == nil { s.tasks[id] = task }
+        }
+    }
+
+    func finish(_ id: UInt64) {
+        state.withLock { s in
+            if s.tasks.removeValue(forKey: id) == nil { s.finishedEarly.insert(id) }
+        }
+    }
+
+    func cancel(_ id: UInt64) { state.withLock { $0.tasks[id] }?.cancel() }
+
+    func cancelAll() { for task in state.withLock({ Array($0.tasks.values) }) { task.cancel() } }
+}
