@@ -11,12 +11,15 @@ public struct Review: Sendable {
     public let mode: ModeInForce
     let guardian: GuardianPIN
     let clock: @Sendable () -> Date
+    let actorName: String?
 
-    public init(vault: Vault, mode: ModeInForce, clock: @escaping @Sendable () -> Date = { Date() }) {
+    /// `actor` names who acts in the audit log (default: "guardian" in child mode, else "cli").
+    public init(vault: Vault, mode: ModeInForce, actor: String? = nil, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.vault = vault
         self.mode = mode
         self.guardian = GuardianPIN(store: vault.store)
         self.clock = clock
+        self.actorName = actor
     }
 
     /// The per-user vault's review, in the mode in force for this user.
@@ -25,7 +28,15 @@ public struct Review: Sendable {
     }
 
     /// Who is recorded as acting: the guardian in child mode (their PIN was given), else the person.
-    public var actor: String { mode.mode == .child ? "guardian" : "cli" }
+    public var actor: String { actorName ?? (mode.mode == .child ? "guardian" : "cli") }
+
+    /// Whether a guardian PIN is set.
+    public var pinIsSet: Bool { guardian.isSet }
+
+    /// The consent of a guardian the kernel identified (the guardian service checked the
+    /// caller's user with SO_PEERCRED: root, or a member of `quarantine-guardians`): a guardian
+    /// acting from their own account needs no PIN. Only the service calls this.
+    public func guardianConsent(to action: ProtectedAction) -> Consent { Consent(action) }
 
     // MARK: - Consent
 
@@ -72,7 +83,7 @@ public struct Review: Sendable {
             return Consent(action)
         case .guardianPIN:
             guard let pin else { throw Refusal.wrongPIN() }
-            switch try guardian.check(pin, actor: "cli", now: clock()) {
+            switch try guardian.check(pin, actor: actorName ?? "cli", now: clock()) {
             case .accepted: return Consent(action)
             case .wrong(_, let wait): throw Refusal.wrongPIN(wait: wait)
             case .locked(let until): throw Refusal.waitForPIN(until: until)

@@ -21,7 +21,7 @@ public struct CommandOutcome: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Runs a program with a given environment and collects its output.
-enum CommandRunner {
+public enum CommandRunner {
     /// Finds `name` in the `PATH` of `environment` (or the usual system directories).
     static func locate(_ name: String, environment: [String: String]) -> String? {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
@@ -34,7 +34,7 @@ enum CommandRunner {
 
     /// Runs `arguments[0]` (looked up in PATH) with the rest as arguments; never
     /// throws: a program that cannot start is an outcome with no exit status.
-    static func run(_ arguments: [String], environment: [String: String], timeout: Duration = .seconds(120)) -> CommandOutcome {
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment, timeout: Duration = .seconds(120)) -> CommandOutcome {
         guard let executable = locate(arguments[0], environment: environment) else {
             return CommandOutcome(command: arguments, exitStatus: nil, standardOutput: "",
                                   standardError: "\(arguments[0]) was not found in PATH (\(environment["PATH"] ?? "unset"))")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GuardianAPI
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
@@ -49,21 +50,7 @@ struct Interventions {
                 printError("quarantine: in child mode this needs a grown-up at the keyboard.")
                 throw ExitCode(1)
             }
-            if askTwice {
-                printOut("This picture was hidden because it may show private parts of the body.")
-                printOut("Hiding it keeps you safe. You did nothing wrong.")
-                printOut(Self.help)
-                printOut("")
-                guard confirm("Do you want to \(childAction)? You need a grown-up for this.") else {
-                    printOut("OK. It stays hidden.")
-                    throw ExitCode(1)
-                }
-                printOut("")
-                guard confirm("Are you sure? A grown-up must now type the guardian PIN.") else {
-                    printOut("OK. It stays hidden.")
-                    throw ExitCode(1)
-                }
-            }
+            if askTwice { try Self.areYouSure(childAction: childAction) }
             do {
                 guard let request else { return try review.consent(to: action, confirmed: true, pin: readSecret("Guardian PIN: ")) }
                 let pin = readSecret("Guardian PIN (or just press Enter to ask a grown-up later): ")
@@ -79,6 +66,24 @@ struct Interventions {
                 printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
                 throw ExitCode(1)
             }
+        }
+    }
+
+    /// The child's two screens: why it was hidden and where to get help, then "are you sure?"
+    /// twice. Throws exit 1 at a no.
+    static func areYouSure(childAction: String) throws {
+        printOut("This picture was hidden because it may show private parts of the body.")
+        printOut("Hiding it keeps you safe. You did nothing wrong.")
+        printOut(Self.help)
+        printOut("")
+        guard confirm("Do you want to \(childAction)? You need a grown-up for this.") else {
+            printOut("OK. It stays hidden.")
+            throw ExitCode(1)
+        }
+        printOut("")
+        guard confirm("Are you sure? A grown-up must now type the guardian PIN.") else {
+            printOut("OK. It stays hidden.")
+            throw ExitCode(1)
         }
     }
 
@@ -123,8 +128,8 @@ func readSecret(_ prompt: String) -> String? {
 /// `quarantine guardian set-pin`.
 struct Guardian: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The guardian's PIN, which child mode asks for before anything hidden comes back.",
-        subcommands: [SetPIN.self])
+        abstract: "The guardian: the PIN child mode asks for, and the system service that protects a child's account.",
+        subcommands: [SetPIN.self, Enable.self, Disable.self, Status.self, Serve.self])
 
     struct SetPIN: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -134,7 +139,19 @@ struct Guardian: ParsableCommand {
         @Flag(name: .long, help: "Read the PINs from standard input, one a line (current PIN first when changing it).")
         var pinStdin = false
 
+        @OptionGroup var target: TargetUser
+
         func run() throws {
+            if let client = try target.client() {
+                func ask(_ prompt: String) -> String? { pinStdin ? readLine(strippingNewline: true) : readSecret(prompt) }
+                guard let pin = ask("New guardian PIN (4 to 12 digits): "), GuardianPIN.isValid(pin), ask("The same PIN again: ") == pin else {
+                    printError("quarantine: a PIN is 4 to 12 digits, typed the same twice; nothing changed")
+                    throw ExitCode(2)
+                }
+                _ = try quarantine.ask(client, GuardianRequest(.setPIN, pin: pin))
+                printOut("The guardian PIN of \(client.paths.user) is set.")
+                return
+            }
             let vault = try openVault()
             let guardian = GuardianPIN(store: vault.store)
             func ask(_ prompt: String) -> String? { pinStdin ? readLine(strippingNewline: true) : readSecret(prompt) }
@@ -178,7 +195,14 @@ struct ModeCommand: ParsableCommand {
     @Argument(help: "adult or child; without it, the mode in force is shown.")
     var mode: AnalysisMode?
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() {
+            let (response, _) = try ask(client, GuardianRequest(.mode, mode: mode))
+            printOut(mode == nil ? (response.mode?.rawValue ?? "?") : "\(client.paths.user) is now in \((response.mode ?? .child).rawValue) mode.")
+            return
+        }
         let vault = try openVault()
         let inForce = Interventions.currentMode(store: vault.store)
         let current = inForce.mode

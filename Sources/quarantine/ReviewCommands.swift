@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GuardianAPI
 import PathBytes
 import QuarantineCore
 import QuarantineStore
@@ -81,38 +82,45 @@ struct List: ParsableCommand {
     @Flag(name: .long, help: "Also list released, blocked and purged items.")
     var all = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() { return try RemoteReview.list(client, all: all, json: json) }
         let review = Review.current(vault: try openVault())
-        let items = try review.items(includeClosed: all)
-        let requests = try review.releaseRequests()
-        let iso = ISO8601DateFormatter()
-        if json {
-            for item in items {
-                var object = item.json
-                if let request = requests[item.id ?? 0] { object["release_requested_at"] = iso.string(from: request.requestedAt) }
-                printJSONObject(object)
-            }
-            return
-        }
-        if items.isEmpty {
-            printOut(all ? "The vault has never held anything." : "The vault is empty.")
-            return
-        }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        if review.mode.mode == .child {
-            for item in items {
-                let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-                let asked = requests[item.id ?? 0] == nil ? "" : " You asked a grown-up for it back."
-                printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.\(asked)")
-            }
-            return
-        }
+        printItems(try review.items(includeClosed: all), requests: try review.releaseRequests().mapValues(\.requestedAt),
+                   childWording: review.mode.mode == .child, all: all, json: json)
+    }
+}
+
+/// Prints vault items as `list` does: JSON Lines, a child's plain words, or one line each.
+func printItems(_ items: [VaultItem], requests: [Int64: Date], childWording: Bool, all: Bool, json: Bool) {
+    let iso = ISO8601DateFormatter()
+    if json {
         for item in items {
-            let reason = item.reasonList.first ?? "-"
-            let asked = requests[item.id ?? 0].map { "  [release asked for \(formatter.string(from: $0.requestedAt))]" } ?? ""
-            printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))\(asked)")
+            var object = item.json
+            if let request = requests[item.id ?? 0] { object["release_requested_at"] = iso.string(from: request) }
+            printJSONObject(object)
         }
+        return
+    }
+    if items.isEmpty {
+        printOut(all ? "The vault has never held anything." : "The vault is empty.")
+        return
+    }
+    let formatter = DateFormatter()
+    formatter.dateFormat = "yyyy-MM-dd HH:mm"
+    if childWording {
+        for item in items {
+            let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
+            let asked = requests[item.id ?? 0] == nil ? "" : " You asked a grown-up for it back."
+            printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.\(asked)")
+        }
+        return
+    }
+    for item in items {
+        let reason = item.reasonList.first ?? "-"
+        let asked = requests[item.id ?? 0].map { "  [release asked for \(formatter.string(from: $0))]" } ?? ""
+        printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))\(asked)")
     }
 }
 
@@ -129,40 +137,52 @@ struct Show: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() { return try RemoteReview.show(client, id: id, open: open, json: json) }
         let vault = try openVault()
         let review = Review.current(vault: vault)
         let item = try requireItem(vault, id)
         let preview = review.preview(of: item)
-        if json {
-            var object = item.json
-            object["preview"] = preview
-            object["events"] = try review.history(of: id).map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
-            printJSONObject(object)
-        } else {
-            if review.mode.mode == .child {
-                printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
-                printOut(Interventions.help)
-            }
-            printOut("Item \(id): \(item.status.rawValue)")
-            printOut("  from      \(item.displayPath)")
-            printOut("  hidden    \(item.createdAt) (\(item.analysisMode.rawValue) mode)")
-            printOut("  why       \(item.reasonList.joined(separator: ", "))")
-            printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
-            if let origin = item.originURL { printOut("  origin    \(origin)") }
-            if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
-            printOut("  preview   \(preview ?? "(none)")")
-            for event in try review.history(of: id).reversed() {
-                printOut("  \(event.at)  \(event.kind.rawValue) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
-            }
-        }
-        if open, let preview {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["xdg-open", preview]
-            try process.run()
-        }
+        printItem(item, events: try review.history(of: id), preview: preview, childWording: review.mode.mode == .child, json: json)
+        if open, let preview { openPreview(preview) }
     }
+}
+
+/// Prints one item as `show` does.
+func printItem(_ item: VaultItem, events: [AuditEvent], preview: String?, childWording: Bool, json: Bool) {
+    let id = item.id ?? 0
+    if json {
+        var object = item.json
+        object["preview"] = preview
+        object["events"] = events.map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
+        printJSONObject(object)
+        return
+    }
+    if childWording {
+        printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
+        printOut(Interventions.help)
+    }
+    printOut("Item \(id): \(item.status.rawValue)")
+    printOut("  from      \(item.displayPath)")
+    printOut("  hidden    \(item.createdAt) (\(item.analysisMode.rawValue) mode)")
+    printOut("  why       \(item.reasonList.joined(separator: ", "))")
+    printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
+    if let origin = item.originURL { printOut("  origin    \(origin)") }
+    if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
+    printOut("  preview   \(preview ?? "(none)")")
+    for event in events.reversed() {
+        printOut("  \(event.at)  \(event.kind.rawValue) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
+    }
+}
+
+/// Opens the blurred preview (never the original) in the desktop's image viewer.
+func openPreview(_ path: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["xdg-open", path]
+    try? process.run()
 }
 
 /// `quarantine release ID`: puts a file back exactly as it was.
@@ -184,7 +204,17 @@ struct ReleaseCommand: ParsableCommand {
     @Flag(name: .long, help: "Child mode: ask the guardian to release it, without the PIN. The request is recorded and shown in 'quarantine list'; nothing is released. (Pressing Enter at the PIN prompt does the same.)")
     var ask = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() {
+            if ask {
+                _ = try quarantine.ask(client, GuardianRequest(.ask, id: id))
+                printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
+                return
+            }
+            return try RemoteReview.release(client, id: id)
+        }
         let vault = try openVault()
         let item = try requireItem(vault, id)
         let interventions = Interventions(vault: vault)
@@ -211,8 +241,13 @@ struct History: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object per event (JSON Lines).")
     var json = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
-        for event in try Review.current(vault: try openVault()).history() {
+        let events: [AuditEvent]
+        if let client = try target.client() { events = try ask(client, GuardianRequest(.history)).0.events ?? [] }
+        else { events = try Review.current(vault: try openVault()).history() }
+        for event in events {
             if json {
                 var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]
                 object["item"] = event.itemId
@@ -246,7 +281,10 @@ struct BlockCommand: ParsableCommand {
     @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
     var yes = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() { return try RemoteReview.block(client, id: id, keep: keep, origin: origin) }
         let vault = try openVault()
         let item = try requireItem(vault, id)
         let name = URL(fileURLWithPath: item.originalPath).lastPathComponent

@@ -1,0 +1,73 @@
+import Foundation
+import GuardianAPI
+import Logging
+import QuarantineAgent
+import QuarantineCore
+import QuarantineStore
+import ServiceLifecycle
+import ServiceSupport
+import UnixSignals
+
+/// The system service that protects one account (`quarantine-guardian@USER.service`): the
+/// agent, run on the account's folders with the configuration, database and vault outside its
+/// reach, and the socket its CLI talks to.
+public enum GuardianService {
+    /// Why the service cannot start; `exitStatus` 78 means the configuration (fix it first).
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+        public var exitStatus: Int32
+    }
+
+    /// The account's user id, group id and home.
+    public static func account(_ user: String) throws(StartError) -> (uid: uid_t, gid: gid_t, home: String) {
+        guard let entry = getpwnam(user) else { throw StartError(description: "there is no user \(user)", exitStatus: 78) }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid, String(cString: entry.pointee.pw_dir))
+    }
+
+    /// The agent's environment: the account's home for its folders, the state folder, and the
+    /// guardian's own copy of the runtime and models. Nothing of the account's own settings
+    /// (no XDG_CONFIG_HOME, no user-dirs: `guardian enable` wrote the folders into the
+    /// configuration).
+    static func environment(paths: GuardianPaths, home: String, inherited: [String: String]) -> [String: String] {
+        var environment = inherited.filter { ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "INVOCATION_ID", "QUARANTINE_LOG_LEVEL",
+                                              "LANG", "PATH", AnalysisWorkerMarker.variable].contains($0.key) }
+        environment["HOME"] = home
+        environment["QUARANTINE_STATE_DIR"] = paths.state
+        environment["XDG_CONFIG_HOME"] = paths.state + "/config"
+        environment["QUARANTINE_DATA_DIR"] = inherited["QUARANTINE_GUARDIAN_RUNTIME"] ?? GuardianPaths.runtime
+        return environment
+    }
+
+    /// Runs until SIGTERM or SIGINT.
+    public static func run(user: String, logger: Logger, inherited: [String: String] = ProcessInfo.processInfo.environment) async throws {
+        let paths = GuardianPaths(user: user)
+        let account = try account(user)
+        guard FileManager.default.fileExists(atPath: paths.configuration) else {
+            throw StartError(description: "\(paths.configuration) is missing: run 'sudo quarantine guardian enable --user \(user)' first", exitStatus: 78)
+        }
+        umask(0o077)
+        try FileManager.default.createDirectory(atPath: paths.state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let environment = environment(paths: paths, home: account.home, inherited: inherited)
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        var options = QuarantineAgent.Options(environment: environment, configPath: paths.configuration)
+        options.actor = "guardian service"
+        let agent: QuarantineAgent
+        do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
+            throw StartError(description: "configuration error: \(error)", exitStatus: 78)
+        }
+        let vault = try Vault.standard(environment: environment)
+        let server = try GuardianServer(paths: paths, childUID: account.uid, vault: vault, configurationPath: paths.configuration, logger: logger) {
+            kill(getpid(), SIGHUP)
+        }
+        server.start()
+        defer { server.stop() }
+        logger.notice("protecting \(user) (uid \(account.uid)): requests on \(paths.socket)")
+        let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}
+
+/// The test-only crash switch's variable, passed on to the worker (see AnalysisWorkerProcess).
+enum AnalysisWorkerMarker {
+    static let variable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
+}

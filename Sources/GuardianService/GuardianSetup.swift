@@ -1,0 +1,160 @@
+import Foundation
+import GuardianAPI
+import QuarantineCore
+import QuarantineStore
+import SensitivityAnalysis
+import ServiceSupport
+
+/// What `quarantine guardian enable` and `disable` do, step by step (as root).
+public struct GuardianSetup: Sendable {
+    public let paths: GuardianPaths
+    public init(user: String) { paths = GuardianPaths(user: user) }
+
+    func fail(_ words: String) -> GuardianService.StartError { .init(description: words, exitStatus: 1) }
+
+    /// Runs a program; its output, or an error with what it said.
+    @discardableResult
+    func run(_ arguments: [String]) throws(GuardianService.StartError) -> String {
+        let result = CommandRunner.run(arguments)
+        guard result.succeeded else { throw fail("\(arguments.joined(separator: " ")) failed: \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines))") }
+        return result.standardOutput
+    }
+
+    /// The `quarantine` system user and the `quarantine-guardians` group (systemd-sysusers with
+    /// the packaged file, written to /etc/sysusers.d when no package installed it).
+    public func systemAccounts() throws(GuardianService.StartError) {
+        let packaged = "/usr/lib/sysusers.d/quarantine.conf"
+        var file = packaged
+        if !FileManager.default.fileExists(atPath: packaged) {
+            file = "/etc/sysusers.d/quarantine.conf"
+            try? FileManager.default.createDirectory(atPath: "/etc/sysusers.d", withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: file, contents: Data(GuardianUnit.sysusers.utf8), attributes: [.posixPermissions: 0o644]) else {
+                throw fail("cannot write \(file)")
+            }
+        }
+        try run(["systemd-sysusers", file])
+    }
+
+    static func ids(of user: String) -> (uid_t, gid_t)? {
+        guard let entry = getpwnam(user) else { return nil }
+        return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+    }
+
+    /// /etc/quarantine, /var/lib/quarantine(/USER), /run/quarantine, as tmpfiles.d says.
+    public func folders() throws(GuardianService.StartError) {
+        guard let (uid, gid) = Self.ids(of: GuardianPaths.serviceUser) else { throw fail("there is no \(GuardianPaths.serviceUser) system user") }
+        for (path, mode, owned) in [("/etc/quarantine", 0o755, false), ("/var/lib/quarantine", 0o700, true), (GuardianPaths.socketFolder, 0o755, true),
+                                    (paths.state, 0o700, true)] {
+            try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            chmod(path, mode_t(mode))
+            if owned { chown(path, uid, gid) } else { chown(path, 0, 0) }
+        }
+    }
+
+    /// Root's verified copy of the runtime and models, where the services load them.
+    public func runtime() throws(GuardianService.StartError) {
+        let catalog = ModelCatalog.standard()
+        for artifact in [ModelCatalog.runtime, ModelCatalog.nudeNet, ModelCatalog.openNSFW] {
+            let source: String
+            do { source = try catalog.verified(artifact) } catch { throw fail("\(error)") }
+            let folder = GuardianPaths.runtime + (artifact.isRuntime ? "/lib" : "/models")
+            let target = folder + "/" + artifact.fileName
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            chmod(GuardianPaths.runtime, 0o755)
+            chmod(folder, 0o755)
+            if source == target { continue }
+            try? FileManager.default.removeItem(atPath: target)
+            do { try FileManager.default.copyItem(atPath: source, toPath: target) } catch { throw fail("cannot copy \(source) to \(target): \(error)") }
+            chmod(target, 0o644)
+        }
+    }
+
+    /// /etc/quarantine/USER.toml: child mode, the account's download folder (read now from its
+    /// user-dirs, never again) and `outgoing`. An existing one is kept. Returns whether it wrote.
+    public func configuration(home: String, outgoing: [String]) throws(GuardianService.StartError) -> Bool {
+        guard !FileManager.default.fileExists(atPath: paths.configuration) else { return false }
+        let downloads = WatchSettings.downloadFolder(environment: ["HOME": home])
+        func quoted(_ text: String) -> String { ConfigurationFile.tomlString(text) }
+        let text = """
+            # The guardian service's configuration for \(paths.user), written by 'quarantine guardian enable'.
+            # Only root (and the service, for a guardian's 'quarantine --user \(paths.user) mode') changes it;
+            # the account's own ~/.config/quarantine is not read. Keys as in /usr/share/doc/quarantine/config.toml.
+            mode = "child"
+
+            [watch]
+            incoming = [\(quoted(downloads))]
+            outgoing = [\(outgoing.map { quoted(WatchSettings.expand($0, environment: ["HOME": home])) }.joined(separator: ", "))]
+
+            """
+        guard FileManager.default.createFile(atPath: paths.configuration, contents: Data(text.utf8), attributes: [.posixPermissions: 0o644]) else {
+            throw fail("cannot write \(paths.configuration)")
+        }
+        chown(paths.configuration, 0, 0)
+        return true
+    }
+
+    /// Sets the guardian PIN in the account's database.
+    public func setPIN(_ pin: String) throws {
+        let store = try AuditStore(path: paths.state + "/audit.sqlite3")
+        try GuardianPIN(store: store).set(pin)
+        try store.record(.guardian, mode: .child, actor: "guardian (uid \(getuid()))", detail: "guardian PIN set by 'guardian enable'")
+    }
+
+    /// Everything in the state folder belongs to the service's user (root made some of it).
+    public func ownState() throws(GuardianService.StartError) {
+        guard let (uid, gid) = Self.ids(of: GuardianPaths.serviceUser) else { throw fail("there is no \(GuardianPaths.serviceUser) system user") }
+        chown(paths.state, uid, gid)
+        let walker = FileManager.default.enumerator(atPath: paths.state)
+        while let name = walker?.nextObject() as? String { lchown(paths.state + "/" + name, uid, gid) }
+    }
+
+    static let unitFolder = "/etc/systemd/system"
+    var instance: String { GuardianUnit.instanceName(user: paths.user) }
+
+    /// The unit (unless a package installed it) and its drop-in with the account's home.
+    public func unit(home: String) throws(GuardianService.StartError) {
+        if let problem = GuardianUnit.homeProblem(home) { throw fail("the home \(home) cannot be given to systemd: \(problem)") }
+        if !FileManager.default.fileExists(atPath: "/usr/lib/systemd/system/" + GuardianUnit.unitName) && !FileManager.default.fileExists(atPath: "/lib/systemd/system/" + GuardianUnit.unitName) {
+            try? FileManager.default.createDirectory(atPath: Self.unitFolder, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: Self.unitFolder + "/" + GuardianUnit.unitName, contents: Data(GuardianUnit.unitText.utf8),
+                                                 attributes: [.posixPermissions: 0o644]) else { throw fail("cannot write the unit") }
+        }
+        let dropIns = Self.unitFolder + "/" + instance + ".d"
+        try? FileManager.default.createDirectory(atPath: dropIns, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: dropIns + "/" + GuardianUnit.homeDropInName, contents: Data(GuardianUnit.homeDropIn(home: home).utf8),
+                                             attributes: [.posixPermissions: 0o644]) else { throw fail("cannot write the unit's drop-in") }
+    }
+
+    static var systemdRuns: Bool { FileManager.default.fileExists(atPath: "/run/systemd/system") }
+
+    /// Enables and starts the unit where systemd runs; says what happened.
+    public func start() throws(GuardianService.StartError) -> String {
+        guard Self.systemdRuns else {
+            return "systemd is not running on this machine: the unit \(instance) is installed and starts at the next boot with systemd; "
+                + "to run the service now, as the unit would: setpriv --reuid=quarantine --regid=quarantine --init-groups "
+                + "--inh-caps=+dac_read_search,+dac_override,+chown,+fowner --ambient-caps=+dac_read_search,+dac_override,+chown,+fowner "
+                + "quarantine guardian serve --user \(paths.user)"
+        }
+        try run(["systemctl", "daemon-reload"])
+        try run(["systemctl", "enable", "--now", instance])
+        return "\(paths.user) is protected: \(instance) is enabled and running."
+    }
+
+    /// Stops and disables the unit (where systemd runs) and removes its drop-in.
+    public func stop() -> String {
+        var words = "\(paths.user) is no longer protected."
+        if Self.systemdRuns {
+            let result = CommandRunner.run(["systemctl", "disable", "--now", instance])
+            if !result.succeeded { words += " (systemctl: \(result.standardError.trimmingCharacters(in: .whitespacesAndNewlines)))" }
+        } else {
+            words += " systemd is not running: stop a service started by hand yourself."
+        }
+        try? FileManager.default.removeItem(atPath: Self.unitFolder + "/" + instance + ".d")
+        return words
+    }
+
+    /// The accounts with a configuration in /etc/quarantine.
+    public static func protectedAccounts() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/etc/quarantine")) ?? []).filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }.sorted()
+    }
+}

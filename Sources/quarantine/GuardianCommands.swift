@@ -1,0 +1,263 @@
+import ArgumentParser
+import PathBytes
+import Foundation
+import GuardianAPI
+import GuardianService
+import Logging
+import QuarantineAgent
+import QuarantineCore
+import QuarantineStore
+import SensitivityAnalysis
+import ServiceSupport
+
+// MARK: - Choosing the account
+
+/// `--user NAME`: act on the account a guardian service protects, through its socket. Without
+/// it, an account that is protected (its socket exists) always goes through its service.
+struct TargetUser: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The protected account to act on (a guardian: root or a member of quarantine-guardians).", valueName: "user"))
+    var user: String?
+
+    /// The guardian service to talk to, if any; exits 2 when `--user` names one that is not there.
+    func client() throws -> GuardianClient? {
+        guard let name = user ?? GuardianClient.forCurrentUser() else { return nil }
+        do { return try GuardianClient(user: name) } catch {
+            printError("quarantine: no guardian service answers for \(name) (\(GuardianPaths(user: name).socket)): is it enabled? 'sudo quarantine guardian status'")
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// Sends a request, turning a refusal into the words and exit status the CLI uses.
+func ask(_ client: GuardianClient, _ request: GuardianRequest) throws -> (GuardianResponse, Int32?) {
+    let (response, preview) = try client.send(request)
+    switch response.refusal {
+    case nil:
+        return (response, preview)
+    case .wrongPIN(let wait):
+        printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
+        throw ExitCode(1)
+    case .waitForPIN(let until):
+        printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
+        throw ExitCode(1)
+    case .refused(let words):
+        printError("quarantine: \(words)")
+        throw ExitCode(1)
+    }
+}
+
+/// The remote versions of the review verbs: what the person sees is the same as locally.
+enum RemoteReview {
+    static func list(_ client: GuardianClient, all: Bool, json: Bool) throws {
+        let (response, _) = try ask(client, GuardianRequest(.list, all: all))
+        printItems(response.items ?? [], requests: response.requests ?? [:], childWording: response.role == .child && response.mode == .child,
+                   all: all, json: json)
+    }
+
+    static func show(_ client: GuardianClient, id: Int64, open: Bool, json: Bool) throws {
+        let (response, preview) = try ask(client, GuardianRequest(.show, id: id))
+        defer { if let preview { close(preview) } }
+        guard let item = response.items?.first else { throw ExitCode(2) }
+        // The preview arrives as an open descriptor: copied to a private file of this user's.
+        var previewPath: String?
+        if let preview {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-preview-\(getuid())")
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let path = folder.appendingPathComponent("item-\(id).jpg").path
+            let data = FileHandle(fileDescriptor: dup(preview), closeOnDealloc: true).readDataToEndOfFile()
+            if FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) { previewPath = path }
+        }
+        printItem(item, events: response.events ?? [], preview: previewPath, childWording: response.role == .child && response.mode == .child, json: json)
+        if open, let previewPath { openPreview(previewPath) }
+    }
+
+    static func release(_ client: GuardianClient, id: Int64) throws {
+        let (hello, _) = try ask(client, GuardianRequest(.hello))
+        var pin: String?
+        if hello.role == .child {
+            guard let item = try ask(client, GuardianRequest(.show, id: id)).0.items?.first else { throw ExitCode(2) }
+            _ = item
+            pin = try childPIN(action: "bring it back", hello: hello) {
+                _ = try ask(client, GuardianRequest(.ask, id: id))
+                printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
+            }
+        }
+        let (response, _) = try ask(client, GuardianRequest(.release, id: id, pin: pin))
+        let path = PathBytes.display(response.path ?? "")
+        printOut(response.renamed == true ? "Released to \(path) (the name was taken; nothing was overwritten)." : "Released to \(path).")
+    }
+
+    static func block(_ client: GuardianClient, id: Int64, keep: Bool, origin: Bool) throws {
+        let (hello, _) = try ask(client, GuardianRequest(.hello))
+        var pin: String?
+        if hello.role == .child {
+            pin = try childPIN(action: keep ? "lock it away for good" : "delete it", hello: hello, ask: nil)
+        }
+        let (response, _) = try ask(client, GuardianRequest(.block, id: id, pin: pin, keep: keep, origin: origin))
+        printOut("\(response.deleted == true ? "Deleted" : "Sealed") item \(id); the same contents will be quarantined on sight\(response.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
+    }
+
+    /// The child's two "are you sure" screens, then the PIN (Enter alone: `ask`, if given).
+    static func childPIN(action: String, hello: GuardianResponse, ask: (() throws -> Void)?) throws -> String {
+        guard hello.pinIsSet == true else {
+            printError("A guardian must first set a PIN ('quarantine --user \(hello.user ?? "") guardian set-pin'). Nothing was changed.")
+            throw ExitCode(1)
+        }
+        guard isTerminal(0) else {
+            printError("quarantine: in child mode this needs a grown-up at the keyboard.")
+            throw ExitCode(1)
+        }
+        try Interventions.areYouSure(childAction: action)
+        let prompt = ask == nil ? "Guardian PIN: " : "Guardian PIN (or just press Enter to ask a grown-up later): "
+        let pin = readSecret(prompt) ?? ""
+        if pin.isEmpty, let ask {
+            try ask()
+            throw ExitCode(1)
+        }
+        return pin
+    }
+}
+
+// MARK: - quarantine guardian enable / disable / status / serve
+
+extension Guardian {
+    /// `quarantine guardian enable --user alice`.
+    struct Enable: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Protect an account with the system guardian service (as root): child mode the account cannot change.",
+            discussion: """
+            Creates the quarantine system user and group, /etc/quarantine/USER.toml (child mode; the account's \
+            download folder and the --outgoing folders), /var/lib/quarantine/USER, a copy of the runtime and models \
+            the service loads, and the system unit quarantine-guardian@USER.service with a drop-in that shows it the \
+            account's home alone; then enables and starts the unit where systemd runs. Idempotent: an existing \
+            configuration is kept.
+            """)
+
+        @Option(name: .long, help: ArgumentHelp("The account to protect.", valueName: "user"))
+        var user: String
+
+        @Option(name: .long, help: ArgumentHelp("A folder whose new files are checked before they leave (repeatable).", valueName: "dir"))
+        var outgoing: [String] = []
+
+        @Flag(name: .long, help: "Read the guardian PIN (twice) from standard input instead of the terminal.")
+        var pinStdin = false
+
+        @Flag(name: .long, help: "Do not set a guardian PIN now (the account cannot release anything until one is set).")
+        var noPin = false
+
+        func run() throws {
+            guard getuid() == 0 else {
+                printError("quarantine: 'guardian enable' must run as root (sudo quarantine guardian enable --user \(user))")
+                throw ExitCode(2)
+            }
+            let setup = GuardianSetup(user: user)
+            do {
+                let account = try GuardianService.account(user)
+                try setup.systemAccounts()
+                try setup.folders()
+                try setup.runtime()
+                let written = try setup.configuration(home: account.home, outgoing: outgoing)
+                printOut(written ? "Wrote \(setup.paths.configuration) (child mode)." : "Kept \(setup.paths.configuration).")
+                if !noPin {
+                    func read(_ prompt: String) -> String? { pinStdin ? readLine(strippingNewline: true) : readSecret(prompt) }
+                    if let pin = read("New guardian PIN for \(user) (4 to 12 digits): ") {
+                        guard GuardianPIN.isValid(pin), read("The same PIN again: ") == pin else {
+                            printError("quarantine: a PIN is 4 to 12 digits, typed the same twice; nothing was set (set it later: 'sudo quarantine --user \(user) guardian set-pin')")
+                            throw ExitCode(2)
+                        }
+                        try setup.setPIN(pin)
+                        printOut("The guardian PIN is set.")
+                    }
+                }
+                try setup.ownState()
+                try setup.unit(home: account.home)
+                printOut(try setup.start())
+            } catch let error as GuardianService.StartError {
+                printError("quarantine: \(error)")
+                throw ExitCode(2)
+            }
+        }
+    }
+
+    /// `quarantine guardian disable --user alice`.
+    struct Disable: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop protecting an account (as root). Its vault, database and configuration stay.")
+
+        @Option(name: .long, help: ArgumentHelp("The protected account.", valueName: "user"))
+        var user: String
+
+        func run() throws {
+            guard getuid() == 0 else {
+                printError("quarantine: 'guardian disable' must run as root")
+                throw ExitCode(2)
+            }
+            let setup = GuardianSetup(user: user)
+            printOut(setup.stop())
+            printOut("Kept \(setup.paths.state) (the vault: 'sudo quarantine --user \(user) list' while enabled) and \(setup.paths.configuration).")
+        }
+    }
+
+    /// `quarantine guardian status`.
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show which accounts a guardian service protects, and how each is doing.")
+
+        @Option(name: .long, help: ArgumentHelp("Only this account.", valueName: "user"))
+        var user: String?
+
+        @Flag(name: .long, help: "Print one JSON object per account.")
+        var json = false
+
+        func run() throws {
+            let users = user.map { [$0] } ?? GuardianSetup.protectedAccounts()
+            if users.isEmpty && !json { printOut("No account is protected by a guardian service ('sudo quarantine guardian enable --user NAME').") }
+            var failed = false
+            for name in users {
+                var object: [String: Any] = ["user": name, "configuration": GuardianPaths(user: name).configuration]
+                if let client = try? GuardianClient(user: name), let (hello, _) = try? client.send(GuardianRequest(.status)) {
+                    object["running"] = true
+                    object["mode"] = hello.mode?.rawValue
+                    object["pin_set"] = hello.pinIsSet
+                    object["state"] = hello.status?.state
+                    object["queue_depth"] = hello.status?.queueDepth
+                    object["folders"] = hello.status?.roots.map(\.path)
+                    object["problem"] = hello.status?.problem
+                } else {
+                    object["running"] = false
+                    failed = true
+                }
+                if json { printJSONObject(object); continue }
+                if object["running"] as? Bool == true {
+                    printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
+                } else {
+                    printOut("\(name): NOT running (no answer on \(GuardianPaths(user: name).socket)); 'systemctl status \(GuardianUnit.instanceName(user: name))'")
+                }
+            }
+            if failed { throw ExitCode(1) }
+        }
+    }
+
+    /// `quarantine guardian serve --user alice`: what the system unit runs.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).",
+            discussion: "Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing or wrong.")
+
+        @Option(name: .long, help: ArgumentHelp("The protected account.", valueName: "user"))
+        var user: String
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            let level = environment["QUARANTINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+            let logger = Logger(label: "quarantine-guardian")
+            do { try await GuardianService.run(user: user, logger: logger) } catch let error as GuardianService.StartError {
+                logger.critical("\(error)")
+                throw ExitCode(error.exitStatus)
+            } catch {
+                logger.critical("stopped: \(error)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
