@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),

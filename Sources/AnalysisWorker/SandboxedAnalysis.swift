@@ -48,8 +48,13 @@ public final class SandboxedAnalysis: Sendable {
         static let passedVariables: Set<String> = ["HOME", "XDG_DATA_HOME", "QUARANTINE_DATA_DIR", "QUARANTINE_LOG_LEVEL", "LANG", "LC_ALL", "PATH",
                                                    AnalysisWorkerProcess.testOnlyCrashMarkerVariable]
 
-        /// This process's own binary.
-        public static var ownExecutable: String {
+        /// This process's own binary, as the kernel holds it: started through `/proc/self/exe`,
+        /// it runs even where its path is not reachable by this user (a binary in a 0700 folder
+        /// started for another account by a wrapper).
+        public static let ownExecutable = "/proc/self/exe"
+
+        /// The path of this process's binary (for messages and `ps`).
+        public static var ownPath: String {
             var buffer = [CChar](repeating: 0, count: 4096)
             let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
             return count > 0 ? String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]

@@ -77,6 +77,8 @@ final class GuardianServer: Sendable {
         guard let peer = try? connection.peer() else { return }
         guard let role = role(of: peer) else {
             logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): neither \(paths.user) nor a guardian")
+            // The request is read first: closing with it unread would reset the connection.
+            _ = try? connection.receive()
             try? connection.send(GuardianResponse.refused("this service protects \(paths.user); only \(paths.user), root and members of \(GuardianPaths.guardiansGroup) may use it").encoded())
             return
         }

@@ -1,6 +1,7 @@
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
+import Synchronization
 import Testing
 @testable import QuarantineCore
 
@@ -34,14 +35,14 @@ struct ReviewTests {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
         try GuardianPIN(store: place.vault.store).set("2468")
         let start = Date()
-        nonisolated(unsafe) var now = start
-        let child = Review(vault: place.vault, mode: ModeInForce(mode: .child)) { now }
+        let clock = TestClock(start)
+        let child = Review(vault: place.vault, mode: ModeInForce(mode: .child)) { clock.now.withLock { $0 } }
         for _ in 1...4 {
             #expect(throws: Review.Refusal.wrongPIN(wait: 0)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
         }
         #expect(throws: Review.Refusal.wrongPIN(wait: 60)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
         // Waiting: even the right PIN is not checked.
-        now = start.addingTimeInterval(59)
+        clock.now.withLock { $0 = start.addingTimeInterval(59) }
         func expectWait(until: TimeInterval, _ pin: String) {
             do {
                 _ = try child.consent(to: .release, confirmed: true, pin: pin)
@@ -51,13 +52,13 @@ struct ReviewTests {
             } catch { Issue.record("\(error)") }
         }
         expectWait(until: 60, "2468")
-        now = start.addingTimeInterval(61)
+        clock.now.withLock { $0 = start.addingTimeInterval(61) }
         #expect(throws: Review.Refusal.wrongPIN(wait: 120)) { _ = try child.consent(to: .release, confirmed: true, pin: "1111") }
-        now = start.addingTimeInterval(61 + 119)
+        clock.now.withLock { $0 = start.addingTimeInterval(61 + 119) }
         expectWait(until: 61 + 120, "2222")
-        now = start.addingTimeInterval(61 + 121)
+        clock.now.withLock { $0 = start.addingTimeInterval(61 + 121) }
         #expect(throws: Review.Refusal.wrongPIN(wait: 240)) { _ = try child.consent(to: .release, confirmed: true, pin: "3333") }
-        now = start.addingTimeInterval(61 + 121 + 241)
+        clock.now.withLock { $0 = start.addingTimeInterval(61 + 121 + 241) }
         _ = try child.consent(to: .release, confirmed: true, pin: "2468")
         // Cleared: five free tries again.
         #expect(throws: Review.Refusal.wrongPIN(wait: 0)) { _ = try child.consent(to: .release, confirmed: true, pin: "0000") }
@@ -100,4 +101,10 @@ struct ReviewTests {
         #expect(purged == 1)
         #expect(try later.items().isEmpty)
     }
+}
+
+/// A clock a test sets by hand.
+final class TestClock: Sendable {
+    let now: Mutex<Date>
+    init(_ start: Date) { now = Mutex(start) }
 }

@@ -1,0 +1,122 @@
+#!/bin/bash
+# The guardian deployment end to end, with real accounts (run by GuardianTests as root):
+# a child account and a guardian account made here, 'guardian enable', the service run as the
+# system unit runs it (User=quarantine, the unit's four ambient capabilities, same command line),
+# then every attempt of the child fails with a clear message and the guardian can do everything.
+# Usage: guardian_e2e.sh BINARY PHOTO. Prints one line per check; exits 1 at the first failure.
+set -uo pipefail
+binary=$1 photo=$2
+child=qtc$RANDOM guardian=qtg$RANDOM
+work=$(mktemp -d) && chmod 755 "$work"
+service_pid=
+fail() { echo "FAIL: $*"; echo "--- service log"; cat "$work/service.log" 2>/dev/null | tail -30; exit 1; }
+ok() { echo "ok: $*"; }
+cleanup() {
+    [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+    userdel -r "$child" 2>/dev/null; userdel -r "$guardian" 2>/dev/null
+    rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \
+        "/etc/systemd/system/quarantine-guardian@$child.service.d" "$work"
+}
+trap cleanup EXIT
+
+# Everyone may run the binary (the build folder may not be reachable by other accounts).
+cp "$binary" "$work/quarantine" && chmod 755 "$work/quarantine"
+q=$work/quarantine
+useradd -m -s /bin/bash "$child" && useradd -m -s /bin/bash "$guardian" || fail "useradd"
+as_child() { runuser -u "$child" -- "$@"; }
+as_guardian() { runuser -u "$guardian" -- "$@"; }
+as_child mkdir -p "/home/$child/Downloads"
+
+printf '2468\n2468\n' | "$q" guardian enable --user "$child" --pin-stdin > "$work/enable.log" 2>&1 || { cat "$work/enable.log"; fail "guardian enable"; }
+usermod -aG quarantine-guardians "$guardian"
+ok "guardian enable --user $child"
+[ "$(stat -c %U:%a "/var/lib/quarantine/$child")" = quarantine:700 ] || fail "state folder not quarantine:700"
+[ "$(stat -c %U:%a "/etc/quarantine/$child.toml")" = root:644 ] || fail "configuration not root:644"
+
+# The command line and the identity the unit gives it.
+caps=+dac_read_search,+dac_override,+chown,+fowner
+exec_start=$(grep '^ExecStart=' /etc/systemd/system/quarantine-guardian@.service | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
+setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
+    $exec_start > "$work/service.log" 2>&1 &
+service_pid=$!
+for _ in $(seq 100); do [ -S "/run/quarantine/$child.sock" ] && grep -q "watching" "$work/service.log" && break; sleep 0.1; done
+[ -S "/run/quarantine/$child.sock" ] || fail "the service did not start"
+ok "the service runs as $(ps -o user= -p $(pgrep -P $service_pid || echo $service_pid) | head -1): $exec_start"
+
+# A card and a clean photo arrive in the child's download folder.
+as_child "$q" testcard "/home/$child/Downloads/card.png" > /dev/null || fail "testcard"
+as_child cp "$photo" "/home/$child/Downloads/photo.png"
+touch -d '2020-01-02 03:04:05' "/home/$child/Downloads/photo.png"
+before=$(stat -c '%s %a %U %G %Y' "/home/$child/Downloads/photo.png")
+sum=$(sha256sum < "$photo")
+for _ in $(seq 200); do [ ! -e "/home/$child/Downloads/card.png" ] && grep -q "photo.png" "$work/service.log" 2>/dev/null && break; sleep 0.1; done
+[ ! -e "/home/$child/Downloads/card.png" ] || fail "the card is still in the download folder"
+ok "the card was held, checked and hidden"
+for _ in $(seq 100); do [ -e "/home/$child/Downloads/photo.png" ] && break; sleep 0.1; done
+[ "$(sha256sum < "/home/$child/Downloads/photo.png")" = "$sum" ] || fail "the photo's bytes changed"
+[ "$(stat -c '%s %a %U %G %Y' "/home/$child/Downloads/photo.png")" = "$before" ] || fail "the photo's size, mode, owner or mtime changed"
+ok "the clean photo came back identical (bytes, size, mode, owner, mtime)"
+
+# As the child: every attempt fails, with a clear message.
+expect_denied() { # what, command...
+    local what=$1; shift
+    if out=$(as_child "$@" 2>&1); then fail "the child could $what: $out"; fi
+    ok "the child cannot $what: $(echo "$out" | tail -1)"
+}
+expect_denied "read the vault" ls "/var/lib/quarantine/$child"
+expect_denied "read the database" cat "/var/lib/quarantine/$child/audit.sqlite3"
+expect_denied "read a preview" bash -c "cat /var/lib/quarantine/$child/vault/*/preview.jpg"
+expect_denied "see held files" ls "/home/$child/Downloads/.quarantine-holding"
+expect_denied "edit the configuration" bash -c "echo 'mode = \"adult\"' >> /etc/quarantine/$child.toml"
+expect_denied "signal the service" kill "$service_pid"
+expect_denied "release with --yes" "$q" release 1 --yes
+expect_denied "release without a terminal (and so without the PIN)" "$q" release 1
+expect_denied "change the mode" "$q" mode adult
+expect_denied "read the history" "$q" history
+expect_denied "set a PIN" bash -c "printf '1111\n1111\n' | $q guardian set-pin --pin-stdin"
+out=$(as_child "$q" list) || fail "the child cannot list: $out"
+echo "$out" | grep -q "card.png: hidden" || fail "the child's list: $out"
+ok "the child lists their item in plain words: $out"
+as_child "$q" show 1 > "$work/show.txt" 2>&1 || fail "show"
+grep -q "preview   /tmp/quarantine-preview-" "$work/show.txt" || fail "show gives no preview copy: $(cat "$work/show.txt")"
+ok "the child sees the blurred preview (handed over as a descriptor), never the original"
+
+# Guessing the PIN quickly, with a hand-written client on the socket (no CLI in the way).
+guess=$(as_child python3 - "/run/quarantine/$child.sock" <<'EOF'
+import json, socket, sys
+answers = []
+for pin in ["0000", "1111", "2222", "3333", "4444", "5555", "2468"]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    s.send(json.dumps({"verb": "release", "id": 1, "pin": pin}).encode())
+    answers.append(json.loads(s.recv(1 << 20)).get("refusal"))
+    s.close()
+print(json.dumps(answers))
+EOF
+) || fail "the guessing client"
+echo "$guess" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)
+assert all("wrongPIN" in x for x in a[:5]), a
+assert "waitForPIN" in a[5] and "waitForPIN" in a[6], a   # the right PIN is not even checked while waiting
+' || fail "PIN guesses were not slowed down: $guess"
+ok "PIN guesses are slowed down by the service: 5 wrong, then waits (even the right PIN is not checked)"
+[ -e "/home/$child/Downloads/card.png" ] && fail "a guess released the card"
+as_child "$q" release 1 --ask > /dev/null || fail "release --ask"
+ok "the child's request without the PIN is recorded"
+
+# As the guardian, from their own account: everything, without the PIN.
+out=$(as_guardian "$q" list --user "$child") || fail "guardian list: $out"
+echo "$out" | grep -q "release asked for" || fail "the guardian does not see the request: $out"
+ok "the guardian lists the child's items and sees the request: $out"
+as_guardian "$q" history --user "$child" | grep -q quarantined || fail "guardian history"
+ok "the guardian reads the history"
+as_guardian "$q" mode --user "$child" | grep -q child || fail "guardian mode"
+as_guardian "$q" guardian status --user "$child" | grep -q "protected, child mode" || fail "guardian status"
+ok "guardian status: $(as_guardian "$q" guardian status --user "$child")"
+out=$(as_guardian "$q" release 1 --user "$child") || fail "guardian release: $out"
+[ "$(stat -c %U "/home/$child/Downloads/card.png")" = "$child" ] || fail "the released card is not the child's"
+ok "the guardian released it, back to the child, owned by the child: $out"
+out=$(runuser -u nobody -- "$q" list --user "$child" 2>&1) && fail "another account could list: $out"
+ok "another account is refused: $out"
+exit 0
