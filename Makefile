@@ -46,7 +46,7 @@ bench-photos:
 
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
-	scripts/bench.sh; status=$$?; scripts/bench-formats.sh || status=1; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; exit $$status
+	scripts/bench.sh; status=$$?; .build/release/quarantine-bench hold --reps 300 testdata/photos/astronaut.png || status=1; scripts/bench-formats.sh || status=1; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; exit $$status
 
 # The attacks of issue 11 (scripts/attack.py): each against a fresh release agent in a temporary home;
 # exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.

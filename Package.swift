@@ -99,7 +99,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "quarantine-bench", dependencies: [
-            "SensitivityAnalysis", "MediaDecoding", "CHeif", "CJXL", "CWebP",
+            "SensitivityAnalysis", "MediaDecoding", "CHeif", "CJXL", "CWebP", "QuarantineStore",
         ]),
 
         // MARK: - Tests

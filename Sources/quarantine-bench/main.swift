@@ -4,17 +4,28 @@
 //
 //   quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER   -> one JSON line
 //   quarantine-bench formats [--reps N] FILE...                         -> one JSON line a file
+//   quarantine-bench hold [--reps N] FILE                                -> one JSON line: what holding
+//       a file while it is checked adds (hold: record + rename aside; back: access time, rename
+//       back, the seen record carried over), on a real database and folder beside FILE's copy
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode FILE [GAP]\n".utf8))
+    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode FILE [GAP] | hold [--reps N] FILE\n".utf8))
     exit(2)
 }
 
 MemoryTuning.apply()
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "hold", arguments.count >= 2 {
+    arguments.removeFirst()
+    var reps = 200
+    if arguments.first == "--reps", arguments.count > 1 { reps = Int(arguments[1]) ?? reps; arguments.removeFirst(2) }
+    guard let file = arguments.first else { usage() }
+    print(try HoldBench.run(file: file, reps: reps))
+    exit(0)
+}
 // `video-decode FILE [GAP]`: the decoding part of a video analysis alone (sampling, seeking,
 // conversion to analysis size), for finding where video time goes.
 if arguments.first == "video-decode", arguments.count >= 2 {
