@@ -25,6 +25,28 @@ public struct GuardianPaths: Sendable, Equatable {
     public static let guardiansGroup = "quarantine-guardians"
     /// The system user the services run as.
     public static let serviceUser = "quarantine"
+
+    /// Whether `uid` may act as guardian: root, or in the `quarantine-guardians` group (as a
+    /// member or by its own group).
+    public static func isGuardian(uid: uid_t) -> Bool {
+        if uid == 0 { return true }
+        guard let group = getgrnam(guardiansGroup) else { return false }
+        let gid = group.pointee.gr_gid
+        guard let account = getpwuid(uid) else { return false }
+        if account.pointee.pw_gid == gid { return true }
+        let name = String(cString: account.pointee.pw_name)
+        var member = group.pointee.gr_mem
+        while let pointer = member?.pointee {
+            if String(cString: pointer) == name { return true }
+            member = member?.advanced(by: 1)
+        }
+        return false
+    }
+
+    /// The accounts whose guardian service answers here (a socket in ``socketFolder``).
+    public static func servedAccounts() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: socketFolder)) ?? []).filter { $0.hasSuffix(".sock") }.map { String($0.dropLast(5)) }.sorted()
+    }
 }
 
 /// One request to a guardian service (JSON in one SOCK_SEQPACKET message).

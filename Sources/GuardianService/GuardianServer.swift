@@ -54,22 +54,7 @@ final class GuardianServer: Sendable {
     func role(of peer: LocalSocket.Peer) -> GuardianRole? {
         if peer.uid == 0 { return .guardian }
         if peer.uid == childUID { return .child }
-        return Self.isGuardian(uid: peer.uid) ? .guardian : nil
-    }
-
-    /// Whether `uid` is in the `quarantine-guardians` group (as a member or by its own group).
-    static func isGuardian(uid: uid_t) -> Bool {
-        guard let group = getgrnam(GuardianPaths.guardiansGroup) else { return false }
-        let gid = group.pointee.gr_gid
-        guard let account = getpwuid(uid) else { return false }
-        if account.pointee.pw_gid == gid { return true }
-        let name = String(cString: account.pointee.pw_name)
-        var member = group.pointee.gr_mem
-        while let pointer = member?.pointee {
-            if String(cString: pointer) == name { return true }
-            member = member?.advanced(by: 1)
-        }
-        return false
+        return GuardianPaths.isGuardian(uid: peer.uid) ? .guardian : nil
     }
 
     func serve(_ connection: LocalSocket) {

@@ -1,5 +1,6 @@
 import AnalysisWorker
 import FolderWatch
+import GuardianAPI
 import Foundation
 import Logging
 import MediaDecoding
@@ -163,6 +164,7 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.publisher() }
                 group.addTask { await self.flusher() }
                 group.addTask { await self.notificationActions() }
+                group.addTask { await self.releaseRequestsOfProtectedAccounts() }
                 // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
                 await self.dispatch()
                 group.cancelAll()
@@ -292,6 +294,31 @@ public final class QuarantineAgent: Service, Sendable {
         for await action in notifier.actionInvoked {
             logger.info("notification \(action.id): \(action.key) chosen")
             if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { openReview(id: id) }
+        }
+    }
+
+    /// A guardian's own agent (root, or a member of `quarantine-guardians`, with a desktop
+    /// session): asks the guardian services of the protected accounts every 10 s for release
+    /// requests and tells each new one in a notification. A child task of ``run()``.
+    func releaseRequestsOfProtectedAccounts() async {
+        guard options.actor == "agent", state.withLock({ $0.notifier }) != nil, GuardianPaths.isGuardian(uid: getuid()) else { return }
+        var told = Set<String>()
+        while !Task.isCancelled {
+            let found = (try? await onOwnThread("guardian-requests") { () -> [(String, Int64, String)] in
+                var found: [(String, Int64, String)] = []
+                for user in GuardianPaths.servedAccounts() {
+                    guard let client = try? GuardianClient(user: user), let (answer, _) = try? client.send(GuardianRequest(.list)) else { continue }
+                    for (id, _) in answer.requests ?? [:] {
+                        let name = answer.items?.first { $0.id == id }.map { URL(fileURLWithPath: $0.originalPath).lastPathComponent } ?? "a picture"
+                        found.append((user, id, name))
+                    }
+                }
+                return found
+            }) ?? []
+            for (user, id, name) in found where told.insert("\(user)#\(id)").inserted {
+                tell(.releaseRequested(user: user, id: id, name: name), image: nil, itemId: nil)
+            }
+            try? await Task.sleep(for: .seconds(10))
         }
     }
 

@@ -7,6 +7,13 @@ public struct Notice: Sendable, Equatable {
     public var summary: String
     public var body: String
 
+    /// A protected account asked for item `id` (`name`) back: told on a guardian's desktop.
+    public static func releaseRequested(user: String, id: Int64, name: String) -> Notice {
+        Notice(summary: "\(user) asks for a picture back",
+               body: "\(name) (item \(id)) was hidden in \(user)'s account. Look at it together: quarantine show --user \(user) \(id); "
+                   + "then 'quarantine release --user \(user) \(id)' or 'quarantine block --user \(user) \(id)'.")
+    }
+
     /// A file was hidden in the vault as item `id`.
     public static func hidden(id: Int64, kind: MediaType.Kind, mode: AnalysisMode, blocked: Bool = false) -> Notice {
         let thing = kind == .video ? "video" : "photo"

@@ -21,6 +21,7 @@ trap cleanup EXIT
 
 # Everyone may run the binary (the build folder may not be reachable by other accounts).
 cp "$binary" "$work/quarantine" && chmod 755 "$work/quarantine"
+cp "$photo" "$work/photo.png" && chmod 644 "$work/photo.png" && photo=$work/photo.png
 q=$work/quarantine
 useradd -m -s /bin/bash "$child" && useradd -m -s /bin/bash "$guardian" || fail "useradd"
 as_child() { runuser -u "$child" -- "$@"; }
@@ -75,7 +76,7 @@ expect_denied "change the mode" "$q" mode adult
 expect_denied "read the history" "$q" history
 expect_denied "set a PIN" bash -c "printf '1111\n1111\n' | $q guardian set-pin --pin-stdin"
 out=$(as_child "$q" list) || fail "the child cannot list: $out"
-echo "$out" | grep -q "card.png: hidden" || fail "the child's list: $out"
+grep -q "card.png: hidden" <<< "$out" || fail "the child's list: $out"
 ok "the child lists their item in plain words: $out"
 as_child "$q" show 1 > "$work/show.txt" 2>&1 || fail "show"
 grep -q "preview   /tmp/quarantine-preview-" "$work/show.txt" || fail "show gives no preview copy: $(cat "$work/show.txt")"
@@ -105,15 +106,29 @@ ok "PIN guesses are slowed down by the service: 5 wrong, then waits (even the ri
 as_child "$q" release 1 --ask > /dev/null || fail "release --ask"
 ok "the child's request without the PIN is recorded"
 
+# The guardian's own session (root's agent, on the session bus GUARDIAN_BUS that the test made,
+# with a stand-in notification server) is told about the request.
+if [ -n "${GUARDIAN_BUS:-}" ]; then
+    mkdir -p "$work/root-home/Downloads"
+    HOME=$work/root-home DBUS_SESSION_BUS_ADDRESS=$GUARDIAN_BUS QUARANTINE_LOG_LEVEL=info timeout 20 "$q" agent > "$work/root-agent.log" 2>&1 &
+    root_agent=$!
+    start=$SECONDS
+    for _ in $(seq 150); do grep -q "$child asks for a picture back" "$work/root-agent.log" && break; sleep 0.1; done
+    echo "(told after $((SECONDS - start)) s)"
+    kill "$root_agent" 2>/dev/null; wait "$root_agent" 2>/dev/null
+    grep -q "$child asks for a picture back" "$work/root-agent.log" || { cat "$work/root-agent.log"; fail "the guardian's session was not told"; }
+    ok "the guardian's desktop session is told: $(grep -o "$child asks for a picture back.*" "$work/root-agent.log" | head -1)"
+fi
+
 # As the guardian, from their own account: everything, without the PIN.
 out=$(as_guardian "$q" list --user "$child") || fail "guardian list: $out"
-echo "$out" | grep -q "release asked for" || fail "the guardian does not see the request: $out"
+grep -q "release asked for" <<< "$out" || fail "the guardian does not see the request: $out"
 ok "the guardian lists the child's items and sees the request: $out"
-as_guardian "$q" history --user "$child" | grep -q quarantined || fail "guardian history"
+out=$(as_guardian "$q" history --user "$child") && grep -q quarantined <<< "$out" || fail "guardian history: $out"
 ok "the guardian reads the history"
-as_guardian "$q" mode --user "$child" | grep -q child || fail "guardian mode"
-as_guardian "$q" guardian status --user "$child" | grep -q "protected, child mode" || fail "guardian status"
-ok "guardian status: $(as_guardian "$q" guardian status --user "$child")"
+out=$(as_guardian "$q" mode --user "$child") && grep -q child <<< "$out" || fail "guardian mode: $out"
+out=$(as_guardian "$q" guardian status --user "$child") && grep -q "protected, child mode" <<< "$out" || fail "guardian status: $out"
+ok "guardian status: $out"
 out=$(as_guardian "$q" release 1 --user "$child") || fail "guardian release: $out"
 [ "$(stat -c %U "/home/$child/Downloads/card.png")" = "$child" ] || fail "the released card is not the child's"
 ok "the guardian released it, back to the child, owned by the child: $out"

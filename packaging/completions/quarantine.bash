@@ -286,28 +286,45 @@ _quarantine_list() {
     repeating_flags=()
     non_repeating_flags=(--json --all --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_show() {
     repeating_flags=()
     non_repeating_flags=(--open --json --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_release() {
     repeating_flags=()
     non_repeating_flags=(-y --yes --ask --version -h --help)
     repeating_options=()
-    non_repeating_options=(--to)
+    non_repeating_options=(--to --user)
     __quarantine_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--to')
+        return
+        ;;
+    '--user')
         return
         ;;
     esac
@@ -317,16 +334,30 @@ _quarantine_block() {
     repeating_flags=()
     non_repeating_flags=(--keep --origin -y --yes --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_history() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_purge() {
@@ -356,13 +387,13 @@ _quarantine_guardian() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    set-pin)
+    set-pin|enable|disable|status|serve)
         # Offer subcommand argument completions
         "_quarantine_guardian_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'set-pin' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'set-pin enable disable status serve' -- "${cur}"))
         ;;
     esac
 }
@@ -371,16 +402,93 @@ _quarantine_guardian_set-pin() {
     repeating_flags=()
     non_repeating_flags=(--pin-stdin --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
+}
+
+_quarantine_guardian_enable() {
+    repeating_flags=()
+    non_repeating_flags=(--pin-stdin --no-pin --version -h --help)
+    repeating_options=(--outgoing)
+    non_repeating_options=(--user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    '--outgoing')
+        return
+        ;;
+    esac
+}
+
+_quarantine_guardian_disable() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
+}
+
+_quarantine_guardian_status() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
+}
+
+_quarantine_guardian_serve() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_mode() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 
     # Offer positional completions
     case "${positional_number}" in

@@ -60,7 +60,7 @@ _quarantine() {
             'block:Delete a quarantined file (or keep it sealed) and block its contents from coming back.'
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
-            'guardian:The guardian'\''s PIN, which child mode asks for before anything hidden comes back.'
+            'guardian:The guardian: the PIN child mode asks for, and the system service that protects a child'\''s account.'
             'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
             'config:Show the configuration in force.'
             'service:Install, remove or inspect the systemd user service that runs the agent.'
@@ -200,6 +200,7 @@ _quarantine_list() {
     local -ar arg_specs=(
         '--json[Print one JSON object per item (JSON Lines).]'
         '--all[Also list released, blocked and purged items.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -214,6 +215,7 @@ _quarantine_show() {
         ':id:'
         '--open[Open the blurred preview (never the original) with xdg-open.]'
         '--json[Print one JSON object.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -229,6 +231,7 @@ _quarantine_release() {
         '--to[Restore into this folder instead of the original one.]:dir:'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
         '--ask[Child mode\: ask the guardian to release it, without the PIN. The request is recorded and shown in '\''quarantine list'\''; nothing is released. (Pressing Enter at the PIN prompt does the same.)]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -244,6 +247,7 @@ _quarantine_block() {
         '--keep[Keep the file sealed in the vault instead of deleting it.]'
         '--origin[Also block the site in its origin URL.]'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -256,6 +260,7 @@ _quarantine_history() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print one JSON object per event (JSON Lines).]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -290,12 +295,16 @@ _quarantine_guardian() {
     command)
         local -ar subcommands=(
             'set-pin:Set or change the guardian PIN (4 to 12 digits; only a slow salted hash is kept).'
+            'enable:Protect an account with the system guardian service (as root): child mode the account cannot change.'
+            'disable:Stop protecting an account (as root). Its vault, database and configuration stay.'
+            'status:Show which accounts a guardian service protects, and how each is doing.'
+            'serve:Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        set-pin)
+        set-pin|enable|disable|status|serve)
             "_quarantine_guardian_${words[1]}" && ret=0
             ;;
         esac
@@ -309,6 +318,59 @@ _quarantine_guardian_set-pin() {
     local -i ret=1
     local -ar arg_specs=(
         '--pin-stdin[Read the PINs from standard input, one a line (current PIN first when changing it).]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_guardian_enable() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--user[The account to protect.]:user:'
+        '*--outgoing[A folder whose new files are checked before they leave (repeatable).]:dir:'
+        '--pin-stdin[Read the guardian PIN (twice) from standard input instead of the terminal.]'
+        '--no-pin[Do not set a guardian PIN now (the account cannot release anything until one is set).]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_guardian_disable() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--user[The protected account.]:user:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_guardian_status() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--user[Only this account.]:user:'
+        '--json[Print one JSON object per account.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_guardian_serve() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--user[The protected account.]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -322,6 +384,7 @@ _quarantine_mode() {
     local -ar _mode=('adult' 'child')
     local -ar arg_specs=(
         ':mode:{__quarantine_complete "${_mode[@]}"}'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
