@@ -11,8 +11,8 @@ import Synchronization
 public enum AnalysisWorkerProcess {
     /// The analyzer's tuning, as JSON (``SensitivityAnalyzer/Configuration``).
     public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"
-    /// Test only: a file whose first bytes are this text followed by `-crash` makes the worker
-    /// abort, followed by `-hang` makes it hang, so tests can show a poison file costs one worker
+    /// Test only: a file that starts or ends with this text followed by `-crash` makes the
+    /// worker abort, followed by `-hang` makes it hang, so tests can show a poison file costs one worker
     /// and one file, never the service. Unset (always, outside tests), it does nothing.
     public static let testOnlyCrashMarkerVariable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
     /// The worker's end of the socket pair.
@@ -104,14 +104,20 @@ public enum AnalysisWorkerProcess {
         return await analyzer.report(forFileAt: request.path, policy: request.policy, videoOptions: request.video) { progress($0.fraction) }
     }
 
-    /// Test only (see ``testOnlyCrashMarkerVariable``).
+    /// Test only (see ``testOnlyCrashMarkerVariable``): the marker at the start of the file, or
+    /// at its end (after a picture's own bytes, which decoders ignore).
     static func testOnlySwitch(marker: String, fd: Int32) {
-        var head = [UInt8](repeating: 0, count: marker.utf8.count + 6)
-        let count = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return }
-        let text = String(decoding: head.prefix(count), as: UTF8.self)
-        if text.hasPrefix(marker + "-crash") { abort() }
-        if text.hasPrefix(marker + "-hang") { while true { sleep(3600) } }
+        let length = marker.utf8.count + 6
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return }
+        for offset in [0, max(0, Int(info.st_size) - length)] {
+            var bytes = [UInt8](repeating: 0, count: length)
+            let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            guard count > 0 else { continue }
+            let text = String(decoding: bytes.prefix(count), as: UTF8.self)
+            if text.hasPrefix(marker + "-crash") || text.hasSuffix(marker + "-crash") { abort() }
+            if text.hasPrefix(marker + "-hang") || text.hasSuffix(marker + "-hang") { while true { sleep(3600) } }
+        }
     }
 }
 

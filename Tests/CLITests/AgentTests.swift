@@ -359,6 +359,34 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the private folder, the next start puts it back and checks it, identical")
+    func killedWhileHeld() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        // Test only: a file that starts with the marker and "-hang" hangs the analysis worker.
+        agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = "POISON"
+        try agent.start()
+        let photo = agent.downloads.appendingPathComponent("slow.png")
+        let bytes = (try Data(contentsOf: CLIRunner.photos.appendingPathComponent("astronaut.png"))) + Data("POISON-hang".utf8)
+        try bytes.write(to: photo)
+        let holding = agent.downloads.appendingPathComponent(".quarantine-holding")
+        func held() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: holding.path)) ?? [] }
+        #expect(agent.wait(timeout: 20) { held().count == 1 && !FileManager.default.fileExists(atPath: photo.path) }, "log:\n\(agent.logText)")
+        agent.stop(SIGKILL)
+        #expect(held().count == 1, "the held file is where the rename put it")
+        agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = nil
+        try agent.start(waitForReady: false)
+        #expect(agent.wait(timeout: 30) { agent.logText.contains("put back a file held when the agent stopped") }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 30) {
+            let counters = try agent.counters()
+            return FileManager.default.fileExists(atPath: photo.path) && held().isEmpty && (counters["clean"] ?? 0) >= 1
+        },
+                "log:\n\(agent.logText)")
+        #expect(try Data(contentsOf: photo) == bytes)
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start")
     func gracefulStop() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
