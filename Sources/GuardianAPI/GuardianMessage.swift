@@ -62,6 +62,8 @@ public struct GuardianRequest: Codable, Sendable {
         /// Set the guardian PIN: a guardian's.
         case setPIN
         case status
+        /// Add (or with `remove`, stop watching) `folder`: a guardian's.
+        case watch
     }
 
     public var verb: Verb
@@ -71,8 +73,15 @@ public struct GuardianRequest: Codable, Sendable {
     public var keep: Bool?
     public var origin: Bool?
     public var mode: AnalysisMode?
+    public var folder: String?
+    public var outgoing: Bool?
+    public var remove: Bool?
 
-    public init(_ verb: Verb, id: Int64? = nil, pin: String? = nil, all: Bool? = nil, keep: Bool? = nil, origin: Bool? = nil, mode: AnalysisMode? = nil) {
+    public init(_ verb: Verb, id: Int64? = nil, pin: String? = nil, all: Bool? = nil, keep: Bool? = nil, origin: Bool? = nil, mode: AnalysisMode? = nil,
+                folder: String? = nil, outgoing: Bool? = nil, remove: Bool? = nil) {
+        self.folder = folder
+        self.outgoing = outgoing
+        self.remove = remove
         self.verb = verb
         self.id = id
         self.pin = pin

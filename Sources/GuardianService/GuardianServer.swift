@@ -13,6 +13,8 @@ import ServiceSupport
 final class GuardianServer: Sendable {
     let paths: GuardianPaths
     let childUID: uid_t
+    /// The protected account's home (its folders are there).
+    let home: String
     let vault: Vault
     let configurationPath: String
     let logger: Logger
@@ -20,10 +22,11 @@ final class GuardianServer: Sendable {
     /// Called after the configuration changed (the mode): the agent reloads it.
     let reload: @Sendable () -> Void
 
-    init(paths: GuardianPaths, childUID: uid_t, vault: Vault, configurationPath: String, logger: Logger,
+    init(paths: GuardianPaths, childUID: uid_t, home: String, vault: Vault, configurationPath: String, logger: Logger,
          reload: @escaping @Sendable () -> Void) throws(ServiceError) {
         self.paths = paths
         self.childUID = childUID
+        self.home = home
         self.vault = vault
         self.configurationPath = configurationPath
         self.logger = logger
@@ -147,6 +150,22 @@ final class GuardianServer: Sendable {
                 logger.notice("mode changed to \(mode.rawValue) by \(review.actor)")
                 response.mode = mode
                 reload()
+            case .watch:
+                if let refusal = guardianOnly() { return (refusal, nil) }
+                guard let folder = request.folder else { return (.refused("which folder?"), nil) }
+                // Relative to the protected account's home; only its home is visible to the service.
+                let environment = ["HOME": home]
+                let absolute = WatchSettings.expand(folder.hasPrefix("/") || folder.hasPrefix("~") ? folder : "~/" + folder, environment: environment)
+                guard absolute == home || absolute.hasPrefix(home + "/") else {
+                    return (.refused("\(absolute) is outside \(paths.user)'s home (\(home)); the service watches folders there only"), nil)
+                }
+                let file = try ConfigurationFile.load(configurationPath)
+                let result = try file.editWatch(request.remove == true ? .remove(absolute) : .add(absolute, outgoing: request.outgoing ?? false), environment: environment)
+                if result.changed {
+                    logger.notice("\(request.remove == true ? "no longer watching" : "watching") \(absolute) (by \(review.actor))")
+                    response.path = absolute
+                    reload()
+                }
             case .setPIN:
                 if let refusal = guardianOnly() { return (refusal, nil) }
                 guard let pin = request.pin, GuardianPIN.isValid(pin) else { return (.refused("a PIN is 4 to 12 digits; nothing changed"), nil) }

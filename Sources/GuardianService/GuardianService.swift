@@ -56,7 +56,7 @@ public enum GuardianService {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)
         }
         let vault = try Vault.standard(environment: environment)
-        let server = try GuardianServer(paths: paths, childUID: account.uid, vault: vault, configurationPath: paths.configuration, logger: logger) {
+        let server = try GuardianServer(paths: paths, childUID: account.uid, home: account.home, vault: vault, configurationPath: paths.configuration, logger: logger) {
             kill(getpid(), SIGHUP)
         }
         server.start()

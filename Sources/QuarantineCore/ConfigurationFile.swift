@@ -84,3 +84,44 @@ public struct ConfigurationFile: Sendable {
         "[" + values.map(tomlString).joined(separator: ", ") + "]"
     }
 }
+
+extension ConfigurationFile {
+    /// A change to the watched folders.
+    public enum WatchEdit: Sendable {
+        case add(String, outgoing: Bool)
+        case remove(String)
+    }
+
+    /// Why a watch edit was not made.
+    public struct WatchRefusal: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// Applies `edit` to the `[watch]` table (paths expanded against `environment`'s home) and
+    /// saves the file. Returns the folder, absolute; throws a refusal in words (already
+    /// watched is not one: `false` is returned then).
+    @discardableResult
+    public func editWatch(_ edit: WatchEdit, environment: [String: String] = ProcessEnvironment.current) throws -> (folder: String, changed: Bool) {
+        let incoming = (settings.watch.incoming ?? [WatchSettings.downloadFolder(environment: environment)]).map { WatchSettings.expand($0, environment: environment) }
+        let outgoing = settings.watch.outgoing.map { WatchSettings.expand($0, environment: environment) }
+        var newIncoming = incoming, newOutgoing = outgoing
+        let folder: String
+        switch edit {
+        case .add(let path, let isOutgoing):
+            folder = WatchSettings.expand(path, environment: environment)
+            if incoming.contains(folder) || outgoing.contains(folder) { return (folder, false) }
+            if isOutgoing { newOutgoing.append(folder) } else { newIncoming.append(folder) }
+        case .remove(let path):
+            folder = WatchSettings.expand(path, environment: environment)
+            guard incoming.contains(folder) || outgoing.contains(folder) else {
+                throw WatchRefusal(description: "\(folder) is not watched; see 'quarantine watch list'")
+            }
+            newIncoming.removeAll { $0 == folder }
+            newOutgoing.removeAll { $0 == folder }
+        }
+        var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(newIncoming), inTable: "watch", of: self.text)
+        text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(newOutgoing), inTable: "watch", of: text)
+        try save(text)
+        return (folder, true)
+    }
+}

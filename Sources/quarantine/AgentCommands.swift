@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GuardianAPI
 import Logging
 import QuarantineAgent
 import QuarantineCore
@@ -133,7 +134,14 @@ struct WatchAdd: ParsableCommand {
     @Argument(help: ArgumentHelp("The folder.", valueName: "path"))
     var path: String
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() {
+            let (response, _) = try ask(client, GuardianRequest(.watch, folder: path, outgoing: outgoing))
+            printOut(response.path.map { "Watching \($0) for \(client.paths.user)." } ?? "Already watched.")
+            return
+        }
         let file = try ConfigurationFile.loadForCLI()
         let absolute = WatchSettings.expand(path)
         var isDirectory: ObjCBool = false
@@ -146,19 +154,10 @@ struct WatchAdd: ParsableCommand {
             printError("quarantine: \(absolute) holds the vault itself; it cannot be watched")
             throw ExitCode(1)
         }
-        var watch = file.settings.watch
-        var incoming = (watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
-        var outgoingList = watch.outgoing.map { WatchSettings.expand($0) }
-        if incoming.contains(absolute) || outgoingList.contains(absolute) {
+        guard try file.editWatch(.add(absolute, outgoing: outgoing)).changed else {
             printOut("\(absolute) is already watched.")
             return
         }
-        if outgoing { outgoingList.append(absolute) } else { incoming.append(absolute) }
-        watch.incoming = incoming
-        watch.outgoing = outgoingList
-        var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(incoming), inTable: "watch", of: file.text)
-        text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(outgoingList), inTable: "watch", of: text)
-        try file.save(text)
         let direction = outgoing ? "outgoing" : "incoming"
         var message = "Watching \(absolute) (\(direction))."
         if outgoing && file.settings.mode == .adult { message += " Outgoing folders are checked in child mode only." }
@@ -172,7 +171,14 @@ struct WatchRemove: ParsableCommand {
     @Argument(help: ArgumentHelp("The folder.", valueName: "path"))
     var path: String
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
+        if let client = try target.client() {
+            _ = try ask(client, GuardianRequest(.watch, folder: path, remove: true))
+            printOut("No longer watching \(path) for \(client.paths.user).")
+            return
+        }
         let file = try ConfigurationFile.loadForCLI()
         let absolute = WatchSettings.expand(path)
         let incoming = (file.settings.watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
@@ -182,9 +188,7 @@ struct WatchRemove: ParsableCommand {
             throw ExitCode(1)
         }
         try Interventions(vault: try openVault()).approve(.removeWatchedFolder, adultQuestion: "", childAction: "stop watching \(absolute)", yes: false)
-        var text = ConfigurationFile.setting("incoming", to: ConfigurationFile.tomlArray(incoming.filter { $0 != absolute }), inTable: "watch", of: file.text)
-        text = ConfigurationFile.setting("outgoing", to: ConfigurationFile.tomlArray(outgoing.filter { $0 != absolute }), inTable: "watch", of: text)
-        try file.save(text)
+        try file.editWatch(.remove(absolute))
         printOut("No longer watching \(absolute). " + tellAgentToReload())
     }
 }

@@ -74,6 +74,7 @@ expect_denied "release with --yes" "$q" release 1 --yes
 expect_denied "release without a terminal (and so without the PIN)" "$q" release 1
 expect_denied "change the mode" "$q" mode adult
 expect_denied "read the history" "$q" history
+expect_denied "watch another folder" "$q" watch add "/home/$child/Music"
 expect_denied "set a PIN" bash -c "printf '1111\n1111\n' | $q guardian set-pin --pin-stdin"
 out=$(as_child "$q" list) || fail "the child cannot list: $out"
 grep -q "card.png: hidden" <<< "$out" || fail "the child's list: $out"
@@ -129,6 +130,12 @@ ok "the guardian reads the history"
 out=$(as_guardian "$q" mode --user "$child") && grep -q child <<< "$out" || fail "guardian mode: $out"
 out=$(as_guardian "$q" guardian status --user "$child") && grep -q "protected, child mode" <<< "$out" || fail "guardian status: $out"
 ok "guardian status: $out"
+as_child mkdir -p "/home/$child/Pictures/Shared"
+out=$(as_guardian "$q" watch add --outgoing --user "$child" Pictures/Shared) || fail "guardian watch add: $out"
+grep -q "/home/$child/Pictures/Shared" "/etc/quarantine/$child.toml" || fail "the folder is not in the configuration"
+for _ in $(seq 100); do grep -q "watching.*Pictures/Shared" "$work/service.log" && break; sleep 0.1; done
+grep -q "configuration reloaded" "$work/service.log" || fail "the service did not reload"
+ok "the guardian watches another folder of the child's: $out"
 out=$(as_guardian "$q" release 1 --user "$child") || fail "guardian release: $out"
 [ "$(stat -c %U "/home/$child/Downloads/card.png")" = "$child" ] || fail "the released card is not the child's"
 ok "the guardian released it, back to the child, owned by the child: $out"

@@ -248,16 +248,30 @@ _quarantine_watch_add() {
     repeating_flags=()
     non_repeating_flags=(--outgoing --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_watch_remove() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_scan() {

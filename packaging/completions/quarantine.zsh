@@ -155,6 +155,7 @@ _quarantine_watch_add() {
     local -ar arg_specs=(
         '--outgoing[A shared or synced folder\: check what is put there before it leaves (child mode only).]'
         ':path:'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -167,6 +168,7 @@ _quarantine_watch_remove() {
     local -i ret=1
     local -ar arg_specs=(
         ':path:'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
