@@ -77,7 +77,7 @@ let package = Package(
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
         .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "GuardianAPI", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "ServiceSupport",
+            "GuardianAPI", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

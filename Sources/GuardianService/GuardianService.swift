@@ -1,3 +1,4 @@
+import AnalysisWorker
 import Foundation
 import GuardianAPI
 import Logging
@@ -30,7 +31,7 @@ public enum GuardianService {
     /// configuration).
     static func environment(paths: GuardianPaths, home: String, inherited: [String: String]) -> [String: String] {
         var environment = inherited.filter { ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "INVOCATION_ID", "QUARANTINE_LOG_LEVEL",
-                                              "LANG", "PATH", AnalysisWorkerMarker.variable].contains($0.key) }
+                                              "LANG", "PATH", AnalysisWorkerProcess.testOnlyCrashMarkerVariable].contains($0.key) }
         environment["HOME"] = home
         environment["QUARANTINE_STATE_DIR"] = paths.state
         environment["XDG_CONFIG_HOME"] = paths.state + "/config"
@@ -65,9 +66,4 @@ public enum GuardianService {
         let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
-}
-
-/// The test-only crash switch's variable, passed on to the worker (see AnalysisWorkerProcess).
-enum AnalysisWorkerMarker {
-    static let variable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
 }

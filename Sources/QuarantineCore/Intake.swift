@@ -96,8 +96,7 @@ public struct Intake: Sendable {
         }
 
         // This exact version was dealt with (a held file put back arrives again as a new name).
-        var seenInfo = stat()
-        if lstat(PathBytes.cString(path), &seenInfo) == 0, (try? store.hasSeen(FileIdentity(seenInfo), at: path, in: mode)) == true {
+        if let identity = FileIdentity(statAt: path), (try? store.hasSeen(identity, at: path, in: mode)) == true {
             try? store.complete(entry, seen: nil)
             return .alreadySeen
         }
@@ -140,8 +139,7 @@ public struct Intake: Sendable {
             }
         } catch let error as MediaError where error.code == .permissionDenied {
             // Moving it into the vault needs no read access: child mode holds it at once.
-            var info = stat()
-            let identity = lstat(PathBytes.cString(source), &info) == 0 ? FileIdentity(info) : entry.identity
+            let identity = FileIdentity(statAt: source) ?? entry.identity
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
             return .unreadable(then: failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
         } catch {

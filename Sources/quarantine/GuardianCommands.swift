@@ -35,11 +35,9 @@ func ask(_ client: GuardianClient, _ request: GuardianRequest) throws -> (Guardi
     case nil:
         return (response, preview)
     case .wrongPIN(let wait):
-        printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
-        throw ExitCode(1)
+        throw Interventions.refused(wrongPIN: wait)
     case .waitForPIN(let until):
-        printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
-        throw ExitCode(1)
+        throw Interventions.refused(waitForPINUntil: until)
     case .refused(let words):
         printError("quarantine: \(words)")
         throw ExitCode(1)
@@ -75,8 +73,8 @@ enum RemoteReview {
         let (hello, _) = try ask(client, GuardianRequest(.hello))
         var pin: String?
         if hello.role == .child {
-            guard let item = try ask(client, GuardianRequest(.show, id: id)).0.items?.first else { throw ExitCode(2) }
-            _ = item
+            // The item must exist before the child is asked anything (ask exits saying so if not).
+            _ = try ask(client, GuardianRequest(.show, id: id))
             pin = try childPIN(action: "bring it back", hello: hello) {
                 _ = try ask(client, GuardianRequest(.ask, id: id))
                 printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")

@@ -60,13 +60,23 @@ struct Interventions {
                 }
                 return try review.consent(to: action, confirmed: true, pin: pin)
             } catch Review.Refusal.wrongPIN(let wait) {
-                printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
-                throw ExitCode(1)
+                throw Self.refused(wrongPIN: wait)
             } catch Review.Refusal.waitForPIN(let until) {
-                printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
-                throw ExitCode(1)
+                throw Self.refused(waitForPINUntil: until)
             }
         }
+    }
+
+    /// Says that the guardian PIN was wrong (and how long the next try waits); exit status 1.
+    static func refused(wrongPIN wait: TimeInterval) -> ExitCode {
+        printOut("That PIN is not right. Nothing was changed." + (wait > 0 ? " The next try must wait \(GuardianPIN.describe(wait))." : ""))
+        return ExitCode(1)
+    }
+
+    /// Says that no PIN is checked until `until` (too many wrong ones); exit status 1.
+    static func refused(waitForPINUntil until: Date) -> ExitCode {
+        printOut("Too many wrong PINs. Try again in \(GuardianPIN.describe(until.timeIntervalSinceNow)). Nothing was changed.")
+        return ExitCode(1)
     }
 
     /// The child's two screens: why it was hidden and where to get help, then "are you sure?"
