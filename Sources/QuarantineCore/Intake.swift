@@ -78,6 +78,15 @@ public struct Intake: Sendable {
         /// It cannot be read (permission denied): `on_error` decided (`then`: held as unverified,
         /// which needs no read access, or left); the caller checks it again once it can be read.
         case unreadable(then: Intake.Outcome)
+
+        /// Whether the file went into the vault (directly, or as what `on_error` decided).
+        public var movedIntoVault: Bool {
+            switch self {
+            case .hidden: return true
+            case .unreadable(let then), .givenUp(_, let then): return then.movedIntoVault
+            default: return false
+            }
+        }
     }
 
     /// Handles one backlog entry of kind `kind` under `settings`.
@@ -110,7 +119,7 @@ public struct Intake: Sendable {
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
         }
         let outcome = await judge(entry, at: held.heldPath, held: held, kind: kind, settings: settings, progress: progress)
-        if case .hidden = outcome {
+        if outcome.movedIntoVault {
             try? holding.forget(held)
             return outcome
         }

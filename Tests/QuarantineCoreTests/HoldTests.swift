@@ -113,6 +113,21 @@ struct HoldTests {
         #expect(after == before)
     }
 
+    @Test("unreadable while held: hidden as unverified straight from the private folder, no put-back tried, no error recorded")
+    func unreadableHeld() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try arrive(place, "locked.png")
+        // The stand-in digest fails as reading a file without permission does.
+        let intake = Intake(vault: place.vault, holding: Holding(store: place.vault.store),
+                            blocking: { _, _ in throw MediaError(.permissionDenied, "cannot be read", path: entry.path) },
+                            analysis: { path, settings, _ in IntakeTests.StandInAnalysis.judging(sensitive: false).answer(path, settings) })
+        let outcome = await intake.handle(entry, kind: .image, settings: settings(.child))
+        guard case .unreadable(then: .hidden(_, let verdict, _, _)) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(verdict == .unverified)
+        #expect(try place.vault.store.events().filter { $0.kind == .error }.map(\.detail) == [])
+        #expect(try Holding(store: place.vault.store).heldFiles().isEmpty)
+    }
+
     @Test("adult mode holds only with hold_while_checking")
     func adultOptsIn() async throws {
         let place = try Place(); defer { place.cleanUp() }
