@@ -162,7 +162,7 @@ public final class SandboxedAnalysis: Sendable {
         do {
             descriptor = try await (isVideo ? videoPool : pool).run {
                 let file = try MediaFile(path: path)
-                return try Self.duplicate(file.descriptor)
+                return try withExtendedLifetime(file) { try Self.duplicate(file.descriptor) }
             }
         } catch {
             return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
@@ -195,6 +195,22 @@ public final class SandboxedAnalysis: Sendable {
             let failure = FileReport.Failure(code: code, message: "\(path): the analysis was given up: \(again) (the first time: \(death))")
             return FileReport(path: path, kind: isVideo ? .video : .image, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
         }
+    }
+
+    /// A picture of the file at `path` for its blurred preview, decoded by a worker (no model
+    /// runs); nil when none could be decoded or no worker runs. Never retried: a file that
+    /// kills a worker here simply has no preview.
+    public func previewFrame(forFileAt path: String) async -> RGBImage? {
+        let opened = try? await pool.run { () throws -> Int32 in
+            let file = try MediaFile(path: path)
+            return try withExtendedLifetime(file) { try Self.duplicate(file.descriptor) }
+        }
+        guard let descriptor = opened else { return nil }
+        defer { close(descriptor) }
+        guard let worker = try? await primary() else { return nil }
+        let outcome = await worker.judge(path: path, descriptor: descriptor, policy: .defaults(for: .adult), video: VideoOptions(), previewOnly: true) { _ in }
+        if case .report(let report) = outcome { return report.flaggedFrame }
+        return nil
     }
 
     /// A report that keeps the file queued (no verdict, no `on_error`): cancelled.

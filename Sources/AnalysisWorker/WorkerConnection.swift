@@ -128,7 +128,7 @@ final class WorkerConnection: Sendable {
     var inFlight: Int { state.withLock { $0.pending.count } }
 
     /// Hands `descriptor` (open on the file at `path`) to the worker and waits for its verdict.
-    func judge(path: String, descriptor: Int32, policy: SensitivityPolicy, video: VideoOptions,
+    func judge(path: String, descriptor: Int32, policy: SensitivityPolicy, video: VideoOptions, previewOnly: Bool = false,
                progress: @escaping @Sendable (Double?) -> Void) async -> Outcome {
         let id = state.withLock { s -> UInt64 in defer { s.nextId += 1 }; return s.nextId }
         return await withTaskCancellationHandler {
@@ -139,7 +139,7 @@ final class WorkerConnection: Sendable {
                     return nil
                 }
                 if let death { continuation.resume(returning: .died(death)); return }
-                let request = WorkerMessage.Request(id: id, path: path, policy: policy, video: video)
+                let request = WorkerMessage.Request(id: id, path: path, policy: policy, video: video, previewOnly: previewOnly ? true : nil)
                 do { try socket.send(WorkerMessage.encode(.request, request), descriptors: [descriptor]) } catch {
                     // The worker is gone: the reader resumes every pending file with its death.
                     _ = shutdown(socket.descriptor, Int32(SHUT_RDWR))

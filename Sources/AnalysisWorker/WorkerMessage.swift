@@ -33,6 +33,9 @@ enum WorkerMessage {
         var path: String
         var policy: SensitivityPolicy
         var video: VideoOptions
+        /// Only a picture for the blurred preview, no verdict (a file hidden because it is
+        /// blocked): sent back as the frame, with a report without analysis.
+        var previewOnly: Bool? = nil
     }
 
     struct Cancel: Codable {

@@ -101,6 +101,10 @@ public enum AnalysisWorkerProcess {
             return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
         }
         defer { MediaFile.PassedDescriptors.remove(request.path) }
+        if request.previewOnly == true {
+            let frame = await analyzer.previewFrame(forFileAt: request.path)
+            return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: nil, elapsedMilliseconds: 0, flaggedFrame: frame)
+        }
         return await analyzer.report(forFileAt: request.path, policy: request.policy, videoOptions: request.video) { progress($0.fraction) }
     }
 

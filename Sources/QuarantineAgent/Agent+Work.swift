@@ -332,7 +332,8 @@ extension QuarantineAgent {
         guard let notifier = state.withLock({ $0.notifier }) else { return }
         var notification = DesktopNotification(summary: notice.summary, body: notice.body)
         notification.imagePath = image
-        if let itemId { notification.actions = [.init(key: "show-\(itemId)", label: "Show")] }
+        // No preview to show (a picture that could not be decoded): no button for it.
+        notification.actions = notice.actions.filter { image != nil || $0 != .showPreview(itemId ?? 0) }.map { .init(key: $0.key, label: $0.label) }
         do { try notifier.send(notification) } catch {
             logger.warning("desktop notification not shown: \(error)")
         }

@@ -4,6 +4,7 @@ import GuardianAPI
 import Foundation
 import Logging
 import MediaDecoding
+import PathBytes
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
@@ -291,9 +292,45 @@ public final class QuarantineAgent: Service, Sendable {
     /// What the person chose in a notification. A child task of ``run()``.
     func notificationActions() async {
         guard let notifier = state.withLock({ $0.notifier }) else { return }
-        for await action in notifier.actionInvoked {
-            logger.info("notification \(action.id): \(action.key) chosen")
-            if action.key.hasPrefix("show-"), let id = Int64(action.key.dropFirst(5)) { openReview(id: id) }
+        for await invoked in notifier.actionInvoked {
+            guard let action = Notice.Action(key: invoked.key) else {
+                logger.info("notification \(invoked.id): '\(invoked.key)' is not an action of this program; ignored")
+                continue
+            }
+            logger.info("notification \(invoked.id): \(action.label) chosen")
+            let settings = state.withLock { $0.settings }
+            let (vault, options, logger) = (self.vault, self.options, self.logger)
+            try? await onOwnThread("notification-action") {
+                let review = Review(vault: vault, mode: ModeInForce.current(configurationPath: options.configPath, store: vault.store, environment: options.environment),
+                                    actor: "notification")
+                do {
+                    switch try review.perform(action, viewingFolder: Review.viewingFolder(vault: vault, environment: options.environment),
+                                              helpPage: settings.agent.helpPage) {
+                    case .open(let target):
+                        Self.openInViewer(target, environment: options.environment, logger: logger)
+                    case .putBack(let release):
+                        logger.notice("put back from the notification: \(PathBytes.display(release.path))")
+                    case .deleted:
+                        logger.notice("deleted from the notification, its bytes blocked")
+                    }
+                } catch {
+                    logger.warning("\(action.label): \(error)")
+                }
+            }
+            // The decision is made: the notification has done its job.
+            try? notifier.withdraw(invoked.id)
+        }
+    }
+
+    /// Opens `target` (a file or URL) with the desktop's handler, `xdg-open`, spawned without
+    /// Foundation's `Process` (which hangs under the unit's address-family filter).
+    static func openInViewer(_ target: String, environment: [String: String], logger: Logger) {
+        guard let opener = DetachedProgram.locate("xdg-open", environment: environment) else {
+            logger.warning("cannot open \(target): xdg-open is not installed (package xdg-utils)")
+            return
+        }
+        if case .failure(let error) = DetachedProgram.start([opener, target], environment: environment) {
+            logger.warning("cannot open \(target): \(error)")
         }
     }
 
@@ -319,16 +356,6 @@ public final class QuarantineAgent: Service, Sendable {
                 tell(.releaseRequested(user: user, id: id, name: name), image: nil, itemId: nil)
             }
             try? await Task.sleep(for: .seconds(10))
-        }
-    }
-
-    /// The "Show" action of a notification: opens a terminal with `quarantine show ID`, when
-    /// the desktop has one.
-    func openReview(id: Int64) {
-        let terminal = "/usr/bin/x-terminal-emulator"
-        guard FileManager.default.isExecutableFile(atPath: terminal) else { return }
-        if case .failure(let error) = DetachedProgram.start([terminal, "-e", CommandLine.arguments[0], "show", String(id)], environment: options.environment) {
-            logger.warning("cannot open a terminal for item \(id): \(error)")
         }
     }
 

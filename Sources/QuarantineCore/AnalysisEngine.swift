@@ -12,6 +12,9 @@ public protocol AnalysisEngine: Sendable {
     func runBlocking<T: Sendable>(video: Bool, _ work: @escaping @Sendable () throws -> T) async throws -> T
     /// The report on the file at `path` under `settings`, with a video's progress (0...1).
     func report(forFileAt path: String, settings: Settings, progress: @escaping @Sendable (Double?) -> Void) async -> FileReport
+    /// A picture of the file at `path` to blur for its preview when no analysis gave one (a file
+    /// hidden on sight because it is blocked); nil when none can be decoded.
+    func previewFrame(forFileAt path: String) async -> RGBImage?
 }
 
 extension SensitivityAnalyzer: AnalysisEngine {

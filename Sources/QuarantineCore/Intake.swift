@@ -24,6 +24,8 @@ public struct Intake: Sendable {
     public let vault: Vault
     let analysis: Analysis
     let blocking: Blocking
+    /// A picture of a file for its blurred preview, when no analysis gave one.
+    let previewFrame: @Sendable (String) async -> RGBImage?
     /// A file that crashed the process this many times is given up (then `on_error`).
     public let maxCrashes: Int
     /// Who is recorded as acting ("agent", "guardian service").
@@ -31,8 +33,10 @@ public struct Intake: Sendable {
     /// Holds files out of reach while they are checked, where ``Settings/holdsWhileChecking``.
     public let holding: Holding?
 
-    public init(vault: Vault, actor: String = "agent", maxCrashes: Int = 2, holding: Holding? = nil, blocking: @escaping Blocking, analysis: @escaping Analysis) {
+    public init(vault: Vault, actor: String = "agent", maxCrashes: Int = 2, holding: Holding? = nil, blocking: @escaping Blocking, analysis: @escaping Analysis,
+                previewFrame: @escaping @Sendable (String) async -> RGBImage? = { _ in nil }) {
         self.vault = vault
+        self.previewFrame = previewFrame
         self.actor = actor
         self.holding = holding
         self.maxCrashes = maxCrashes
@@ -44,7 +48,8 @@ public struct Intake: Sendable {
     public init(vault: Vault, engine: any AnalysisEngine, actor: String = "agent", maxCrashes: Int = 2, holding: Holding? = nil) {
         self.init(vault: vault, actor: actor, maxCrashes: maxCrashes, holding: holding,
                   blocking: { video, work in try await engine.runBlocking(video: video, work) },
-                  analysis: { path, settings, progress in await engine.report(forFileAt: path, settings: settings, progress: progress) })
+                  analysis: { path, settings, progress in await engine.report(forFileAt: path, settings: settings, progress: progress) },
+                  previewFrame: { path in await engine.previewFrame(forFileAt: path) })
     }
 
     /// How it ended for one file.
@@ -165,9 +170,14 @@ public struct Intake: Sendable {
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .allowed),
                                    events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
                 return .allowed
-            case .blocked(let reason):
-                return hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil,
-                            mode: mode, verdict: .blocked)
+            case .blocked(let reason, let site):
+                // Hidden on sight; its preview is decoded afterwards, from the vault's own copy.
+                let outcome = hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"],
+                                   preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite)
+                guard case .hidden(let item, let verdict, let reasons, let notice) = outcome, let id = item.id,
+                      let copy = vault.contentPath(of: item), let frame = await previewFrame(copy),
+                      let withPreview = try? vault.attachPreview(frame, to: id) else { return outcome }
+                return .hidden(withPreview, verdict: verdict, reasons: reasons, notice: notice)
             case .knownClean:
                 let detail = "same bytes as a file found not sensitive before"
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
@@ -228,7 +238,7 @@ public struct Intake: Sendable {
 
     /// Hides a backlog entry and takes it off the backlog.
     func hide(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
-              mode: AnalysisMode, verdict: Verdict) -> Outcome {
+              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged) -> Outcome {
         let path = entry.path
         let store = vault.store
         // Its times go into the vault as they were before the check read it. That changes its
@@ -246,7 +256,7 @@ public struct Intake: Sendable {
             let id = item.id ?? 0
             try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)
-                : .hidden(id: id, kind: kind, mode: mode, blocked: verdict == .blocked)
+                : .hidden(id: id, kind: kind, mode: mode, because: because)
             return .hidden(item, verdict: verdict, reasons: reasons, notice: notice)
         } catch {
             // The vault refused (the file changed or vanished since it was read, or the disk is

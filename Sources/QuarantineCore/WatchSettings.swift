@@ -139,9 +139,20 @@ public struct AgentSettings: Sendable, Equatable {
     /// Adult mode: a settled file is out of reach (moved aside) until its verdict, as child
     /// mode always does.
     public var holdWhileChecking: Bool
+    /// Where a download came from, when it carries no `user.xdg.origin.url`: looked up,
+    /// read-only, in the browsers' own download history (Chromium-family and Firefox profiles).
+    public var browserHistory: Bool
+    /// More browser profile folders to read (one holding `History` or `places.sqlite`).
+    public var browserProfiles: [String]
+    /// The page "Get help" opens in child mode (a local file or a URL); nil: the built-in page.
+    public var helpPage: String?
 
     public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60, sandbox: Bool = true,
-                fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false) {
+                fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false, browserHistory: Bool = true, browserProfiles: [String] = [],
+                helpPage: String? = nil) {
+        self.browserHistory = browserHistory
+        self.browserProfiles = browserProfiles
+        self.helpPage = helpPage
         self.notifications = notifications
         self.settleMilliseconds = settleMilliseconds
         self.rescanSeconds = rescanSeconds
@@ -166,6 +177,20 @@ public struct AgentSettings: Sendable, Equatable {
         if let value = table["hold_while_checking"] {
             guard let flag = value.bool else { throw fail("agent.hold_while_checking must be true or false") }
             holdWhileChecking = flag
+        }
+        if let value = table["browser_history"] {
+            guard let flag = value.bool else { throw fail("agent.browser_history must be true or false") }
+            browserHistory = flag
+        }
+        if let value = table["browser_profiles"] {
+            guard let array = value.array, array.allSatisfy({ ($0.string ?? "").isEmpty == false }) else {
+                throw fail("agent.browser_profiles must be a list of folders, like [\"~/.config/chromium/Default\"]")
+            }
+            browserProfiles = array.compactMap(\.string)
+        }
+        if let value = table["help_page"] {
+            guard let text = value.string, !text.isEmpty else { throw fail("agent.help_page must be a file path or a URL") }
+            helpPage = text
         }
         if let value = table["file_deadline_seconds"] {
             guard let n = value.int, (1...86_400).contains(n) else { throw fail("agent.file_deadline_seconds must be a whole number of seconds from 1 to 86400") }

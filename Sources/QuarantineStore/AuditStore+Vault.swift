@@ -45,6 +45,13 @@ extension AuditStore {
         }
     }
 
+    /// Records the preview written for item `itemId` after it was hidden.
+    func setPreview(of itemId: Int64, name: String) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE item SET previewName = ? WHERE id = ?", arguments: [name, itemId])
+        }
+    }
+
     /// A cross-filesystem copy reached the disk and was verified; the original is removed next.
     func markCopied(journalId: Int64) throws {
         try write { db in

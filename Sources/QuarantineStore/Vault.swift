@@ -102,6 +102,8 @@ public final class Vault: Sendable {
         return folder(name) + "/" + preview
     }
     func itemPath(_ name: String) -> String { folder(name) + "/item" }
+    /// Where the vault keeps item's own bytes (never shown: read only to decode its preview).
+    public func contentPath(of item: VaultItem) -> String? { item.vaultName.map(itemPath) }
 
     // MARK: - Quarantine
 
@@ -214,6 +216,23 @@ public final class Vault: Sendable {
         try store.finishQuarantine(finished, journalId: journalId,
                                    event: AuditEvent(.quarantined, itemId: id, path: recorded, mode: mode, actor: actor, detail: reasons.joined(separator: ", ")))
         return finished
+    }
+
+    /// Writes the blurred preview of an item hidden without one (a file hidden on sight because
+    /// it is blocked: its picture is decoded afterwards, from the vault's own copy) and records
+    /// it. Returns the item as it now is; an item that already has one is left as it is.
+    @discardableResult
+    public func attachPreview(_ image: RGBImage, to itemId: Int64) throws -> VaultItem {
+        guard var item = try store.item(itemId), let name = item.vaultName else { throw VaultError.refused("item \(itemId) is not in the vault") }
+        guard item.previewName == nil, item.status == .quarantined else { return item }
+        let jpeg = try BlurredPreview.jpeg(from: image)
+        let previewPath = folder(name) + "/preview.jpg"
+        guard FileManager.default.createFile(atPath: previewPath, contents: Data(jpeg), attributes: [.posixPermissions: 0o600]) else {
+            throw VaultError.system("cannot write \(previewPath)", errno)
+        }
+        item.previewName = "preview.jpg"
+        try store.setPreview(of: itemId, name: "preview.jpg")
+        return item
     }
 
     // MARK: - Release

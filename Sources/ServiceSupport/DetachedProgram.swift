@@ -6,6 +6,11 @@ import Foundation
 /// (`RestrictAddressFamilies=AF_UNIX`), and then never returns from `waitUntilExit()`; this
 /// needs no socket at all. A short-lived thread reaps the child so that no zombie is left.
 public enum DetachedProgram {
+    /// The absolute path of `name` in the `PATH` of `environment`, if it is there.
+    public static func locate(_ name: String, environment: [String: String]) -> String? {
+        CommandRunner.locate(name, environment: environment)
+    }
+
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments; returns its pid,
     /// or the errno that prevented the start.
     @discardableResult

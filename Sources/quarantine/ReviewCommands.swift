@@ -5,6 +5,7 @@ import PathBytes
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
+import ServiceSupport
 
 /// Opens the per-user vault, or exits 2 with the reason. Moves a crash interrupted are finished
 /// or rolled back first, unless an agent runs or another command is moving a file: recovery is
@@ -60,6 +61,7 @@ extension VaultItem {
         var object: [String: Any] = [
             "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": displayPath, "original_path_bytes": PathBytes.base64(originalPath),
             "reasons": reasonList, "size": size, "status": status.rawValue, "sha256": sha256, "mode": analysisMode.rawValue,
+            "has_preview": previewName != nil,
         ]
         if let originURL { object["origin_url"] = originURL }
         if let referrerURL { object["referrer_url"] = referrerURL }
@@ -146,7 +148,12 @@ struct Show: ParsableCommand {
         let item = try requireItem(vault, id)
         let preview = review.preview(of: item)
         printItem(item, events: try review.history(of: id), preview: preview, childWording: review.mode.mode == .child, json: json)
-        if open, let preview { openPreview(preview) }
+        if open, preview != nil {
+            let environment = ProcessInfo.processInfo.environment
+            if case .open(let copy) = try review.perform(.showPreview(id), viewingFolder: Review.viewingFolder(vault: vault, environment: environment), helpPage: nil) {
+                openPreview(copy)
+            }
+        }
     }
 }
 
@@ -177,12 +184,17 @@ func printItem(_ item: VaultItem, events: [AuditEvent], preview: String?, childW
     }
 }
 
-/// Opens the blurred preview (never the original) in the desktop's image viewer.
+/// Opens the blurred preview (never the original: a copy in a folder of previews only, since
+/// viewers browse the folder of what they show) in the desktop's image viewer.
 func openPreview(_ path: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["xdg-open", path]
-    try? process.run()
+    let environment = ProcessInfo.processInfo.environment
+    guard let opener = DetachedProgram.locate("xdg-open", environment: environment) else {
+        printError("cannot open the preview: xdg-open is not installed (package xdg-utils); it is at \(path)")
+        return
+    }
+    if case .failure(let error) = DetachedProgram.start([opener, path], environment: environment) {
+        printError("cannot open the preview with xdg-open: \(error)")
+    }
 }
 
 /// `quarantine release ID`: puts a file back exactly as it was.

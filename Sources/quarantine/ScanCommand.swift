@@ -118,7 +118,7 @@ struct Scan: AsyncParsableCommand {
                 report.listDecision = "released before (on the allow list): left where it is"
                 try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: "on the allow list: not moved")
                 return
-            case .blocked(let reason):
+            case .blocked(let reason, _):
                 report.listDecision = "blocked: \(reason)"
                 reasons = ["blocked: \(reason)"] + reasons
             default:

@@ -780,6 +780,10 @@ struct AgentTests {
         #expect(reasons.contains { $0.hasPrefix("blocked: on the block list") }, "\(reasons)")
         #expect(reasons.contains("blocked: downloaded from blocked.example.invalid, which is blocked"), "\(reasons)")
         #expect(agent.logText.contains("Hidden a photo you blocked before"))
+        #expect(agent.logText.contains("Hidden a photo from a site you blocked"), "the site's block says so")
+        // Hidden without analysis, both still have a blurred preview (decoded from the vault's copy).
+        let listed = try agent.items().filter { ($0["status"] as? String) == "quarantined" }
+        #expect(listed.count == 2 && listed.allSatisfy { $0["has_preview"] as? Bool == true }, "\(listed)")
         #expect(agent.stop().status == 0)
     }
 
@@ -805,11 +809,18 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
-    @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content, a Show action")
+    @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content; its buttons show a copy of the preview, delete, put back, and close it")
     func desktopNotification() throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         try bus.startStandInServer()
         let agent = try AgentHarness(); defer { agent.cleanUp() }
+        // Stand-in for xdg-open (the desktop's viewer): records what it was asked to open.
+        let bin = agent.cli.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opened = agent.cli.home.appendingPathComponent("opened.txt")
+        try "#!/bin/sh\necho \"$1\" >> \(opened.path)\n".write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
+        chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
+        agent.extraEnvironment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         try agent.start()
         #expect(agent.logText.contains("desktop notifications through"), "\(agent.logText)")
@@ -822,12 +833,56 @@ struct AgentTests {
         #expect(call["body"] as? String == "quarantine show \(id)")
         #expect(!"\(call)".contains("holiday-card"), "the notification names nothing of the file")
         #expect(!"\(call)".contains("TEST_CARD"), "nor why it was flagged")
-        #expect(call["actions"] as? [String] == ["show-\(id)", "Show"])
+        #expect(call["actions"] as? [String] == ["preview-\(id)", "Show preview", "put-back-\(id)", "Put back", "delete-\(id)", "Delete"])
         let image = ((call["hints"] as? [String: Any])?["image-path"] as? String) ?? ""
         #expect(image.hasPrefix("file://") && image.contains("/\(id)-") && image.hasSuffix("/preview.jpg"), "\(image)")
         #expect(FileManager.default.fileExists(atPath: String(image.dropFirst("file://".count))))
         let status = try agent.run(["status"])
         #expect(status.stdout.contains("notifications: desktop notifications"), "\(status.stdout)")
+
+        // Delete: the click is the decision; the file is gone, its bytes blocked, the notification closed.
+        let first = try #require(call["id"] as? Int)
+        try bus.pressButton("delete-\(id)", onNotification: first)
+        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first] }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 10) { try agent.items().isEmpty })
+        // The same bytes again: hidden on sight as blocked, and still with a blurred preview.
+        try agent.writeCard(agent.downloads.appendingPathComponent("again.jpg"))
+        #expect(agent.wait(timeout: 20) { (try bus.recordedCalls()).count == 2 }, "log:\n\(agent.logText)")
+        let second = try #require(try bus.recordedCalls().last)
+        let secondId = try #require(try agent.items().first?["id"] as? Int)
+        #expect(second["summary"] as? String == "Hidden a photo you blocked before")
+        let preview = String((((second["hints"] as? [String: Any])?["image-path"] as? String) ?? "").dropFirst("file://".count))
+        #expect(preview.hasSuffix("/preview.jpg") && FileManager.default.fileExists(atPath: preview), "\(second)")
+        #expect((second["actions"] as? [String])?.first == "preview-\(secondId)")
+
+        // Show preview: a copy, in a folder holding previews only, opened with xdg-open.
+        let secondNotification = try #require(second["id"] as? Int)
+        try bus.pressButton("preview-\(secondId)", onNotification: secondNotification)
+        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        let shown = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(shown.hasSuffix("/view/quarantine-item-\(secondId)-preview.jpg"), "\(shown)")
+        #expect(FileManager.default.contents(atPath: shown) == FileManager.default.contents(atPath: preview))
+        let viewing = (shown as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: viewing).allSatisfy { $0.hasSuffix("-preview.jpg") })
+        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification] })
+
+        // A press on a notification already closed is not acted on.
+        try bus.pressButton("put-back-\(secondId)", onNotification: secondNotification)
+
+        // Another card (other bytes): a key this program never sent does nothing; Put back brings the file back as it was.
+        try agent.writeCard(agent.downloads.appendingPathComponent("third.jpg"), size: "320x240")
+        #expect(agent.wait(timeout: 20) { (try bus.recordedCalls()).count == 3 }, "log:\n\(agent.logText)")
+        let third = try #require(try bus.recordedCalls().last)
+        let thirdNotification = try #require(third["id"] as? Int)
+        let thirdId = try #require(try agent.items().first { ($0["original_path"] as? String)?.hasSuffix("third.jpg") == true }?["id"] as? Int)
+        try bus.pressButton("rm -rf", onNotification: thirdNotification)
+        #expect(agent.wait(timeout: 10) { agent.logText.contains("is not an action of this program") })
+        try bus.pressButton("put-back-\(thirdId)", onNotification: thirdNotification)
+        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("third.jpg").path) },
+                "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification, thirdNotification] })
+        #expect(try agent.items().map { $0["id"] as? Int } == [secondId], "only the blocked one is still hidden")
+        #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("again.jpg").path), "the press on a closed notification did nothing")
         #expect(agent.stop().status == 0)
     }
 

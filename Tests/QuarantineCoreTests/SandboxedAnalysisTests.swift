@@ -53,6 +53,18 @@ struct SandboxedAnalysisTests {
         return text.split(separator: "\n").first { $0.hasPrefix(field + ":") }.map { $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces) }
     }
 
+    @Test("a preview without a verdict: the worker decodes the picture it is handed (a file hidden because it is blocked); nothing for a file that is no picture")
+    func previewOnly() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sandboxed = try analysis(); defer { sandboxed.stop() }
+        let grey = try place.write("item", try Self.grey(300))
+        let frame = try #require(await sandboxed.previewFrame(forFileAt: grey))
+        #expect(frame.width > 0 && frame.pixels.count == frame.width * frame.height * 3)
+        #expect(frame.pixels.allSatisfy { $0 == 128 })
+        let text = try place.write("notes", Array("just text".utf8))
+        #expect(await sandboxed.previewFrame(forFileAt: text) == nil)
+    }
+
     @Test("the worker judges what it is handed: the card flagged with its frame for the preview, a grey picture clean; it holds no capability and runs under seccomp")
     func judges() async throws {
         let place = try Place(); defer { place.cleanUp() }

@@ -79,6 +79,28 @@ public final class PrivateSessionBus {
         }
     }
 
+    /// The ids of the notifications asked to close (CloseNotification), in order.
+    public func closedNotifications() -> [Int] {
+        guard let text = try? String(contentsOfFile: recordPath + ".closed", encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? Int
+        }
+    }
+
+    /// Presses button `key` on notification `id`, as a person would: the stand-in server emits
+    /// ActionInvoked (a test-only method of the stand-in, called with dbus-send).
+    public func pressButton(_ key: String, onNotification id: Int) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+        process.arguments = ["--session", "--print-reply", "--dest=org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                             "org.quarantine.Test.PressButton", "uint32:\(id)", "string:\(key)"]
+        process.environment = ["DBUS_SESSION_BUS_ADDRESS": address]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw StandInError(message: "dbus-send PressButton failed (\(process.terminationStatus))") }
+    }
+
     public func stop() {
         // SIGKILL: a child of a Swift test process can inherit a signal mask
         // that blocks SIGTERM (dispatch's worker threads block it).
@@ -161,7 +183,14 @@ public final class PrivateSessionBus {
 
         @dbus.service.method(IFACE, in_signature="u", out_signature="")
         def CloseNotification(self, nid):
+            with open(record_path + ".closed", "a") as f:
+                f.write(json.dumps({"id": int(nid)}) + "\n")
             self.NotificationClosed(nid, dbus.UInt32(3))
+
+        # Test only: a person pressing button `key` of notification `nid`.
+        @dbus.service.method("org.quarantine.Test", in_signature="us", out_signature="")
+        def PressButton(self, nid, key):
+            self.ActionInvoked(nid, key)
 
         @dbus.service.signal(IFACE, signature="us")
         def ActionInvoked(self, nid, key):

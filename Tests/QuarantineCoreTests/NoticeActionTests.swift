@@ -1,0 +1,113 @@
+import Foundation
+import MediaDecoding
+import QuarantineStore
+import SensitivityAnalysis
+import Testing
+import TestSupport
+@testable import QuarantineCore
+
+/// The notification as an intervention: which buttons each mode offers, what each does through
+/// the core's rules, and the wording of a file hidden because its site is blocked.
+@Suite("Notice actions")
+struct NoticeActionTests {
+    @Test("adult mode offers Show preview, Put back and Delete; child mode only Get help; keys round-trip and nothing else parses")
+    func offered() {
+        let adult = Notice.hidden(id: 7, kind: .image, mode: .adult)
+        #expect(adult.actions == [.showPreview(7), .putBack(7), .delete(7)])
+        #expect(adult.actions.map(\.label) == ["Show preview", "Put back", "Delete"])
+        #expect(Notice.held(id: 7, kind: .video, mode: .adult).actions == [.showPreview(7), .putBack(7), .delete(7)])
+        for notice in [Notice.hidden(id: 7, kind: .image, mode: .child), .held(id: 7, kind: .image, mode: .child),
+                       .hidden(id: 7, kind: .video, mode: .child, because: .blockedSite)] {
+            #expect(notice.actions == [.getHelp], "child mode never offers the file back")
+        }
+        for action in [Notice.Action.showPreview(12), .putBack(12), .delete(12), .getHelp] {
+            #expect(Notice.Action(key: action.key) == action)
+        }
+        for key in ["default", "put-back-", "put-back-x", "delete--3", "delete-0", "preview-12 ", "show-3", ""] {
+            #expect(Notice.Action(key: key) == nil, "\(key)")
+        }
+    }
+
+    @Test("a file hidden because its site is blocked says so, in both modes; blocked bytes say 'before'")
+    func blockedWording() {
+        #expect(Notice.hidden(id: 1, kind: .image, mode: .adult, because: .blockedSite).summary == "Hidden a photo from a site you blocked")
+        #expect(Notice.hidden(id: 1, kind: .video, mode: .adult, because: .blockedBytes).summary == "Hidden a video you blocked before")
+        let child = Notice.hidden(id: 1, kind: .image, mode: .child, because: .blockedSite)
+        #expect(child.body.hasPrefix("A picture from a website that is blocked arrived."), "\(child.body)")
+        #expect(!child.body.contains("private parts"), "a blocked site's file was not judged")
+    }
+
+    @Test("Show preview opens a copy of the blurred preview in a folder of previews only; Put back and Delete act in adult mode and are refused in child mode")
+    func perform() throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let file = place.downloads.appendingPathComponent("a.png")
+        try Data(try IntakeTests.png(card: true)).write(to: file)
+        let item = try place.vault.quarantine(path: file.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test",
+                                              preview: TestCard.render(width: 320, height: 240))
+        let id = try #require(item.id)
+        let viewing = place.folder.appendingPathComponent("view").path
+        let adult = Review(vault: place.vault, mode: ModeInForce(mode: .adult), actor: "notification")
+
+        guard case .open(let copy) = try adult.perform(.showPreview(id), viewingFolder: viewing, helpPage: nil) else { Issue.record("not opened"); return }
+        #expect(copy == viewing + "/quarantine-item-\(id)-preview.jpg")
+        #expect(FileManager.default.contents(atPath: copy) == FileManager.default.contents(atPath: place.vault.previewPath(of: item)!))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: viewing) == ["quarantine-item-\(id)-preview.jpg"], "nothing but previews beside it")
+        var info = stat()
+        #expect(stat(viewing, &info) == 0 && info.st_mode & 0o777 == 0o700)
+
+        guard case .open(let page) = try adult.perform(.getHelp, viewingFolder: viewing, helpPage: nil) else { Issue.record("no help"); return }
+        #expect(try String(contentsOfFile: page, encoding: .utf8).contains("116 111"))
+        guard case .open(let custom) = try adult.perform(.getHelp, viewingFolder: viewing, helpPage: "https://help.example/") else { Issue.record("no help"); return }
+        #expect(custom == "https://help.example/")
+
+        // Child mode: the click is no PIN.
+        try GuardianPIN(store: place.vault.store).set("2468")
+        let child = Review(vault: place.vault, mode: ModeInForce(mode: .child), actor: "notification")
+        #expect(throws: Review.Refusal.self) { _ = try child.perform(.putBack(id), viewingFolder: viewing, helpPage: nil) }
+        #expect(throws: Review.Refusal.self) { _ = try child.perform(.delete(id), viewingFolder: viewing, helpPage: nil) }
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        guard case .putBack(let release) = try adult.perform(.putBack(id), viewingFolder: viewing, helpPage: nil) else { Issue.record("not put back"); return }
+        #expect(release.path == file.path && FileManager.default.fileExists(atPath: file.path))
+        #expect(try adult.history(of: id).first?.actor == "notification")
+        #expect(throws: Review.Refusal.self) { _ = try adult.perform(.showPreview(id), viewingFolder: viewing, helpPage: nil) }
+
+        let again = try place.vault.quarantine(path: file.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test", preview: nil)
+        guard case .deleted = try adult.perform(.delete(again.id!), viewingFolder: viewing, helpPage: nil) else { Issue.record("not deleted"); return }
+        #expect(try place.vault.store.blockReason(sha256: again.sha256) != nil, "Delete blocks its bytes")
+        #expect(try place.vault.store.items().isEmpty)
+    }
+
+    @Test("previews are never copied into a folder that is a link or open to others")
+    func privateFolderOnly() throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let open = place.folder.appendingPathComponent("open").path
+        mkdir(open, 0o755)
+        chmod(open, 0o755)
+        #expect(throws: Review.Refusal.self) { _ = try Review.privateFolder(open) }
+        let link = place.folder.appendingPathComponent("link").path
+        let target = place.folder.appendingPathComponent("target").path
+        mkdir(target, 0o700)
+        symlink(target, link)
+        #expect(throws: Review.Refusal.self) { _ = try Review.privateFolder(link) }
+        #expect(try Review.privateFolder(target) == target)
+    }
+
+    @Test("a file hidden on sight because its site is blocked still gets a blurred preview, decoded from the vault's copy, and says why")
+    func blockedSiteGetsPreview() async throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1))
+        let intake = Intake(vault: place.vault, engine: analyzer)
+        try place.vault.store.blockOrigin("blocked.example")
+        let entry = try place.arrive("from-site.png", try IntakeTests.png(card: false, width: 200, height: 150))
+        try FFmpegTool.setExtendedAttribute(entry.path, "user.xdg.origin.url", "https://blocked.example/x.png")
+        var settings = Settings(); settings.mode = .adult
+        guard case .hidden(let item, .blocked, _, let notice) = await intake.handle(entry, kind: .image, settings: settings) else {
+            Issue.record("not hidden on sight"); return
+        }
+        #expect(notice.summary == "Hidden a photo from a site you blocked")
+        let preview = try #require(place.vault.previewPath(of: item))
+        #expect(FileManager.default.fileExists(atPath: preview))
+        #expect(try place.vault.store.item(item.id!)?.previewName == "preview.jpg", "recorded")
+    }
+}
