@@ -323,13 +323,14 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     /// Opens `target` (a file or URL) with the desktop's handler, `xdg-open`, spawned without
-    /// Foundation's `Process` (which hangs under the unit's address-family filter).
+    /// Foundation's `Process` (which hangs under the unit's address-family filter), outside the
+    /// unit's sandbox where systemd runs the agent (``DetachedProgram/desktopCommand``).
     static func openInViewer(_ target: String, environment: [String: String], logger: Logger) {
-        guard let opener = DetachedProgram.locate("xdg-open", environment: environment) else {
+        guard let command = DetachedProgram.desktopCommand("xdg-open", [target], environment: environment) else {
             logger.warning("cannot open \(target): xdg-open is not installed (package xdg-utils)")
             return
         }
-        if case .failure(let error) = DetachedProgram.start([opener, target], environment: environment) {
+        if case .failure(let error) = DetachedProgram.start(command, environment: environment) {
             logger.warning("cannot open \(target): \(error)")
         }
     }

@@ -11,6 +11,22 @@ public enum DetachedProgram {
         CommandRunner.locate(name, environment: environment)
     }
 
+    /// The command line that starts a desktop program (a viewer, a browser) for the session:
+    /// under systemd (`INVOCATION_ID` set) through `systemd-run --user` as a transient unit of
+    /// its own, so that it runs outside the service's sandbox (`PrivateTmp` hides the X11
+    /// socket folder, `MemoryDenyWriteExecute` kills a browser's JIT, `RestrictAddressFamilies`
+    /// its network) and outlives the service; elsewhere the program itself. Nil when `program`
+    /// is not installed.
+    public static func desktopCommand(_ program: String, _ arguments: [String], environment: [String: String]) -> [String]? {
+        guard let path = locate(program, environment: environment) else { return nil }
+        if environment["INVOCATION_ID"] != nil, let run = locate("systemd-run", environment: environment) {
+            let passed = ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "LANG"]
+                .compactMap { name in environment[name].map { "--setenv=\(name)=\($0)" } }
+            return [run, "--user", "--collect", "--quiet", "--no-block"] + passed + ["--", path] + arguments
+        }
+        return [path] + arguments
+    }
+
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments; returns its pid,
     /// or the errno that prevented the start.
     @discardableResult
