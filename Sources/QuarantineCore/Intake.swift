@@ -19,13 +19,21 @@ public struct Intake: Sendable {
         public var sha256: String
         public var originHost: String?
         public var identity: FileIdentity
+        /// Where it came from by the browser's download history (no `user.xdg.origin.url`).
+        public var source: DownloadSource? = nil
     }
+
+    /// Where a download at a path came from, by the browsers' own download history; nil when
+    /// no browser knows it (``Settings`` `agent.browser_history` off: no lookup at all).
+    public typealias OriginLookup = @Sendable (_ path: String) -> DownloadSource?
 
     public let vault: Vault
     let analysis: Analysis
     let blocking: Blocking
     /// A picture of a file for its blurred preview, when no analysis gave one.
     let previewFrame: @Sendable (String) async -> RGBImage?
+    /// Where a download came from when the file does not say.
+    public var originLookup: OriginLookup? = nil
     /// A file that crashed the process this many times is given up (then `on_error`).
     public let maxCrashes: Int
     /// Who is recorded as acting ("agent", "guardian service").
@@ -145,11 +153,18 @@ public struct Intake: Sendable {
                progress: @escaping @Sendable (Double?) -> Void) async -> Outcome {
         let store = vault.store
         let path = entry.path, mode = settings.mode
+        let lookup = settings.agent.browserHistory ? originLookup : nil
         let digest: Digest
         do {
             digest = try await blocking(kind == .video) {
                 let file = try MediaFile(path: source)
-                return Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
+                var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
+                // The browser's history names the path the file arrived at (not where it is held).
+                if digest.originHost == nil, let found = lookup?(path) {
+                    digest.source = found
+                    digest.originHost = found.host
+                }
+                return digest
             }
         } catch let error as MediaError where error.code == .permissionDenied {
             // Moving it into the vault needs no read access: child mode holds it at once.
@@ -173,7 +188,7 @@ public struct Intake: Sendable {
             case .blocked(let reason, let site):
                 // Hidden on sight; its preview is decoded afterwards, from the vault's own copy.
                 let outcome = hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"],
-                                   preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite)
+                                   preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite, origin: digest.source)
                 guard case .hidden(let item, let verdict, let reasons, let notice) = outcome, let id = item.id,
                       let copy = vault.contentPath(of: item), let frame = await previewFrame(copy),
                       let withPreview = try? vault.attachPreview(frame, to: id) else { return outcome }
@@ -202,7 +217,7 @@ public struct Intake: Sendable {
         }
         if let analysis = report.analysis, report.isSensitive {
             return hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
-                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined)
+                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined, origin: digest.source)
         }
         if let failure = report.failure {
             return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
@@ -229,16 +244,16 @@ public struct Intake: Sendable {
     /// blurred preview. Throws, having moved nothing, when the vault refuses. `scan --quarantine`
     /// hides through this too.
     public func hide(path: String, recordedAs: String? = nil, identity: FileIdentity?, reasons: [String], preview: RGBImage?, mode: AnalysisMode,
-                     verdict: Verdict) throws -> VaultItem {
+                     verdict: Verdict, origin: DownloadSource? = nil) throws -> VaultItem {
         if verdict == .quarantined {
             try vault.store.record(.flagged, path: recordedAs ?? path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
         }
-        return try vault.quarantine(path: path, recordedAs: recordedAs, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview)
+        return try vault.quarantine(path: path, recordedAs: recordedAs, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin)
     }
 
     /// Hides a backlog entry and takes it off the backlog.
     func hide(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
-              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged) -> Outcome {
+              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged, origin: DownloadSource? = nil) -> Outcome {
         let path = entry.path
         let store = vault.store
         // Its times go into the vault as they were before the check read it. That changes its
@@ -252,7 +267,8 @@ public struct Intake: Sendable {
             }
         }
         do {
-            let item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict)
+            let item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict,
+                                origin: origin)
             let id = item.id ?? 0
             try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)
@@ -287,7 +303,7 @@ public struct Intake: Sendable {
         switch settings.policy.onError {
         case .hold:
             return hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
-                        preview: nil, mode: mode, verdict: .unverified)
+                        preview: nil, mode: mode, verdict: .unverified, origin: digest?.source)
         case .leave:
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])

@@ -45,6 +45,14 @@ extension AuditStore {
         }
     }
 
+    /// Records where item `itemId` came from, unless something is recorded already.
+    func recordOrigin(_ origin: DownloadSource, of itemId: Int64) throws {
+        try write { db in
+            try db.execute(sql: "UPDATE item SET originURL = ?, referrerURL = ? WHERE id = ? AND originURL IS NULL",
+                           arguments: [origin.url, origin.referrer, itemId])
+        }
+    }
+
     /// Records the preview written for item `itemId` after it was hidden.
     func setPreview(of itemId: Int64, name: String) throws {
         try write { db in

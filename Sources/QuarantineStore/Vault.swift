@@ -117,9 +117,11 @@ public final class Vault: Sendable {
     /// `recordedAs` is where the file belongs when it is not where it is now (held aside while it
     /// was checked): the item is recorded, and released, there.
     public func quarantine(path: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
-                           preview: RGBImage? = nil) throws -> VaultItem {
+                           preview: RGBImage? = nil, origin: DownloadSource? = nil) throws -> VaultItem {
         do {
-            return try whileMoving { try moveIn(path: path, recordedAs: recordedAs, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview) }
+            return try whileMoving {
+                try moveIn(path: path, recordedAs: recordedAs, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin)
+            }
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
@@ -130,7 +132,7 @@ public final class Vault: Sendable {
     }
 
     func moveIn(path given: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
-                preview: RGBImage?) throws -> VaultItem {
+                preview: RGBImage?, origin: DownloadSource? = nil) throws -> VaultItem {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
         func absolute(_ given: String) -> String {
             given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
@@ -162,8 +164,8 @@ public final class Vault: Sendable {
             mode: UInt32(info.st_mode), uid: info.st_uid, gid: info.st_gid,
             accessNanoseconds: Int64(info.st_atim.tv_sec) * 1_000_000_000 + Int64(info.st_atim.tv_nsec),
             modificationNanoseconds: identity.modificationNanoseconds, extendedAttributes: VaultItem.encode(attributes: attributes),
-            originURL: attributes["user.xdg.origin.url"].flatMap { String(data: $0, encoding: .utf8) },
-            referrerURL: attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) },
+            originURL: attributes["user.xdg.origin.url"].flatMap { String(data: $0, encoding: .utf8) } ?? origin?.url,
+            referrerURL: attributes["user.xdg.origin.url"] != nil ? attributes["user.xdg.referrer.url"].flatMap { String(data: $0, encoding: .utf8) } : origin?.referrer,
             reasons: String(decoding: try JSONEncoder().encode(reasons), as: UTF8.self), analysisMode: mode,
             status: .quarantining)
         item.folderRealPath = realpath(PathBytes.cString(URL(fileURLWithPath: recorded).deletingLastPathComponent().path), nil).map { pointer in
@@ -696,7 +698,13 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Where a download came from: the host of the `user.xdg.origin.url` attribute browsers set.
+    /// Records where item `itemId` came from, found after it was hidden (a browser writes its
+    /// download history a moment after the file): only where nothing was known.
+    public func recordOrigin(_ origin: DownloadSource, of itemId: Int64) throws {
+        try store.recordOrigin(origin, of: itemId)
+    }
+
+    /// Where a download came from: the host of the `user.xdg.origin.url` attribute wget and curl set.
     public static func originHost(fd: Int32) -> String? {
         guard let data = extendedAttributes(fd: fd)["user.xdg.origin.url"], let text = String(data: data, encoding: .utf8),
               let host = URL(string: text)?.host, !host.isEmpty else { return nil }

@@ -63,3 +63,24 @@ public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableR
 }
 
 extension VaultItem.Status: DatabaseValueConvertible {}
+
+/// Where a downloaded file came from, when the file itself does not say (no
+/// `user.xdg.origin.url`): the URL of its bytes and the page, as the browser's own download
+/// history recorded them.
+public struct DownloadSource: Sendable, Equatable, Codable {
+    /// The URL the bytes came from (the end of any redirects).
+    public var url: String
+    /// The page it was downloaded from, when known.
+    public var referrer: String?
+    /// Which browser's history said so ("Firefox", "Chromium"...).
+    public var source: String
+
+    public init(url: String, referrer: String?, source: String) {
+        self.url = url
+        self.referrer = referrer
+        self.source = source
+    }
+
+    /// The URL's host, lower case (what `block --origin` blocks).
+    public var host: String? { URL(string: url)?.host?.lowercased() }
+}

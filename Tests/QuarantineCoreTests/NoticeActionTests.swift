@@ -2,6 +2,7 @@ import Foundation
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
+import Synchronization
 import Testing
 import TestSupport
 @testable import QuarantineCore
@@ -109,5 +110,47 @@ struct NoticeActionTests {
         let preview = try #require(place.vault.previewPath(of: item))
         #expect(FileManager.default.fileExists(atPath: preview))
         #expect(try place.vault.store.item(item.id!)?.previewName == "preview.jpg", "recorded")
+    }
+}
+
+/// Where a download came from, when the file does not say: the browsers' history, looked up by
+/// the path the file arrived at. A stand-in lookup here; `DownloadOriginsTests` reads real schemas.
+@Suite("Download origins in the intake")
+struct OriginIntakeTests {
+    @Test("the history's URL and page are recorded with the hidden item; a block of its site then hides the next download from it on sight; xattrs win; off means no lookup")
+    func lookedUp() async throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let asked = Mutex<[String]>([])
+        var intake = IntakeTests.StandInAnalysis.judging(sensitive: true).intake(place.vault)
+        intake.originLookup = { path in
+            asked.withLock { $0.append(path) }
+            return DownloadSource(url: "https://Pics.Example/files/\(URL(fileURLWithPath: path).lastPathComponent)", referrer: "https://pics.example/page", source: "Firefox")
+        }
+        var settings = Settings()
+        settings.mode = .adult
+        let first = try place.arrive("first.png", try IntakeTests.png(card: false, width: 110))
+        guard case .hidden(let item, .quarantined, _, _) = await intake.handle(first, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
+        #expect(item.originURL == "https://Pics.Example/files/first.png" && item.referrerURL == "https://pics.example/page")
+        #expect(asked.withLock { $0 } == [first.path])
+        let block = try place.vault.block(id: item.id!, keep: false, origin: true, mode: .adult, actor: "test")
+        #expect(block.blockedHost == "pics.example")
+
+        let second = try place.arrive("second.png", try IntakeTests.png(card: false, width: 111))
+        guard case .hidden(_, .blocked, let reasons, let notice) = await intake.handle(second, kind: .image, settings: settings) else { Issue.record("not blocked"); return }
+        #expect(reasons == ["blocked: downloaded from pics.example, which is blocked"])
+        #expect(notice.summary == "Hidden a photo from a site you blocked")
+
+        // The file's own attribute (wget, curl --xattr) wins: no lookup.
+        let third = try place.arrive("third.png", try IntakeTests.png(card: false, width: 112))
+        try FFmpegTool.setExtendedAttribute(third.path, "user.xdg.origin.url", "https://other.example/third.png")
+        guard case .hidden(let own, .quarantined, _, _) = await intake.handle(third, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
+        #expect(own.originURL == "https://other.example/third.png" && own.referrerURL == nil)
+        #expect(asked.withLock { $0.count } == 2)
+
+        // agent.browser_history = false: never asked.
+        settings.agent.browserHistory = false
+        let fourth = try place.arrive("fourth.png", try IntakeTests.png(card: false, width: 113))
+        guard case .hidden(let unknown, .quarantined, _, _) = await intake.handle(fourth, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
+        #expect(unknown.originURL == nil && asked.withLock { $0.count } == 2)
     }
 }
