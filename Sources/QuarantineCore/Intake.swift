@@ -34,6 +34,13 @@ public struct Intake: Sendable {
     let previewFrame: @Sendable (String) async -> RGBImage?
     /// Where a download came from when the file does not say.
     public var originLookup: OriginLookup? = nil
+    /// Whether a browser may still write the history of the download at a path (a running
+    /// Chromium commits its history about every 10 s): then its origin is awaited, up to
+    /// ``originWait``, before such a file is left as clean while some site is blocked, and
+    /// after a hidden one is told (``followOrigin(of:arrivedAt:settings:)``).
+    public var originMayFollow: (@Sendable (_ path: String) -> Bool)? = nil
+    /// How long a browser's history is awaited.
+    public var originWait: Duration = .seconds(12)
     /// A file that crashed the process this many times is given up (then `on_error`).
     public let maxCrashes: Int
     /// Who is recorded as acting ("agent", "guardian service").
@@ -189,11 +196,13 @@ public struct Intake: Sendable {
                 // Hidden on sight; its preview is decoded afterwards, from the vault's own copy.
                 let outcome = hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"],
                                    preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite, origin: digest.source)
-                guard case .hidden(let item, let verdict, let reasons, let notice) = outcome, let id = item.id,
-                      let copy = vault.contentPath(of: item), let frame = await previewFrame(copy),
-                      let withPreview = try? vault.attachPreview(frame, to: id) else { return outcome }
-                return .hidden(withPreview, verdict: verdict, reasons: reasons, notice: notice)
+                return await outcome.withPreview(from: self)
             case .knownClean:
+                if digest.originHost == nil, let late = await blockedSiteFoundLater(path, lookup: lookup), let host = late.host {
+                    return await hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind,
+                                      reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked,
+                                      because: .blockedSite, origin: late).withPreview(from: self)
+                }
                 let detail = "same bytes as a file found not sensitive before"
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
                                    events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: detail)])
@@ -221,6 +230,12 @@ public struct Intake: Sendable {
         }
         if let failure = report.failure {
             return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
+        }
+        if let analysis = report.analysis, digest.originHost == nil,
+           let late = await blockedSiteFoundLater(path, lookup: lookup), let host = late.host {
+            return await hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: kind,
+                              reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked, because: .blockedSite,
+                              origin: late).withPreview(from: self)
         }
         if let analysis = report.analysis {
             var detail = "not sensitive"
@@ -282,6 +297,37 @@ public struct Intake: Sendable {
         }
     }
 
+    /// The origin of a download that its browser records a moment later, awaited (up to
+    /// ``originWait``) only when it could change the verdict: some site is blocked and a browser
+    /// may still record it. Returns it when its site is blocked.
+    func blockedSiteFoundLater(_ path: String, lookup: OriginLookup?) async -> DownloadSource? {
+        guard let lookup, let mayFollow = originMayFollow, (try? vault.store.hasBlockedOrigins()) == true, mayFollow(path) else { return nil }
+        guard let found = await awaitOrigin(path, lookup: lookup), let host = found.host else { return nil }
+        return (try? vault.store.isBlocked(host: host)) == true ? found : nil
+    }
+
+    /// Asks `lookup` every half second until it answers, for up to ``originWait``.
+    func awaitOrigin(_ path: String, lookup: OriginLookup) async -> DownloadSource? {
+        let deadline = ContinuousClock.now + originWait
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(500))
+            if Task.isCancelled { return nil }
+            if let found = lookup(path) { return found }
+        }
+        return nil
+    }
+
+    /// After `item` was hidden without a known origin: waits for its browser's history (when a
+    /// browser may still write it) and records the URL and page, so that `show` names the site
+    /// and `block --origin` works. Returns what was found.
+    @discardableResult
+    public func followOrigin(of item: VaultItem, arrivedAt path: String, settings: Settings) async -> DownloadSource? {
+        guard item.originURL == nil, settings.agent.browserHistory, let lookup = originLookup, let id = item.id,
+              originMayFollow?(path) == true, let found = await awaitOrigin(path, lookup: lookup) else { return nil }
+        try? vault.recordOrigin(found, of: id)
+        return found
+    }
+
     /// A file that could not be analysed: `on_error` decides.
     func failed(_ entry: BacklogEntry, at source: String? = nil, held: HeldFile? = nil, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?,
                 identity known: FileIdentity? = nil, settings: Settings) -> Outcome {
@@ -312,5 +358,16 @@ public struct Intake: Sendable {
             let notice = Notice.left(name: PathBytes.display((path as NSString).lastPathComponent), reason: shown.prefix(1).uppercased() + shown.dropFirst(), mode: mode)
             return .left(reason: failure.message, notice: notice)
         }
+    }
+}
+
+extension Intake.Outcome {
+    /// A file hidden without analysis has no preview yet: one is decoded from the vault's own
+    /// copy (by the engine: the confined worker) and attached.
+    func withPreview(from intake: Intake) async -> Intake.Outcome {
+        guard case .hidden(let item, let verdict, let reasons, let notice) = self, let id = item.id, item.previewName == nil,
+              let copy = intake.vault.contentPath(of: item), let frame = await intake.previewFrame(copy),
+              let withPreview = try? intake.vault.attachPreview(frame, to: id) else { return self }
+        return .hidden(withPreview, verdict: verdict, reasons: reasons, notice: notice)
     }
 }

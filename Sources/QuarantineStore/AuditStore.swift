@@ -175,6 +175,11 @@ public final class AuditStore: Sendable {
         try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin WHERE host = ?", arguments: [host.lowercased()]) ?? false }
     }
 
+    /// Whether any site is blocked at all.
+    public func hasBlockedOrigins() throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin LIMIT 1") ?? false }
+    }
+
     // MARK: - Allow and block lists
 
     static func allow(_ sha256: String, itemId: Int64?, mode: AnalysisMode, in db: Database) throws {

@@ -153,4 +153,48 @@ struct OriginIntakeTests {
         guard case .hidden(let unknown, .quarantined, _, _) = await intake.handle(fourth, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
         #expect(unknown.originURL == nil && asked.withLock { $0.count } == 2)
     }
+
+    @Test("a browser that writes its history seconds later (Chromium): a clean file is left only once its origin is known, when some site is blocked, and hidden if that site is; a hidden one gets its origin recorded afterwards; nothing is awaited when no site is blocked")
+    func foundLater() async throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let calls = Mutex(0)
+        var intake = IntakeTests.StandInAnalysis.judging(sensitive: false).intake(place.vault)
+        // Stand-in history: knows a download from the third question on, as Chromium's commit does.
+        intake.originLookup = { _ in
+            let n = calls.withLock { $0 += 1; return $0 }
+            return n >= 3 ? DownloadSource(url: "https://late.example/x.png", referrer: nil, source: "Chromium") : nil
+        }
+        intake.originMayFollow = { _ in true }
+        intake.originWait = .seconds(5)
+        var settings = Settings()
+        settings.mode = .adult
+
+        // No site blocked: the origin could change nothing, so nothing waits.
+        let plain = try place.arrive("plain.png", try IntakeTests.png(card: false, width: 120))
+        let start = ContinuousClock.now
+        guard case .clean = await intake.handle(plain, kind: .image, settings: settings) else { Issue.record("not clean"); return }
+        #expect(ContinuousClock.now - start < .milliseconds(400) && calls.withLock { $0 } == 1)
+
+        try place.vault.store.blockOrigin("late.example")
+        calls.withLock { $0 = 0 }
+        let benign = try place.arrive("benign.png", try IntakeTests.png(card: false, width: 121))
+        guard case .hidden(let item, .blocked, let reasons, let notice) = await intake.handle(benign, kind: .image, settings: settings) else {
+            Issue.record("a clean file from a blocked site was left"); return
+        }
+        #expect(reasons == ["blocked: downloaded from late.example, which is blocked"] && notice.summary == "Hidden a photo from a site you blocked")
+        #expect(item.originURL == "https://late.example/x.png")
+
+        // Hidden by analysis before its origin was known: recorded once the history has it.
+        let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
+        var second = flagging.intake(place.vault)
+        second.originLookup = intake.originLookup
+        second.originMayFollow = { _ in true }
+        second.originWait = .seconds(5)
+        calls.withLock { $0 = 0 }
+        let card = try place.arrive("card.png", try IntakeTests.png(card: false, width: 122))
+        guard case .hidden(let hidden, .quarantined, _, _) = await second.handle(card, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
+        #expect(hidden.originURL == nil)
+        #expect(await second.followOrigin(of: hidden, arrivedAt: card.path, settings: settings)?.url == "https://late.example/x.png")
+        #expect(try place.vault.store.item(hidden.id!)?.originURL == "https://late.example/x.png")
+    }
 }
