@@ -68,6 +68,8 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
+        // Where a download came from, read from the browsers' own download history.
+        .target(name: "DownloadOrigins", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
         .target(name: "PathBytes"),
         .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport", "PathBytes"]),
@@ -112,6 +114,7 @@ let package = Package(
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
+        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
