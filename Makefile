@@ -6,7 +6,7 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test testdata golden bench bench-photos attack man clean
+.PHONY: help setup build run test testdata golden bench bench-photos attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -15,6 +15,7 @@ help:
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
+	@echo "make desktop-test  real Chromium and Firefox, dunst on Xvfb and the release agent: downloads, notifications, buttons, screenshots (apt installs what it needs)"
 
 setup:
 	@scripts/setup.sh
@@ -52,6 +53,12 @@ bench: build testdata bench-photos
 # exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.
 attack: build
 	scripts/attack.py $(RELEASE_BIN)
+
+# Real Chromium and Firefox (headless), dunst on Xvfb and the release agent in one D-Bus session: every
+# check PASS or FAIL, screenshots and report.json in the folder it prints (scripts/desktop/desktop-test.py --help).
+desktop-test: build
+	scripts/desktop/desktop-test.py --setup
+	scripts/desktop/desktop-test.py --binary $(RELEASE_BIN)
 
 # The man page and shell completions in packaging/ are generated from the CLI's own help.
 man:

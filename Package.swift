@@ -85,6 +85,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .target(name: "QuarantineAgent", dependencies: [
+            "DownloadOrigins",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),

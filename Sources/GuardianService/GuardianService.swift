@@ -52,6 +52,8 @@ public enum GuardianService {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         var options = QuarantineAgent.Options(environment: environment, configPath: paths.configuration)
         options.actor = "guardian service"
+        // The account's browsers keep their history in its own ~/.config (only that is read there).
+        options.browserConfigHome = account.home + "/.config"
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)

@@ -1,3 +1,4 @@
+import DownloadOrigins
 import FolderWatch
 import Foundation
 import Logging
@@ -246,7 +247,14 @@ extension QuarantineAgent {
 
     /// The core decides (``Intake``); the agent counts, logs and tells the person.
     func process(_ entry: BacklogEntry, type: MediaType, engine: any AnalysisEngine, settings: Settings) async {
-        let intake = Intake(vault: vault, engine: engine, actor: options.actor, maxCrashes: Self.maxAttempts, holding: holding)
+        var intake = Intake(vault: vault, engine: engine, actor: options.actor, maxCrashes: Self.maxAttempts, holding: holding)
+        if settings.agent.browserHistory {
+            let history = browserHistory(settings)
+            intake.originLookup = { path in
+                history.origin(ofDownloadAt: path).map { DownloadSource(url: $0.fileURL, referrer: $0.pageURL, source: $0.browser) }
+            }
+            intake.originMayFollow = { path in history.mayStillRecord(downloadAt: path) }
+        }
         let path = entry.path
         let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
             self?.progressed(path, fraction)
@@ -256,6 +264,18 @@ extension QuarantineAgent {
             analysisBroke(problem)
         }
         report(outcome, for: entry, mode: settings.mode)
+        // Hidden before its browser wrote the history (Chromium, seconds later): recorded then.
+        if case .hidden(let item, _, _, _) = outcome, item.originURL == nil,
+           let found = await intake.followOrigin(of: item, arrivedAt: entry.path, settings: settings) {
+            logger.info("item \(item.id ?? 0) came from \(found.host ?? found.url) (\(found.source)'s download history)", metadata: ["item": "\(item.id ?? 0)"])
+        }
+    }
+
+    /// The browsers' download history of this account, read where the file has no origin.
+    func browserHistory(_ settings: Settings) -> BrowserHistory {
+        let environment = options.environment
+        return BrowserHistory(home: XDG.home(environment), configHome: options.browserConfigHome ?? XDG.configHome(environment),
+                              extraProfiles: settings.agent.browserProfiles.map { WatchSettings.expand($0, environment: environment) })
     }
 
     func report(_ outcome: Intake.Outcome, for entry: BacklogEntry, mode: AnalysisMode) {

@@ -1,4 +1,5 @@
 import AnalysisWorker
+import DownloadOrigins
 import FolderWatch
 import GuardianAPI
 import Foundation
@@ -30,6 +31,9 @@ public final class QuarantineAgent: Service, Sendable {
         public var workerExecutable: String?
         /// Who the audit log names as acting: "agent", or "guardian service".
         public var actor = "agent"
+        /// The configuration folder the browsers use, for their download history (default:
+        /// `XDG_CONFIG_HOME` of `environment`; the guardian service sets the account's own).
+        public var browserConfigHome: String?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
