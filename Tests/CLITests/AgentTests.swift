@@ -136,6 +136,18 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     /// Writes the test card at `path` (through a scratch file outside the watched folders).
+    /// A stand-in for xdg-open (the desktop's handler) first in PATH: records what it was asked
+    /// to open in the returned file. The real one is tried by `make desktop-test`.
+    func standInOpener() throws -> URL {
+        let bin = cli.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opened = cli.home.appendingPathComponent("opened.txt")
+        try "#!/bin/sh\necho \"$1\" >> \(opened.path)\n".write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
+        chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
+        extraEnvironment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        return opened
+    }
+
     func writeCard(_ path: URL, size: String = "640x480") throws {
         let scratch = cli.home.appendingPathComponent("scratch-\(UUID().uuidString).jpg")
         _ = try cli.run(["testcard", "--size", size, scratch.path])
@@ -521,11 +533,15 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
-    @Test("under the unit's RestrictAddressFamilies=AF_UNIX (seccomp): reload with the default download folder, mode change, a card hidden, a prompt stop")
+    @Test("under the unit's RestrictAddressFamilies=AF_UNIX (seccomp): reload with the default download folder, a hand edit, mode change, a card hidden and told, the notification's Get help, a prompt stop")
     func reloadUnderTheUnitsSandbox() throws {
         let wrapper = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/sandbox_exec.py").path
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        try bus.startStandInServer()
         // The default folder (no [watch] incoming): the path that used to spawn xdg-user-dir.
         let agent = try AgentHarness(config: "[agent]\nsettle_ms = 100\n"); defer { agent.cleanUp() }
+        let opened = try agent.standInOpener()
+        agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         try agent.start(wrapper: ["/usr/bin/python3", wrapper])
         let pid = try #require(agent.process?.processIdentifier)
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
@@ -534,13 +550,29 @@ struct AgentTests {
         try "[agent]\nsettle_ms = 120\n".write(to: config, atomically: true, encoding: .utf8)
         kill(pid, SIGHUP)
         #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") }, "log:\n\(agent.logText)")
+        // A hand edit, no signal: a second folder is watched.
+        let received = agent.cli.home.appendingPathComponent("Received")
+        try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
+        try "[agent]\nsettle_ms = 120\n[watch]\nincoming = [\"\(agent.downloads.path)\", \"\(received.path)\"]\n".write(to: config, atomically: false, encoding: .utf8)
+        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
         let set = try CLITests().throughTerminal(agent.cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")],
                                                  environment: agent.environment)
         #expect(set.status == 0)
         #expect(try agent.run(["mode", "child"]).status == 0)
         #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
-        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        try agent.writeCard(received.appendingPathComponent("card.jpg"))
         #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        // Told on the desktop, in a child's words, with Get help only; pressing it opens the help page.
+        #expect(agent.wait(timeout: 10) { (try bus.recordedCalls()).count == 1 }, "log:\n\(agent.logText)")
+        let call = try #require(try bus.recordedCalls().first)
+        #expect(call["summary"] as? String == "We put a picture away for you")
+        #expect(call["actions"] as? [String] == ["help", "Get help"])
+        try bus.pressButton("help", onNotification: try #require(call["id"] as? Int))
+        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        let page = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = (try? String(contentsOfFile: page, encoding: .utf8)) ?? ""
+        #expect(page.hasSuffix("/quarantine-get-help.html") && text.contains("trust"), "\(page)")
+        #expect(agent.wait(timeout: 10) { bus.closedNotifications().count == 1 })
         let stop = agent.stop()
         #expect(stop.status == 0 && stop.seconds < 5, "stopped with \(stop.status) after \(stop.seconds) s")
         #expect(!agent.logText.contains("CFSocket"), "log:\n\(agent.logText)")
@@ -814,13 +846,7 @@ struct AgentTests {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         try bus.startStandInServer()
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        // Stand-in for xdg-open (the desktop's viewer): records what it was asked to open.
-        let bin = agent.cli.home.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let opened = agent.cli.home.appendingPathComponent("opened.txt")
-        try "#!/bin/sh\necho \"$1\" >> \(opened.path)\n".write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
-        chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
-        agent.extraEnvironment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let opened = try agent.standInOpener()
         agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         try agent.start()
         #expect(agent.logText.contains("desktop notifications through"), "\(agent.logText)")
