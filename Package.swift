@@ -95,6 +95,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
+            "DownloadOrigins",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
