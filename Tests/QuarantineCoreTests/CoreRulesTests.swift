@@ -120,7 +120,7 @@ struct CoreRulesTests {
         try store.markSeen(SeenFile(path: "/d/c.jpg", identity: .init(device: 1, inode: 1, size: 1, modificationNanoseconds: 1), sha256: c, mode: .adult, verdict: .clean))
         #expect(try ListCheck.check(sha256: a, originHost: "bad.example", mode: .adult, store: store) == .allowed)
         #expect(try ListCheck.check(sha256: b, originHost: nil, mode: .adult, store: store) == .blocked(reason: "on the block list: blocked by cli"))
-        #expect(try ListCheck.check(sha256: c, originHost: "bad.example", mode: .adult, store: store) == .blocked(reason: "downloaded from bad.example, which is blocked"))
+        #expect(try ListCheck.check(sha256: c, originHost: "bad.example", mode: .adult, store: store) == .blocked(reason: "downloaded from bad.example, which is blocked", site: "bad.example"))
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .adult, store: store) == .knownClean)
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .child, store: store) == .analyse, "an adult verdict is not a child's")
         #expect(try ListCheck.check(sha256: c, originHost: nil, mode: .adult, store: store, reuseVerdicts: false) == .analyse)

@@ -159,21 +159,20 @@ struct OriginIntakeTests {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
         let calls = Mutex(0)
         var intake = IntakeTests.StandInAnalysis.judging(sensitive: false).intake(place.vault)
-        // Stand-in history: knows a download from the third question on, as Chromium's commit does.
+        // Stand-in history: knows a download from the second question on, as Chromium's commit does.
         intake.originLookup = { _ in
             let n = calls.withLock { $0 += 1; return $0 }
-            return n >= 3 ? DownloadSource(url: "https://late.example/x.png", referrer: nil, source: "Chromium") : nil
+            return n >= 2 ? DownloadSource(url: "https://late.example/x.png", referrer: nil, source: "Chromium") : nil
         }
         intake.originMayFollow = { _ in true }
-        intake.originWait = .seconds(5)
+        intake.originWait = .seconds(60)
         var settings = Settings()
         settings.mode = .adult
 
-        // No site blocked: the origin could change nothing, so nothing waits.
+        // No site blocked: the origin could change nothing, so nothing waits (asked once, never again).
         let plain = try place.arrive("plain.png", try IntakeTests.png(card: false, width: 120))
-        let start = ContinuousClock.now
         guard case .clean = await intake.handle(plain, kind: .image, settings: settings) else { Issue.record("not clean"); return }
-        #expect(ContinuousClock.now - start < .milliseconds(400) && calls.withLock { $0 } == 1)
+        #expect(calls.withLock { $0 } == 1)
 
         try place.vault.store.blockOrigin("late.example")
         calls.withLock { $0 = 0 }
@@ -189,7 +188,7 @@ struct OriginIntakeTests {
         var second = flagging.intake(place.vault)
         second.originLookup = intake.originLookup
         second.originMayFollow = { _ in true }
-        second.originWait = .seconds(5)
+        second.originWait = .seconds(60)
         calls.withLock { $0 = 0 }
         let card = try place.arrive("card.png", try IntakeTests.png(card: false, width: 122))
         guard case .hidden(let hidden, .quarantined, _, _) = await second.handle(card, kind: .image, settings: settings) else { Issue.record("not hidden"); return }

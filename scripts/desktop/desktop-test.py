@@ -69,8 +69,11 @@ SCREEN = (1280, 800)
 # The throttled file is sent in this many pieces, one every THROTTLE_PAUSE seconds.
 THROTTLE_PIECES = 16
 THROTTLE_PAUSE = 0.25
-# How long a browser stays up after its download finished (it writes its history then).
-KEEP_ALIVE = 3.0
+# A browser stays up after its download finished until its history names the file (Chromium commits
+# its History about 10 s later, and loses what it had not committed when it is sent SIGTERM), at most
+# HISTORY_WAIT seconds, then KEEP_ALIVE more.
+HISTORY_WAIT = 25.0
+KEEP_ALIVE = 1.0
 HIDE_LIMIT = 1.0          # seconds from the final rename to the card leaving Downloads
 ORIGIN_WAIT = 20.0        # seconds after the browser exited for origin_url to appear
 CARD_MARGIN = 64          # TestCard.recognises: separation >= 64 of 255
@@ -977,9 +980,11 @@ class Run:
         if final is None:
             self.log(f"{browser}: no final rename of {name} within 60 s")
         else:
-            # Wait for the card to leave (or the keep-alive to pass), then give the browser its moment.
+            # Wait for the card to leave, and for the browser's history to name the file.
             if expect_hidden:
                 wait_until(lambda: self.left(name, final), 10, 0.05)
+            written = wait_until(lambda: self.history_names(browser, self.downloads / name), HISTORY_WAIT, 0.5)
+            record["history_written_s"] = round(written - final, 1) if written else None
             time.sleep(KEEP_ALIVE)
         record["browser_exit_status"] = self.procs.stop(p, timeout=15)
         record["browser_exited"] = time.time()
@@ -993,8 +998,37 @@ class Run:
         record["left"] = self.left(name, final) if final else None
         self.downloads_done[name] = record
         took = f"{record['final_rename'] - started:.1f} s" if final else "never"
-        self.log(f"{browser}: {name} downloaded ({took} after start), browser status {record['browser_exit_status']}")
+        self.log(f"{browser}: {name} downloaded ({took} after start), in its history "
+                 f"{record.get('history_written_s')} s after the final rename, browser status {record['browser_exit_status']}")
         return record
+
+    def history_names(self, browser, path):
+        """When the browser's own history (read from a copy: Chromium locks its History) first names
+        `path` as a download; None while it does not."""
+        if browser == "chromium":
+            source = self.home / ".config/chromium/Default/History"
+            sql = "SELECT 1 FROM downloads WHERE target_path = ?"
+            argument = str(path)
+        else:
+            source = self.home / ".mozilla/firefox/test.default/places.sqlite"
+            sql = ("SELECT 1 FROM moz_annos a JOIN moz_anno_attributes n ON n.id = a.anno_attribute_id "
+                   "WHERE n.name = 'downloads/destinationFileURI' AND a.content = ?")
+            argument = Path(path).as_uri()
+        if not source.exists():
+            return None
+        copies = self.work / "history-copy"
+        shutil.rmtree(copies, ignore_errors=True)
+        copies.mkdir()
+        for suffix in ("", "-journal", "-wal"):
+            if os.path.exists(f"{source}{suffix}"):
+                shutil.copy(f"{source}{suffix}", copies / f"db{suffix}")
+        db = sqlite3.connect(str(copies / "db"), timeout=1)
+        try:
+            return time.time() if db.execute(sql, (argument,)).fetchone() else None
+        except sqlite3.Error:
+            return None
+        finally:
+            db.close()
 
     def left(self, name, after):
         """When `name` left Downloads after `after` (renamed away or deleted), from inotify."""
@@ -1046,6 +1080,8 @@ class Run:
     def press(self, notification, label):
         """Presses a button through dunst's own context menu (dunstctl context -> menu.sh)."""
         (self.work / "menu-choice").write_text(f"{notification['id']}\t{label}\n")
+        if notification["id"] not in self.open_notifications():
+            self.note(f"notification {notification['id']} was already closed before '{label}' could be pressed")
         pressed = time.time()
         subprocess.run(["dunstctl", "context"], env=self.env, capture_output=True, timeout=10)
         key = wait_until(lambda: next((i for i in self.monitor()["invoked"]
@@ -1117,18 +1153,29 @@ class Run:
         n_f1 = self.notes_for("card-firefox.jpg", "Hidden a photo that may be sensitive")
 
         # Buttons: Show preview on Chromium's card (it stays in the vault), Put back on Firefox's.
+        # The site is blocked through Chromium's card; when that has no origin, through Firefox's,
+        # and then Put back is pressed on Firefox's second card instead.
         if n_c1:
             self.show_preview(n_c1, viewer_control, shot)
-        if n_f1:
-            self.put_back(n_f1)
+        source = "card-chromium.jpg"
+        if not (self.items.get(source) or {}).get("origin_url") and (self.items.get("card-firefox.jpg") or {}).get("origin_url"):
+            source = "card-firefox.jpg"
+            self.note("Chromium's card has no origin: the site is blocked through Firefox's card, and Put back is "
+                      "pressed on Firefox's second card")
+        if n_f1 and source != "card-firefox.jpg":
+            self.put_back(n_f1, "card-firefox.jpg")
 
-        # Block the site of Chromium's card; a second card from it, through each browser, is hidden on sight.
-        blocked = self.block_origin()
+        # Block the site; a second card from it, through each browser, is hidden on sight.
+        blocked = self.block_origin(source)
         c2 = self.download("chromium", "card-chromium-2.jpg", expect_hidden=True)
         f2 = self.download("firefox", "card-firefox-2.jpg", expect_hidden=True)
         for record in (c2, f2):
             self.check_hidden(record, "blocked")
             self.check_blocked_on_sight(record, blocked)
+        if source == "card-firefox.jpg":
+            n_f2 = self.notification_of(self.items.get("card-firefox-2.jpg", {}).get("id", -1), 2)
+            if n_f2:
+                self.put_back(n_f2, "card-firefox-2.jpg")
         n_c2 = self.notification_of(self.items.get("card-chromium-2.jpg", {}).get("id", -1), 2)
         if n_c2:
             self.delete(n_c2, "card-chromium-2.jpg")
@@ -1193,6 +1240,11 @@ class Run:
             self.check(f"screenshot: the preview in the {label} is unrecognisable", False,
                        f"no image found on the screen (preview {preview}, control {control})")
             return
+        if preview["size"] != control["size"]:
+            self.check(f"screenshot: the preview in the {label} is unrecognisable", False,
+                       f"the crop of the preview ({preview['size']} at {preview['box']}) is not the size of the "
+                       f"control's ({control['size']} at {control['box']}): the image was not found on the screen")
+            return
         control_ok = control["scan_flagged"] and control["separation"] >= CARD_MARGIN
         preview_ok = not preview["scan_flagged"] and preview["separation"] < CARD_MARGIN
         self.check(f"screenshot: the preview in the {label} is unrecognisable",
@@ -1211,7 +1263,13 @@ class Run:
             self.check("screenshot: the preview in the notification is unrecognisable", False, "no item")
             return None
         n = self.notification_of(item["id"])
-        wait_until(lambda: self.displayed() >= 1, 5, 0.1)
+        if n:
+            # Only this notification on the screen (an agent run by root also tells of release
+            # requests of protected accounts on this machine).
+            for other in self.open_notifications():
+                if other != n["id"]:
+                    self.close_notification(other)
+        wait_until(lambda: self.displayed() == 1, 5, 0.1)
         time.sleep(0.8)
         count = self.displayed()
         shot = self.screenshot("notification-preview")
@@ -1224,6 +1282,17 @@ class Run:
             self.note(f"{count} notifications were displayed when the screenshot was taken")
         self.unrecognisable("notification", result, control)
         return n
+
+    def open_notifications(self):
+        m = self.monitor()
+        closed = {c["id"] for c in m["closed"]}
+        return [n["id"] for n in m["notifications"] if n.get("id") is not None and n["id"] not in closed]
+
+    def close_notification(self, nid):
+        subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path",
+                        "/org/freedesktop/Notifications", "--method",
+                        "org.freedesktop.Notifications.CloseNotification", str(nid)],
+                       env=self.env, capture_output=True, timeout=10)
 
     def wait_item(self, name, timeout=10.0):
         item = wait_until(lambda: self.item_for(self.downloads / name), timeout, 0.2)
@@ -1290,26 +1359,26 @@ class Run:
                        f"origin_url {origin!r} (served {record['url']}), referrer_url {referrer!r} (page {record['page']})",
                        within_s_of_browser_exit=ORIGIN_WAIT)
 
-    def block_origin(self):
-        item = self.items.get("card-chromium.jpg")
+    def block_origin(self, source):
+        item = self.items.get(source)
+        label = f"block --origin: the site of {source} blocked"
         if not item:
-            self.check("block --origin: the site of Chromium's card blocked", False, "no item")
+            self.check(label, False, "no item")
             return None
         rc, out, err = self.cli("block", "--yes", "--origin", str(item["id"]))
         hosts = [r[0] for r in self.db_rows("SELECT host FROM blockedOrigin")]
         ok = rc == 0 and "127.0.0.1" in hosts
-        self.check("block --origin: the site of Chromium's card blocked", ok,
+        self.check(label, ok,
                    f"exit {rc}, blocked hosts {hosts}" + (f", says: {(err or out).strip()[:200]}" if rc else ""))
         # Its notification is still on the screen: the agent is not asked to withdraw it (the
         # CLI did the work); close it so the screen holds only what the next steps look at.
         n = self.notification_of(item["id"], 1)
-        if n and rc == 0 and not any(c["id"] == n["id"] for c in self.monitor()["closed"]):
-            self.note(f"after 'block --origin' in the terminal, item {item['id']}'s notification is still shown; "
-                      "the test closes it")
-            subprocess.run(["gdbus", "call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path",
-                            "/org/freedesktop/Notifications", "--method",
-                            "org.freedesktop.Notifications.CloseNotification", str(n["id"])],
-                           env=self.env, capture_output=True, timeout=10)
+        if n and rc == 0:
+            time.sleep(1.0)
+            if n["id"] in self.open_notifications():
+                self.note(f"after 'block --origin' in the terminal, item {item['id']}'s notification is still shown, "
+                          "its buttons now about an item that is gone; the test closes it")
+                self.close_notification(n["id"])
         return "127.0.0.1" if ok else None
 
     def check_blocked_on_sight(self, record, blocked):
@@ -1381,8 +1450,7 @@ class Run:
             except OSError:
                 pass
 
-    def put_back(self, n):
-        name = "card-firefox.jpg"
+    def put_back(self, n, name):
         item = self.items[name]
         path = self.downloads / name
         pressed, invoked = self.press(n, "Put back")
@@ -1524,6 +1592,11 @@ class Run:
         agent sent: summary, body and the image it loaded."""
         sent = {n["id"]: n for n in self.monitor()["notifications"] if n.get("app") == "quarantine"}
         history = [h for h in self.dunst_history() if h.get("appname") == "quarantine"]
+        ours = re.compile(r"^quarantine show \d+$|\(Number \d+\)")
+        for n in sent.values():
+            if not ours.search(n.get("body") or ""):
+                self.note(f"the agent also sent a notification about no file of this test: {n['summary']!r} / "
+                          f"{(n['body'] or '')[:90]!r}")
         problems = []
         for h in history:
             n = sent.get(h.get("id"))
