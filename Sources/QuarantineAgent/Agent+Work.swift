@@ -265,9 +265,32 @@ extension QuarantineAgent {
         }
         report(outcome, for: entry, mode: settings.mode)
         // Hidden before its browser wrote the history (Chromium, seconds later): recorded then.
-        if case .hidden(let item, _, _, _) = outcome, item.originURL == nil,
-           let found = await intake.followOrigin(of: item, arrivedAt: entry.path, settings: settings) {
-            logger.info("item \(item.id ?? 0) came from \(found.host ?? found.url) (\(found.source)'s download history)", metadata: ["item": "\(item.id ?? 0)"])
+        if case .hidden(let item, _, _, _) = outcome, item.originURL == nil, intake.originMayFollow?(entry.path) == true {
+            originFollowUpContinuation.yield(OriginFollowUp(intake: intake, item: item, path: entry.path, settings: settings))
+        }
+    }
+
+    /// An item whose origin its browser has not written yet.
+    struct OriginFollowUp: Sendable {
+        var intake: Intake
+        var item: VaultItem
+        var path: String
+        var settings: Settings
+    }
+
+    /// Waits for the origins of items hidden before their browser wrote its history, each
+    /// beside the others. A child task of ``run()``; a stop cancels the waits.
+    func followOrigins() async {
+        await withTaskGroup(of: Void.self) { group in
+            for await request in originFollowUps {
+                if Task.isCancelled { break }
+                group.addTask { [logger] in
+                    guard let found = await request.intake.followOrigin(of: request.item, arrivedAt: request.path, settings: request.settings) else { return }
+                    let id = request.item.id ?? 0
+                    logger.info("item \(id) came from \(found.host ?? found.url) (\(found.source)'s download history)", metadata: ["item": "\(id)"])
+                }
+            }
+            group.cancelAll()
         }
     }
 

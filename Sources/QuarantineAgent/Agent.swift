@@ -65,6 +65,10 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``.
     let reloadRequests: AsyncStream<ReloadTrigger>
     let reloadContinuation: AsyncStream<ReloadTrigger>.Continuation
+    /// Items hidden before their browser wrote its download history, waited for by
+    /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
+    let originFollowUps: AsyncStream<OriginFollowUp>
+    let originFollowUpContinuation: AsyncStream<OriginFollowUp>.Continuation
     let systemd: SystemdNotifier?
     let startedAt = Date()
     /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
@@ -112,6 +116,7 @@ public final class QuarantineAgent: Service, Sendable {
         (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
+        (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
         systemd = SystemdNotifier(environment: options.environment)
     }
 
@@ -169,6 +174,7 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.publisher() }
                 group.addTask { await self.flusher() }
                 group.addTask { await self.notificationActions() }
+                group.addTask { await self.followOrigins() }
                 group.addTask { await self.releaseRequestsOfProtectedAccounts() }
                 // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
                 await self.dispatch()
