@@ -70,10 +70,11 @@ SCREEN = (1280, 800)
 THROTTLE_PIECES = 16
 THROTTLE_PAUSE = 0.25
 # A browser stays up after its download finished until its history names the file (Chromium commits
-# its History about 10 s later, and loses what it had not committed when it is sent SIGTERM), at most
-# HISTORY_WAIT seconds, then KEEP_ALIVE more.
+# its History 6 to 10 s later, and loses what it had not committed when it is sent SIGTERM), at most
+# HISTORY_WAIT seconds, then KEEP_ALIVE more (Firefox saves its list of downloads a moment after one
+# finished: killed sooner, its next start fetches a throttled file again).
 HISTORY_WAIT = 25.0
-KEEP_ALIVE = 1.0
+KEEP_ALIVE = 3.0
 HIDE_LIMIT = 1.0          # seconds from the final rename to the card leaving Downloads
 ORIGIN_WAIT = 20.0        # seconds after the browser exited for origin_url to appear
 CARD_MARGIN = 64          # TestCard.recognises: separation >= 64 of 255
@@ -675,8 +676,8 @@ FIREFOX_PREFS = {
     "network.captive-portal-service.enabled": False,
     "network.connectivity-service.enabled": False,
     "extensions.update.enabled": False,
-    # Firefox dies of SIGTERM: without these, the next start restores the last tab, whose page
-    # downloads its file again (or offers safe mode after three such starts).
+    # Firefox dies of SIGTERM (no clean shutdown): its next start must neither restore the last
+    # tab (whose page would download its file again) nor offer safe mode.
     "browser.sessionstore.resume_from_crash": False,
     "browser.sessionstore.max_resumed_crashes": 0,
     "browser.startup.page": 0,
@@ -1148,7 +1149,7 @@ class Run:
 
         # Round 1: each browser downloads the (throttled) card and the benign photo.
         c1 = self.download("chromium", "card-chromium.jpg", expect_hidden=True)
-        shot = self.preview_in_notification("card-chromium.jpg", control)
+        self.preview_in_notification("card-chromium.jpg", control)
         self.download("chromium", "astronaut-chromium.jpg", expect_hidden=False)
         f1 = self.download("firefox", "card-firefox.jpg", expect_hidden=True)
         self.download("firefox", "astronaut-firefox.jpg", expect_hidden=False)
@@ -1164,7 +1165,7 @@ class Run:
         # The site is blocked through Chromium's card; when that has no origin, through Firefox's,
         # and then Put back is pressed on Firefox's second card instead.
         if n_c1:
-            self.show_preview(n_c1, viewer_control, shot)
+            self.show_preview(n_c1, viewer_control)
         source = "card-chromium.jpg"
         if not (self.items.get(source) or {}).get("origin_url") and (self.items.get("card-firefox.jpg") or {}).get("origin_url"):
             source = "card-firefox.jpg"
@@ -1242,7 +1243,6 @@ class Run:
     def control_viewer(self, card):
         p = self.procs.start("display (control)", ["display", "-geometry", "+%d+%d" % VIEWER_GEOMETRY,
                                                    "-title", "control", str(card)], self.env)
-        shot = None
         box = wait_until(lambda: self.viewer_image_box(self.screenshot("viewer-control")), 15, 0.3)
         shot = self.out / "viewer-control.png"
         result = None
@@ -1375,8 +1375,10 @@ class Run:
             origin, referrer = item.get("origin_url"), item.get("referrer_url")
             ok = origin == record["url"] and (referrer is None or referrer == record["page"])
             self.check(f"{browser}: origin found from the browser's history", ok,
-                       f"origin_url {origin!r} (served {record['url']}), referrer_url {referrer!r} (page {record['page']})",
-                       within_s_of_browser_exit=ORIGIN_WAIT)
+                       f"origin_url {origin!r} (served {record['url']}), referrer_url {referrer!r} (page {record['page']}); "
+                       f"the browser's history named the file {record.get('history_written_s')} s after the final rename, "
+                       f"the browser ran {round(record['browser_exited'] - record['final_rename'], 1) if record['final_rename'] else None} s "
+                       f"after it; waited {ORIGIN_WAIT:g} s more")
 
     def block_origin(self, source):
         item = self.items.get(source)
@@ -1407,16 +1409,19 @@ class Run:
         reason_ok = any(r.startswith("blocked: downloaded from") for r in reasons)
         n = self.notification_of(item["id"], 5) if item else None
         summary = n["summary"] if n else None
+        left = record.get("left")
         self.check(f"{browser}: second card from the blocked site hidden on sight", bool(item) and reason_ok
                    and summary == "Hidden a photo from a site you blocked",
-                   f"reasons {reasons}, notification {summary!r}" + ("" if blocked else " (the site was not blocked)"))
+                   f"reasons {reasons}, notification {summary!r}" + ("" if blocked else " (the site was not blocked)")
+                   + f"; hidden {ms(left - record['final_rename']) if left and record['final_rename'] else None} ms after the "
+                   f"final rename, the browser's history named it {record.get('history_written_s')} s after")
         if item:
             # The summary is judged above; here the rest of it.
             self.check_notification(name, item, None)
 
     # --- the buttons -------------------------------------------------------------------------
 
-    def show_preview(self, n, viewer_control, notification_shot):
+    def show_preview(self, n, viewer_control):
         item = self.items["card-chromium.jpg"]
         calls = self.work / "viewer-calls.log"
         pressed, invoked = self.press(n, "Show preview")
@@ -1681,6 +1686,8 @@ class Run:
 
 def inner(args):
     def stop(signum, frame):
+        # Once: the clean-up that follows must not be interrupted by a second signal.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise KeyboardInterrupt()
     signal.signal(signal.SIGTERM, stop)
     run = Run(args)
@@ -1691,6 +1698,8 @@ def inner(args):
         print(f"SETUP PROBLEM: {problem}", flush=True)
         code = 2
     except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        run.check("the test ran to its end", False, "interrupted (SIGTERM or Ctrl-C)")
         code = 130
     except Exception:
         traceback.print_exc()
