@@ -5,17 +5,16 @@ import Glibc
 #endif
 
 extension BrowserHistory {
-    /// Whether a browser may still write the history of the file at `path`: a Chromium-family
-    /// browser runs for one of the profiles (its user-data folder's `SingletonLock` names a live
-    /// process) and the file was written less than ``longestCommitDelay`` ago. Chromium commits
-    /// its history about every 10 s (measured 2.6 to 9.7 s after the final rename); Firefox
-    /// writes it at once, so it never needs waiting for.
-    public func mayStillRecord(downloadAt path: String, now: Date = Date()) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        let written = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+    /// Whether a browser may still write the history of a download written at `writtenAt` (the
+    /// file's modification time, taken from the file or its record: by then the file may be in
+    /// the vault or held aside): a Chromium-family browser runs for one of the profiles (its
+    /// user-data folder's `SingletonLock` names a live process) and the file was written less
+    /// than ``longestCommitDelay`` ago. Chromium commits its history about every 10 s (measured
+    /// 2.6 to 10.3 s after the final rename); Firefox writes it at once, so it never needs
+    /// waiting for.
+    public func mayStillRecord(writtenAt: Date, now: Date = Date()) -> Bool {
         let limit = Double(Self.longestCommitDelay.components.seconds)
-        guard now.timeIntervalSince(written) < limit else { return false }
+        guard now.timeIntervalSince(writtenAt) < limit else { return false }
         let userDataFolders = Set(profiles().filter { $0.kind == .chromium }.flatMap { [$0.folder, ($0.folder as NSString).deletingLastPathComponent] })
         return userDataFolders.contains { Self.browserRuns(in: $0) }
     }

@@ -253,7 +253,7 @@ extension QuarantineAgent {
             intake.originLookup = { path in
                 history.origin(ofDownloadAt: path).map { DownloadSource(url: $0.fileURL, referrer: $0.pageURL, source: $0.browser) }
             }
-            intake.originMayFollow = { path in history.mayStillRecord(downloadAt: path) }
+            intake.originMayFollow = { _, written in history.mayStillRecord(writtenAt: written) }
         }
         let path = entry.path
         let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
@@ -265,7 +265,7 @@ extension QuarantineAgent {
         }
         report(outcome, for: entry, mode: settings.mode)
         // Hidden before its browser wrote the history (Chromium, seconds later): recorded then.
-        if case .hidden(let item, _, _, _) = outcome, item.originURL == nil, intake.originMayFollow?(entry.path) == true {
+        if case .hidden(let item, _, _, _) = outcome, item.originURL == nil, item.id != nil {
             originFollowUpContinuation.yield(OriginFollowUp(intake: intake, item: item, path: entry.path, settings: settings))
         }
     }

@@ -38,7 +38,7 @@ public struct Intake: Sendable {
     /// Chromium commits its history about every 10 s): then its origin is awaited, up to
     /// ``originWait``, before such a file is left as clean while some site is blocked, and
     /// after a hidden one is told (``followOrigin(of:arrivedAt:settings:)``).
-    public var originMayFollow: (@Sendable (_ path: String) -> Bool)? = nil
+    public var originMayFollow: (@Sendable (_ path: String, _ writtenAt: Date) -> Bool)? = nil
     /// How long a browser's history is awaited.
     public var originWait: Duration = .seconds(12)
     /// A file that crashed the process this many times is given up (then `on_error`).
@@ -198,7 +198,7 @@ public struct Intake: Sendable {
                                    preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite, origin: digest.source)
                 return await outcome.withPreview(from: self)
             case .knownClean:
-                if digest.originHost == nil, let late = await blockedSiteFoundLater(path, lookup: lookup), let host = late.host {
+                if digest.originHost == nil, let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
                     return await hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind,
                                       reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked,
                                       because: .blockedSite, origin: late).withPreview(from: self)
@@ -232,7 +232,7 @@ public struct Intake: Sendable {
             return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
         }
         if let analysis = report.analysis, digest.originHost == nil,
-           let late = await blockedSiteFoundLater(path, lookup: lookup), let host = late.host {
+           let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
             return await hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: kind,
                               reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked, because: .blockedSite,
                               origin: late).withPreview(from: self)
@@ -300,8 +300,9 @@ public struct Intake: Sendable {
     /// The origin of a download that its browser records a moment later, awaited (up to
     /// ``originWait``) only when it could change the verdict: some site is blocked and a browser
     /// may still record it. Returns it when its site is blocked.
-    func blockedSiteFoundLater(_ path: String, lookup: OriginLookup?) async -> DownloadSource? {
-        guard let lookup, let mayFollow = originMayFollow, (try? vault.store.hasBlockedOrigins()) == true, mayFollow(path) else { return nil }
+    func blockedSiteFoundLater(_ path: String, writtenAt: FileIdentity, lookup: OriginLookup?) async -> DownloadSource? {
+        guard let lookup, let mayFollow = originMayFollow, (try? vault.store.hasBlockedOrigins()) == true,
+              mayFollow(path, writtenAt.modificationDate) else { return nil }
         guard let found = await awaitOrigin(path, lookup: lookup), let host = found.host else { return nil }
         return (try? vault.store.isBlocked(host: host)) == true ? found : nil
     }
@@ -323,8 +324,9 @@ public struct Intake: Sendable {
     @discardableResult
     public func followOrigin(of item: VaultItem, arrivedAt path: String, settings: Settings) async -> DownloadSource? {
         guard item.originURL == nil, settings.agent.browserHistory, let lookup = originLookup, let id = item.id,
-              originMayFollow?(path) == true, let found = await awaitOrigin(path, lookup: lookup) else { return nil }
-        try? vault.recordOrigin(found, of: id)
+              originMayFollow?(path, Date(timeIntervalSince1970: Double(item.modificationNanoseconds) / 1e9)) == true,
+              let found = await awaitOrigin(path, lookup: lookup) else { return nil }
+        guard (try? vault.recordOrigin(found, of: id, actor: actor)) == true else { return nil }
         return found
     }
 
@@ -370,4 +372,9 @@ extension Intake.Outcome {
               let withPreview = try? intake.vault.attachPreview(frame, to: id) else { return self }
         return .hidden(withPreview, verdict: verdict, reasons: reasons, notice: notice)
     }
+}
+
+extension FileIdentity {
+    /// The modification time it records.
+    var modificationDate: Date { Date(timeIntervalSince1970: Double(modificationNanoseconds) / 1e9) }
 }

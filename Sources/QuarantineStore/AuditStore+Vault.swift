@@ -45,11 +45,25 @@ extension AuditStore {
         }
     }
 
-    /// Records where item `itemId` came from, unless something is recorded already.
-    func recordOrigin(_ origin: DownloadSource, of itemId: Int64) throws {
+    /// Records where item `itemId` came from, unless something is recorded already; with
+    /// `blockedReason` (its site turned out to be blocked) that reason is added to the item's
+    /// and the audit log says so. Returns whether it was recorded.
+    @discardableResult
+    func recordOrigin(_ origin: DownloadSource, of itemId: Int64, blockedReason: String?, actor: String) throws -> Bool {
         try write { db in
-            try db.execute(sql: "UPDATE item SET originURL = ?, referrerURL = ? WHERE id = ? AND originURL IS NULL",
-                           arguments: [origin.url, origin.referrer, itemId])
+            guard var item = try VaultItem.fetchOne(db, key: itemId), item.originURL == nil else { return false }
+            item.originURL = origin.url
+            item.referrerURL = origin.referrer
+            var detail = "came from \(origin.url) (\(origin.source)'s download history)"
+            if let blockedReason {
+                let reasons = (try? JSONDecoder().decode([String].self, from: Data(item.reasons.utf8))) ?? []
+                item.reasons = String(decoding: try JSONEncoder().encode(reasons + [blockedReason]), as: UTF8.self)
+                detail += "; \(blockedReason)"
+            }
+            try item.update(db)
+            var event = AuditEvent(blockedReason == nil ? .analysed : .flagged, itemId: itemId, path: item.originalPath, mode: item.analysisMode, actor: actor, detail: detail)
+            try event.insert(db)
+            return true
         }
     }
 

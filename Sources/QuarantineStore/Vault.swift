@@ -699,9 +699,12 @@ public final class Vault: Sendable {
     }
 
     /// Records where item `itemId` came from, found after it was hidden (a browser writes its
-    /// download history a moment after the file): only where nothing was known.
-    public func recordOrigin(_ origin: DownloadSource, of itemId: Int64) throws {
-        try store.recordOrigin(origin, of: itemId)
+    /// download history a moment after the file): only where nothing was known. A site that is
+    /// blocked adds its reason to the item's (hidden by analysis first, it is from there too).
+    @discardableResult
+    public func recordOrigin(_ origin: DownloadSource, of itemId: Int64, actor: String) throws -> Bool {
+        let blocked = try origin.host.map { try store.isBlocked(host: $0) } ?? false
+        return try store.recordOrigin(origin, of: itemId, blockedReason: blocked ? "blocked: downloaded from \(origin.host ?? ""), which is blocked" : nil, actor: actor)
     }
 
     /// Where a download came from: the host of the `user.xdg.origin.url` attribute wget and curl set.

@@ -164,7 +164,7 @@ struct OriginIntakeTests {
             let n = calls.withLock { $0 += 1; return $0 }
             return n >= 2 ? DownloadSource(url: "https://late.example/x.png", referrer: nil, source: "Chromium") : nil
         }
-        intake.originMayFollow = { _ in true }
+        intake.originMayFollow = { _, _ in true }
         intake.originWait = .seconds(60)
         var settings = Settings()
         settings.mode = .adult
@@ -187,13 +187,17 @@ struct OriginIntakeTests {
         let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
         var second = flagging.intake(place.vault)
         second.originLookup = intake.originLookup
-        second.originMayFollow = { _ in true }
+        second.originMayFollow = { _, _ in true }
         second.originWait = .seconds(60)
         calls.withLock { $0 = 0 }
         let card = try place.arrive("card.png", try IntakeTests.png(card: false, width: 122))
         guard case .hidden(let hidden, .quarantined, _, _) = await second.handle(card, kind: .image, settings: settings) else { Issue.record("not hidden"); return }
         #expect(hidden.originURL == nil)
         #expect(await second.followOrigin(of: hidden, arrivedAt: card.path, settings: settings)?.url == "https://late.example/x.png")
-        #expect(try place.vault.store.item(hidden.id!)?.originURL == "https://late.example/x.png")
+        let recorded = try #require(try place.vault.store.item(hidden.id!))
+        #expect(recorded.originURL == "https://late.example/x.png")
+        #expect(recorded.reasonList == ["open_nsfw 0.90", "blocked: downloaded from late.example, which is blocked"], "its blocked site is a reason too")
+        #expect(try place.vault.store.events(itemId: hidden.id).first?.detail?.contains("Chromium's download history") == true)
+        #expect(await second.followOrigin(of: recorded, arrivedAt: card.path, settings: settings) == nil, "recorded once")
     }
 }
