@@ -377,7 +377,16 @@ extension QuarantineAgent {
         notification.imagePath = image
         // No preview to show (a picture that could not be decoded): no button for it.
         notification.actions = notice.actions.filter { image != nil || $0 != .showPreview(itemId ?? 0) }.map { .init(key: $0.key, label: $0.label) }
-        do { try notifier.send(notification) } catch {
+        do {
+            let id = try notifier.send(notification)
+            if let itemId, !notification.actions.isEmpty {
+                state.withLock { s in
+                    // Bounded: the oldest are forgotten (a server keeps few on screen anyway).
+                    if s.notifiedItems.count >= 200, let oldest = s.notifiedItems.keys.min() { s.notifiedItems.removeValue(forKey: oldest) }
+                    s.notifiedItems[id] = itemId
+                }
+            }
+        } catch {
             logger.warning("desktop notification not shown: \(error)")
         }
     }

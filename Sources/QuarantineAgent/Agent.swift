@@ -85,6 +85,8 @@ public final class QuarantineAgent: Service, Sendable {
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
+        /// Notifications still offering buttons, by id: the item each is about.
+        var notifiedItems: [UInt32: Int64] = [:]
         var notificationState = "log only: notifications are off"
         var stopping = false
         var inFlight: [String: AgentStatus.Work] = [:]
@@ -175,6 +177,7 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.flusher() }
                 group.addTask { await self.notificationActions() }
                 group.addTask { await self.followOrigins() }
+                group.addTask { await self.withdrawStaleNotifications() }
                 group.addTask { await self.releaseRequestsOfProtectedAccounts() }
                 // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
                 await self.dispatch()
@@ -329,6 +332,24 @@ public final class QuarantineAgent: Service, Sendable {
             }
             // The decision is made: the notification has done its job.
             try? notifier.withdraw(invoked.id)
+            _ = state.withLock { $0.notifiedItems.removeValue(forKey: invoked.id) }
+        }
+    }
+
+    /// Takes down the notifications of items that left the vault some other way (`release`,
+    /// `block` or `purge` in a terminal): their buttons would be about a file that is gone.
+    /// Looks every 5 s while any is shown. A child task of ``run()``.
+    func withdrawStaleNotifications() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(5))
+            let (notifier, shown) = state.withLock { ($0.notifier, $0.notifiedItems) }
+            guard let notifier, !shown.isEmpty else { continue }
+            for (notification, itemId) in shown {
+                guard let item = try? vault.store.item(itemId), item.status != .quarantined else { continue }
+                try? notifier.withdraw(notification)
+                _ = state.withLock { $0.notifiedItems.removeValue(forKey: notification) }
+                logger.debug("notification \(notification) withdrawn: item \(itemId) is \(item.status.rawValue)")
+            }
         }
     }
 

@@ -908,6 +908,13 @@ struct AgentTests {
                 "log:\n\(agent.logText)")
         #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification, thirdNotification] })
         #expect(try agent.items().map { $0["id"] as? Int } == [secondId], "only the blocked one is still hidden")
+        // Released from a terminal instead of a button: the agent takes its notification down.
+        try agent.writeCard(agent.downloads.appendingPathComponent("fourth.jpg"), size: "480x360")
+        #expect(agent.wait(timeout: 20) { (try bus.recordedCalls()).count == 4 }, "log:\n\(agent.logText)")
+        let fourth = try #require(try bus.recordedCalls().last?["id"] as? Int)
+        let fourthId = try #require(try agent.items().first { ($0["original_path"] as? String)?.hasSuffix("fourth.jpg") == true }?["id"] as? Int)
+        #expect(try agent.run(["release", "--yes", "\(fourthId)"]).status == 0)
+        #expect(agent.wait(timeout: 15) { bus.closedNotifications().last == fourth }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("again.jpg").path), "the press on a closed notification did nothing")
         #expect(agent.stop().status == 0)
     }
