@@ -64,7 +64,7 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 

@@ -249,7 +249,7 @@ extension QuarantineAgent {
     func process(_ entry: BacklogEntry, type: MediaType, engine: any AnalysisEngine, settings: Settings) async {
         var intake = Intake(vault: vault, engine: engine, actor: options.actor, maxCrashes: Self.maxAttempts, holding: holding)
         if settings.agent.browserHistory {
-            let history = browserHistory(settings)
+            let history = settings.browserHistory(environment: options.environment, configHome: options.browserConfigHome)
             intake.originLookup = { path in
                 history.origin(ofDownloadAt: path).map { DownloadSource(url: $0.fileURL, referrer: $0.pageURL, source: $0.browser) }
             }
@@ -292,13 +292,6 @@ extension QuarantineAgent {
             }
             group.cancelAll()
         }
-    }
-
-    /// The browsers' download history of this account, read where the file has no origin.
-    func browserHistory(_ settings: Settings) -> BrowserHistory {
-        let environment = options.environment
-        return BrowserHistory(home: XDG.home(environment), configHome: options.browserConfigHome ?? XDG.configHome(environment),
-                              extraProfiles: settings.agent.browserProfiles.map { WatchSettings.expand($0, environment: environment) })
     }
 
     func report(_ outcome: Intake.Outcome, for entry: BacklogEntry, mode: AnalysisMode) {

@@ -1,5 +1,4 @@
 import AnalysisWorker
-import DownloadOrigins
 import FolderWatch
 import GuardianAPI
 import Foundation
@@ -320,7 +319,9 @@ public final class QuarantineAgent: Service, Sendable {
                     switch try review.perform(action, viewingFolder: Review.viewingFolder(vault: vault, environment: options.environment),
                                               helpPage: settings.agent.helpPage) {
                     case .open(let target):
-                        Self.openInViewer(target, environment: options.environment, logger: logger)
+                        if let problem = DetachedProgram.openOnDesktop(target, environment: options.environment) {
+                            logger.warning("cannot open \(target): \(problem)")
+                        }
                     case .putBack(let release):
                         logger.notice("put back from the notification: \(PathBytes.display(release.path))")
                     case .deleted:
@@ -350,19 +351,6 @@ public final class QuarantineAgent: Service, Sendable {
                 _ = state.withLock { $0.notifiedItems.removeValue(forKey: notification) }
                 logger.debug("notification \(notification) withdrawn: item \(itemId) is \(item.status.rawValue)")
             }
-        }
-    }
-
-    /// Opens `target` (a file or URL) with the desktop's handler, `xdg-open`, spawned without
-    /// Foundation's `Process` (which hangs under the unit's address-family filter), outside the
-    /// unit's sandbox where systemd runs the agent (``DetachedProgram/desktopCommand``).
-    static func openInViewer(_ target: String, environment: [String: String], logger: Logger) {
-        guard let command = DetachedProgram.desktopCommand("xdg-open", [target], environment: environment) else {
-            logger.warning("cannot open \(target): xdg-open is not installed (package xdg-utils)")
-            return
-        }
-        if case .failure(let error) = DetachedProgram.start(command, environment: environment) {
-            logger.warning("cannot open \(target): \(error)")
         }
     }
 

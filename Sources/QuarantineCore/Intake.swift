@@ -193,15 +193,12 @@ public struct Intake: Sendable {
                                    events: [AuditEvent(.analysed, path: path, mode: mode, actor: actor, detail: "on the allow list: not analysed")])
                 return .allowed
             case .blocked(let reason, let site):
-                // Hidden on sight; its preview is decoded afterwards, from the vault's own copy.
-                let outcome = hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, reasons: ["blocked: \(reason)"],
-                                   preview: nil, mode: mode, verdict: .blocked, because: site == nil ? .blockedBytes : .blockedSite, origin: digest.source)
-                return await outcome.withPreview(from: self)
+                return await hideBlocked(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, mode: mode,
+                                         reason: reason, site: site != nil, origin: digest.source)
             case .knownClean:
                 if digest.originHost == nil, let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
-                    return await hide(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind,
-                                      reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked,
-                                      because: .blockedSite, origin: late).withPreview(from: self)
+                    return await hideBlocked(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, mode: mode,
+                                             reason: AuditStore.blockedSiteReason(host), site: true, origin: late)
                 }
                 let detail = "same bytes as a file found not sensitive before"
                 try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .clean),
@@ -233,9 +230,8 @@ public struct Intake: Sendable {
         }
         if let analysis = report.analysis, digest.originHost == nil,
            let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
-            return await hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: kind,
-                              reasons: ["blocked: downloaded from \(host), which is blocked"], preview: nil, mode: mode, verdict: .blocked, because: .blockedSite,
-                              origin: late).withPreview(from: self)
+            return await hideBlocked(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: kind, mode: mode,
+                                     reason: AuditStore.blockedSiteReason(host), site: true, origin: late)
         }
         if let analysis = report.analysis {
             var detail = "not sensitive"
@@ -297,15 +293,26 @@ public struct Intake: Sendable {
         }
     }
 
+    /// Hides a file on a block list without analysis: its bytes, or (`site`) the site it came
+    /// from. Its preview is decoded afterwards, from the vault's own copy.
+    func hideBlocked(_ entry: BacklogEntry, at source: String, held: HeldFile?, identity: FileIdentity, sha256: String, kind: MediaType.Kind, mode: AnalysisMode,
+                     reason: String, site: Bool, origin: DownloadSource?) async -> Outcome {
+        await hide(entry, at: source, held: held, identity: identity, sha256: sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil, mode: mode,
+                   verdict: .blocked, because: site ? .blockedSite : .blockedBytes, origin: origin).withPreview(from: self)
+    }
+
     /// The origin of a download that its browser records a moment later, awaited (up to
     /// ``originWait``) only when it could change the verdict: some site is blocked and a browser
     /// may still record it. Returns it when its site is blocked.
     func blockedSiteFoundLater(_ path: String, writtenAt: FileIdentity, lookup: OriginLookup?) async -> DownloadSource? {
         guard let lookup, let mayFollow = originMayFollow, (try? vault.store.hasBlockedOrigins()) == true,
-              mayFollow(path, writtenAt.modificationDate) else { return nil }
+              mayFollow(path, Self.date(nanoseconds: writtenAt.modificationNanoseconds)) else { return nil }
         guard let found = await awaitOrigin(path, lookup: lookup), let host = found.host else { return nil }
         return (try? vault.store.isBlocked(host: host)) == true ? found : nil
     }
+
+    /// A recorded modification time (nanoseconds since 1970) as a date.
+    static func date(nanoseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(nanoseconds) / 1e9) }
 
     /// Asks `lookup` every half second until it answers, for up to ``originWait``.
     func awaitOrigin(_ path: String, lookup: OriginLookup) async -> DownloadSource? {
@@ -324,7 +331,7 @@ public struct Intake: Sendable {
     @discardableResult
     public func followOrigin(of item: VaultItem, arrivedAt path: String, settings: Settings) async -> DownloadSource? {
         guard item.originURL == nil, settings.agent.browserHistory, let lookup = originLookup, let id = item.id,
-              originMayFollow?(path, Date(timeIntervalSince1970: Double(item.modificationNanoseconds) / 1e9)) == true,
+              originMayFollow?(path, Self.date(nanoseconds: item.modificationNanoseconds)) == true,
               let found = await awaitOrigin(path, lookup: lookup) else { return nil }
         guard (try? vault.recordOrigin(found, of: id, actor: actor)) == true else { return nil }
         return found
@@ -372,9 +379,4 @@ extension Intake.Outcome {
               let withPreview = try? intake.vault.attachPreview(frame, to: id) else { return self }
         return .hidden(withPreview, verdict: verdict, reasons: reasons, notice: notice)
     }
-}
-
-extension FileIdentity {
-    /// The modification time it records.
-    var modificationDate: Date { Date(timeIntervalSince1970: Double(modificationNanoseconds) / 1e9) }
 }

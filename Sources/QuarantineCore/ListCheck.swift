@@ -19,7 +19,7 @@ public enum ListCheck: Sendable, Equatable {
     public static func check(sha256: String, originHost: String?, mode: AnalysisMode, store: AuditStore, reuseVerdicts: Bool = true) throws -> ListCheck {
         if try store.isAllowed(sha256: sha256, in: mode) { return .allowed }
         if let reason = try store.blockReason(sha256: sha256) { return .blocked(reason: "on the block list: \(reason)") }
-        if let host = originHost, try store.isBlocked(host: host) { return .blocked(reason: "downloaded from \(host), which is blocked", site: host) }
+        if let host = originHost, try store.isBlocked(host: host) { return .blocked(reason: AuditStore.blockedSiteReason(host), site: host) }
         if reuseVerdicts, try store.verdict(sha256: sha256, mode: mode) == .clean { return .knownClean }
         return .analyse
     }

@@ -1,3 +1,4 @@
+import DownloadOrigins
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
@@ -200,5 +201,15 @@ public struct AgentSettings: Sendable, Equatable {
             guard let n = value.int, (5...86_400).contains(n) else { throw fail("agent.rescan_seconds must be a whole number of seconds from 5 to 86400") }
             rescanSeconds = n
         }
+    }
+}
+
+extension Settings {
+    /// The browsers' download history this account's downloads are looked up in (what the agent
+    /// reads and `doctor` names): the usual profiles under `configHome` (default: the
+    /// environment's `XDG_CONFIG_HOME`) and home, and `agent.browser_profiles`.
+    public func browserHistory(environment: [String: String] = ProcessEnvironment.current, configHome: String? = nil) -> BrowserHistory {
+        BrowserHistory(home: XDG.home(environment), configHome: configHome ?? XDG.configHome(environment),
+                       extraProfiles: agent.browserProfiles.map { WatchSettings.expand($0, environment: environment) })
     }
 }

@@ -56,8 +56,7 @@ extension AuditStore {
             item.referrerURL = origin.referrer
             var detail = "came from \(origin.url) (\(origin.source)'s download history)"
             if let blockedReason {
-                let reasons = (try? JSONDecoder().decode([String].self, from: Data(item.reasons.utf8))) ?? []
-                item.reasons = String(decoding: try JSONEncoder().encode(reasons + [blockedReason]), as: UTF8.self)
+                item.reasons = String(decoding: try JSONEncoder().encode(item.reasonList + [blockedReason]), as: UTF8.self)
                 detail += "; \(blockedReason)"
             }
             try item.update(db)

@@ -175,6 +175,9 @@ public final class AuditStore: Sendable {
         try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin WHERE host = ?", arguments: [host.lowercased()]) ?? false }
     }
 
+    /// Why a file from a blocked site is hidden, as lists and items say it.
+    public static func blockedSiteReason(_ host: String) -> String { "downloaded from \(host), which is blocked" }
+
     /// Whether any site is blocked at all.
     public func hasBlockedOrigins() throws -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM blockedOrigin LIMIT 1") ?? false }

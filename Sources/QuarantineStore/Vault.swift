@@ -199,11 +199,8 @@ public final class Vault: Sendable {
             rmdir(PathBytes.cString(folder(name)))
             throw error
         }
-        if let preview, let jpeg = try? BlurredPreview.jpeg(from: preview) {
-            let previewPath = folder(name) + "/preview.jpg"
-            if FileManager.default.createFile(atPath: previewPath, contents: Data(jpeg), attributes: [.posixPermissions: 0o600]) {
-                item.previewName = "preview.jpg"
-            }
+        if let preview, writePreview(preview, inFolder: name) {
+            item.previewName = Self.previewName
         }
         item.status = .quarantined
         // The same record beside the item, so the vault explains itself even without the database.
@@ -227,14 +224,20 @@ public final class Vault: Sendable {
     public func attachPreview(_ image: RGBImage, to itemId: Int64) throws -> VaultItem {
         guard var item = try store.item(itemId), let name = item.vaultName else { throw VaultError.refused("item \(itemId) is not in the vault") }
         guard item.previewName == nil, item.status == .quarantined else { return item }
-        let jpeg = try BlurredPreview.jpeg(from: image)
-        let previewPath = folder(name) + "/preview.jpg"
-        guard FileManager.default.createFile(atPath: previewPath, contents: Data(jpeg), attributes: [.posixPermissions: 0o600]) else {
-            throw VaultError.system("cannot write \(previewPath)", errno)
-        }
-        item.previewName = "preview.jpg"
-        try store.setPreview(of: itemId, name: "preview.jpg")
+        guard writePreview(image, inFolder: name) else { throw VaultError.system("cannot write the preview of item \(itemId) in \(folder(name))", errno) }
+        item.previewName = Self.previewName
+        try store.setPreview(of: itemId, name: Self.previewName)
         return item
+    }
+
+    /// The blurred preview's file name in an item's folder.
+    static let previewName = "preview.jpg"
+
+    /// Writes `image`, blurred, as the preview (0600) in item folder `name`; false when it could
+    /// not be encoded or written.
+    func writePreview(_ image: RGBImage, inFolder name: String) -> Bool {
+        guard let jpeg = try? BlurredPreview.jpeg(from: image) else { return false }
+        return FileManager.default.createFile(atPath: folder(name) + "/" + Self.previewName, contents: Data(jpeg), attributes: [.posixPermissions: 0o600])
     }
 
     // MARK: - Release
@@ -704,7 +707,7 @@ public final class Vault: Sendable {
     @discardableResult
     public func recordOrigin(_ origin: DownloadSource, of itemId: Int64, actor: String) throws -> Bool {
         let blocked = try origin.host.map { try store.isBlocked(host: $0) } ?? false
-        return try store.recordOrigin(origin, of: itemId, blockedReason: blocked ? "blocked: downloaded from \(origin.host ?? ""), which is blocked" : nil, actor: actor)
+        return try store.recordOrigin(origin, of: itemId, blockedReason: blocked ? "blocked: " + AuditStore.blockedSiteReason(origin.host ?? "") : nil, actor: actor)
     }
 
     /// Where a download came from: the host of the `user.xdg.origin.url` attribute wget and curl set.

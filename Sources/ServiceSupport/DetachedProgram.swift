@@ -27,6 +27,16 @@ public enum DetachedProgram {
         return [path] + arguments
     }
 
+    /// Opens `target` (a file or URL) with the desktop's handler, `xdg-open`, started as
+    /// ``desktopCommand(_:_:environment:)`` says; returns why it could not, nil when it started.
+    public static func openOnDesktop(_ target: String, environment: [String: String]) -> String? {
+        guard let command = desktopCommand("xdg-open", [target], environment: environment) else {
+            return "xdg-open is not installed (package xdg-utils)"
+        }
+        if case .failure(let error) = start(command, environment: environment) { return "\(error)" }
+        return nil
+    }
+
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments; returns its pid,
     /// or the errno that prevented the start.
     @discardableResult

@@ -1,5 +1,4 @@
 import ArgumentParser
-import DownloadOrigins
 import Foundation
 import QuarantineCore
 import QuarantineStore
@@ -84,10 +83,7 @@ struct Doctor: AsyncParsableCommand {
         // Where browser downloads' origins are looked up (informational: none found is fine).
         let settings = (try? ConfigurationFile.load(config).settings) ?? Settings()
         if settings.agent.browserHistory {
-            let environment = ProcessInfo.processInfo.environment
-            let history = BrowserHistory(home: XDG.home(environment), configHome: XDG.configHome(environment),
-                                         extraProfiles: settings.agent.browserProfiles.map { WatchSettings.expand($0, environment: environment) })
-            let profiles = history.profiles()
+            let profiles = settings.browserHistory().profiles()
             checks.append(Check(name: "browser history", ok: true, detail: profiles.isEmpty
                 ? "no browser profile found: downloads' origins come only from user.xdg.origin.url (wget, curl --xattr)"
                 : "origins of downloads read from " + profiles.map { "\($0.browser) (\($0.folder))" }.joined(separator: ", ")))

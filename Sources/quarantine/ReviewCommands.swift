@@ -187,13 +187,8 @@ func printItem(_ item: VaultItem, events: [AuditEvent], preview: String?, childW
 /// Opens the blurred preview (never the original: a copy in a folder of previews only, since
 /// viewers browse the folder of what they show) in the desktop's image viewer.
 func openPreview(_ path: String) {
-    let environment = ProcessInfo.processInfo.environment
-    guard let opener = DetachedProgram.locate("xdg-open", environment: environment) else {
-        printError("cannot open the preview: xdg-open is not installed (package xdg-utils); it is at \(path)")
-        return
-    }
-    if case .failure(let error) = DetachedProgram.start([opener, path], environment: environment) {
-        printError("cannot open the preview with xdg-open: \(error)")
+    if let problem = DetachedProgram.openOnDesktop(path, environment: ProcessInfo.processInfo.environment) {
+        printError("cannot open the preview (it is at \(path)): \(problem)")
     }
 }
 
