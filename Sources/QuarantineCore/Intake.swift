@@ -21,6 +21,8 @@ public struct Intake: Sendable {
         public var identity: FileIdentity
         /// Where it came from by the browser's download history (no `user.xdg.origin.url`).
         public var source: DownloadSource? = nil
+        /// Whether the history was asked (while a site is blocked): not asked again to hide it.
+        public var historyAsked = false
     }
 
     /// Where a download at a path came from, by the browsers' own download history; nil when
@@ -161,15 +163,22 @@ public struct Intake: Sendable {
         let store = vault.store
         let path = entry.path, mode = settings.mode
         let lookup = settings.agent.browserHistory ? originLookup : nil
+        // A lookup copies the browsers' databases (up to ~15 ms): before a verdict only when a
+        // site is blocked (then the origin decides); else only for a file that is hidden.
+        let sitesBlocked = lookup != nil && (try? store.hasBlockedOrigins()) == true
+        let listLookup = sitesBlocked ? lookup : nil
         let digest: Digest
         do {
             digest = try await blocking(kind == .video) {
                 let file = try MediaFile(path: source)
                 var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
                 // The browser's history names the path the file arrived at (not where it is held).
-                if digest.originHost == nil, let found = lookup?(path) {
-                    digest.source = found
-                    digest.originHost = found.host
+                if digest.originHost == nil, let listLookup {
+                    digest.historyAsked = true
+                    if let found = listLookup(path) {
+                        digest.source = found
+                        digest.originHost = found.host
+                    }
                 }
                 return digest
             }
@@ -194,9 +203,9 @@ public struct Intake: Sendable {
                 return .allowed
             case .blocked(let reason, let site):
                 return await hideBlocked(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, mode: mode,
-                                         reason: reason, site: site != nil, origin: digest.source)
+                                         reason: reason, site: site != nil, origin: origin(of: digest, arrivedAt: path, settings: settings))
             case .knownClean:
-                if digest.originHost == nil, let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
+                if digest.originHost == nil, let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: listLookup), let host = late.host {
                     return await hideBlocked(entry, at: source, held: held, identity: digest.identity, sha256: digest.sha256, kind: kind, mode: mode,
                                              reason: AuditStore.blockedSiteReason(host), site: true, origin: late)
                 }
@@ -223,13 +232,13 @@ public struct Intake: Sendable {
         }
         if let analysis = report.analysis, report.isSensitive {
             return hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
-                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined, origin: digest.source)
+                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined, origin: origin(of: digest, arrivedAt: path, settings: settings))
         }
         if let failure = report.failure {
             return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
         }
         if let analysis = report.analysis, digest.originHost == nil,
-           let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: lookup), let host = late.host {
+           let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: listLookup), let host = late.host {
             return await hideBlocked(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: kind, mode: mode,
                                      reason: AuditStore.blockedSiteReason(host), site: true, origin: late)
         }
@@ -301,11 +310,19 @@ public struct Intake: Sendable {
                    verdict: .blocked, because: site ? .blockedSite : .blockedBytes, origin: origin).withPreview(from: self)
     }
 
+    /// Where the file that arrived at `path` came from, for the record of its hiding: what its
+    /// digest found, else (the file does not say) the browsers' history, asked now.
+    func origin(of digest: Digest, arrivedAt path: String, settings: Settings) -> DownloadSource? {
+        if let source = digest.source { return source }
+        guard digest.originHost == nil, !digest.historyAsked, settings.agent.browserHistory else { return nil }
+        return originLookup?(path)
+    }
+
     /// The origin of a download that its browser records a moment later, awaited (up to
-    /// ``originWait``) only when it could change the verdict: some site is blocked and a browser
-    /// may still record it. Returns it when its site is blocked.
+    /// ``originWait``) only when it could change the verdict: `lookup` is given only while some
+    /// site is blocked, and a browser may still record it. Returns it when its site is blocked.
     func blockedSiteFoundLater(_ path: String, writtenAt: FileIdentity, lookup: OriginLookup?) async -> DownloadSource? {
-        guard let lookup, let mayFollow = originMayFollow, (try? vault.store.hasBlockedOrigins()) == true,
+        guard let lookup, let mayFollow = originMayFollow,
               mayFollow(path, Self.date(nanoseconds: writtenAt.modificationNanoseconds)) else { return nil }
         guard let found = await awaitOrigin(path, lookup: lookup), let host = found.host else { return nil }
         return (try? vault.store.isBlocked(host: host)) == true ? found : nil
@@ -358,7 +375,7 @@ public struct Intake: Sendable {
         switch settings.policy.onError {
         case .hold:
             return hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
-                        preview: nil, mode: mode, verdict: .unverified, origin: digest?.source)
+                        preview: nil, mode: mode, verdict: .unverified, origin: digest.flatMap { origin(of: $0, arrivedAt: path, settings: settings) })
         case .leave:
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])
