@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <string.h>
+#include <time.h>
 
 int qsys_limit_malloc_arenas(int count) {
 #ifdef M_ARENA_MAX
@@ -112,4 +113,10 @@ int qsys_accept_cloexec(int socket) {
     int fd;
     do { fd = accept4(socket, NULL, NULL, SOCK_CLOEXEC); } while (fd < 0 && errno == EINTR);
     return fd;
+}
+
+unsigned long long qsys_thread_cpu_ns(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+    return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
 }

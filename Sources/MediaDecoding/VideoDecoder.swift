@@ -69,7 +69,7 @@ public final class VideoDecoder: @unchecked Sendable {
     /// Keyframes from the index, ascending by time (empty without an index): media time in
     /// seconds and the exact timestamp to seek to.
     let keyframes: [(time: Double, pts: Int64)]
-    private let stopRequested = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
 
     /// Opens the video in `file`, checking its dimensions against `limits` before decoding.
     public init(file: MediaFile, limits: MediaLimits = .default, minimumLongSide: Int = 640, minimumShortSide: Int = 512) throws(MediaError) {

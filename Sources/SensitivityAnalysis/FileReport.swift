@@ -101,6 +101,8 @@ extension SensitivityAnalyzer {
                 identity: try MediaFile(path: path).identity, elapsedMilliseconds: elapsed())
             analysis.frameTime = video.frameTime
             analysis.samples = video.samples
+            analysis.skippedSamples = video.skippedSamples
+            analysis.largestGap = (video.largestGap * 1000).rounded() / 1000
             analysis.duration = video.duration
             analysis.coverage = video.coverage
             analysis.flaggedRanges = videoOptions.allFlaggedRanges ? video.flaggedRanges.map { [$0.lowerBound, $0.upperBound] } : nil

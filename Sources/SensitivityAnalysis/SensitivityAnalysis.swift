@@ -26,8 +26,14 @@ public struct SensitivityAnalysis: Sendable, Codable {
 
     /// Media time of the first flagged frame, seconds.
     public var frameTime: Double? = nil
-    /// Frames analysed.
+    /// Frames sampled (every one judged: by the models, or as practically identical to the
+    /// analysed frame before it).
     public var samples: Int? = nil
+    /// Of those, the frames judged without the models (practically identical to the one before).
+    public var skippedSamples: Int? = nil
+    /// The largest distance between sampled frames, seconds (at most `video.max_gap` in a
+    /// complete analysis, unless the video itself has no frame in between).
+    public var largestGap: Double? = nil
     /// Duration in seconds, when known.
     public var duration: Double? = nil
     /// Fraction of the duration covered (below 1: truncated, damaged, or stopped at the first flag).

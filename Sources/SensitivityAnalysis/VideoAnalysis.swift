@@ -1,10 +1,12 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import Synchronization
 
 /// How far a video analysis has got.
-public struct VideoProgress: Sendable, Equatable {
-    /// 0...1 of the duration reached; nil while the duration is unknown.
+public struct VideoProgress: Sendable, Equatable, Codable {
+    /// 0...1 of the work done (the planned samples judged; for a video without an index, the
+    /// media time reached); nil while the duration is unknown.
     public var fraction: Double?
     /// Frames analysed so far.
     public var samples: Int
@@ -13,6 +15,13 @@ public struct VideoProgress: Sendable, Equatable {
     public var duration: Double?
     /// Estimated seconds of work left, once it can be estimated.
     public var estimatedSecondsRemaining: Double?
+    /// 0...1 of the duration covered: every frame in it within the gap of an analysed frame.
+    public var coverage: Double? = nil
+    /// The stretches covered so far, all judged clean: an analysis interrupted now can resume
+    /// from them (``VideoOptions/alreadyCovered``). They stop growing once a frame is flagged.
+    public var covered = CoveredRanges()
+    /// Samples whose inference was skipped: practically identical to the analysed frame before.
+    public var skippedSamples = 0
 }
 
 /// The verdict on a video.
@@ -33,6 +42,9 @@ public struct VideoSensitivityAnalysis: Sendable {
     /// Fraction of the duration covered by samples (1 for a complete analysis; lower when the
     /// file is truncated or damaged part-way, or when an early exit stopped it).
     public var coverage: Double?
+    /// Samples judged without running the models: practically identical to the analysed
+    /// frame before them (``GreyThumbnail``), so their verdict is that frame's.
+    public var skippedSamples: Int
     /// The largest distance between analysed frames, seconds.
     public var largestGap: Double
     /// The decoder met damaged or missing data before the end (a partial-coverage verdict).
@@ -40,6 +52,8 @@ public struct VideoSensitivityAnalysis: Sendable {
     public var endReason: String?
     public var info: VideoDecoder.Info
     public var mode: AnalysisMode
+    /// How many decoders worked on the file at once.
+    public var decoders: Int
 }
 
 /// Analyses one video, in the manner of SensitiveContentAnalysis's `VideoAnalysisHandler`:
@@ -51,16 +65,18 @@ public final class VideoAnalysisHandler: Sendable {
     let options: VideoOptions
     /// The policy every sampled frame is judged by.
     let policy: SensitivityPolicy
-    private let state = Mutex<State>(State())
+    let state = Mutex<State>(State())
     private let updates: AsyncStream<VideoProgress>.Continuation
     /// Progress as it happens; finishes when the analysis ends.
     public let progressUpdates: AsyncStream<VideoProgress>
 
     struct State {
         var progress = VideoProgress(fraction: nil, samples: 0, mediaTime: 0, duration: nil, estimatedSecondsRemaining: nil)
-        var decoder: VideoDecoder?
+        var decoders: [VideoDecoder] = []
         var cancelled = false
         var started = false
+        /// CPU time in the models when judged inline (the benchmark), nanoseconds.
+        var inferenceCPU: UInt64 = 0
     }
 
     init(path: String, analyzer: SensitivityAnalyzer, options: VideoOptions, policy: SensitivityPolicy) {
@@ -76,11 +92,11 @@ public final class VideoAnalysisHandler: Sendable {
 
     /// Stops decoding as soon as possible; ``hasSensitiveContent()`` then throws `cancelled`.
     public func cancel() {
-        let decoder = state.withLock { s -> VideoDecoder? in
+        let decoders = state.withLock { s -> [VideoDecoder] in
             s.cancelled = true
-            return s.decoder
+            return s.decoders
         }
-        decoder?.cancel()
+        for decoder in decoders { decoder.cancel() }
     }
 
     /// Runs the analysis (once) and returns the verdict.
@@ -95,8 +111,8 @@ public final class VideoAnalysisHandler: Sendable {
     /// The sampling gap of animated pictures, in seconds.
     static let animationGap = 0.1
 
-    /// The analysis on the calling thread.
-    func analyzeSynchronously() throws -> VideoSensitivityAnalysis {
+    /// The analysis on the calling thread (a second decoder, when used, gets a thread of its own).
+    func analyzeSynchronously(judging: VideoRun.Judging = .workers) throws -> VideoSensitivityAnalysis {
         let started = state.withLock { s -> Bool in defer { s.started = true }; return s.started }
         precondition(!started, "a VideoAnalysisHandler runs once")
         defer { updates.finish() }
@@ -104,96 +120,48 @@ public final class VideoAnalysisHandler: Sendable {
         guard file.type.kind == .video || file.type == .gif || file.type == .png else {
             throw MediaError(.unsupportedFormat, "is not a video (\(file.type.rawValue))", path: path)
         }
-        let decoder = try VideoDecoder(file: file, limits: analyzer.configuration.limits,
-                                       minimumLongSide: SensitivityAnalyzer.shrinkFloorFactor * NudeDetector.inputSize,
-                                       minimumShortSide: SensitivityAnalyzer.shrinkFloorFactor * NSFWClassifier.resizeSide)
-        let cancelledAlready = state.withLock { s -> Bool in s.decoder = decoder; return s.cancelled }
-        if cancelledAlready { throw MediaError(.cancelled, "analysis was cancelled", path: path) }
-
-        let start = DispatchTime.now().uptimeNanoseconds
-        let duration = decoder.info.duration
-        // Decoding stays on this thread; each sample's inference goes to the analysis workers,
-        // at most two at a time, so decoding the next sample overlaps judging this one.
-        let inFlight = DispatchSemaphore(value: 2)
-        let pending = DispatchGroup()
-        let judged = Mutex<[(time: Double, analysis: SensitivityAnalysis, frame: RGBImage?)]>([])
-        let failure = Mutex<(any Error)?>(nil)
-        let flagged = Atomic<Bool>(false)
-        let identity = file.identity, type = file.type
+        let decoder = try openDecoder(file)
         // An animation (GIF, APNG, a HEIF or AVIF image sequence) is a few seconds of pictures
-        // that each matter: sampled ten times a second (a frame shown for less than 0.1 s is the
-        // only way past).
+        // that each matter: sampled ten times a second, front to back (a frame shown for less
+        // than 0.1 s is the only way past).
         let animation = try file.type.kind != .video || MediaType.isImageSequence(file.readHead(16))
         let gap = animation ? min(options.maxGap, Self.animationGap) : options.maxGap
-        let summary = try decoder.sample(maxGap: gap) { sample in
-            if failure.withLock({ $0 != nil }) { return false }
-            if flagged.load(ordering: .relaxed) && !options.allFlaggedRanges { return false }
-            inFlight.wait()
-            pending.enter()
-            let decoded = DecodedImage(image: sample.image, originalWidth: sample.displayWidth, originalHeight: sample.displayHeight, type: type)
-            let time = sample.time
-            analyzer.pool.enqueue { [analyzer, path, policy] in
-                defer { inFlight.signal(); pending.leave() }
-                do {
-                    let analysis = try analyzer.analyze(decoded, path: path, identity: identity, policy: policy)
-                    if analysis.isSensitive { flagged.store(true, ordering: .relaxed) }
-                    // Only flagged frames are kept (the vault blurs the first for its preview).
-                    judged.withLock { $0.append((time, analysis, analysis.isSensitive ? decoded.image : nil)) }
-                    self.publish(time: time, duration: duration, start: start, samplesDelta: 1)
-                } catch {
-                    failure.withLock { $0 = error }
-                }
-            }
-            return true
+        let run = VideoRun(handler: self, file: file, info: decoder.info, gap: gap, judging: judging)
+        defer { state.withLock { $0.inferenceCPU = run.inferenceCPU.load(ordering: .relaxed) } }
+        let result: VideoSensitivityAnalysis
+        if animation || decoder.keyframeTimes.count < 2 || (decoder.info.duration ?? 0) <= 0 {
+            result = try run.sequential(decoder)
+        } else {
+            let wanted = options.decoders ?? (analyzer.configuration.workers >= 2 ? 2 : 1)
+            result = try run.coarseToFine(decoder) { [self] in wanted >= 2 ? try openDecoder(file) : nil }
         }
-        pending.wait()
-        if let error = failure.withLock({ $0 }) { throw error }
-        let results = judged.withLock { $0 }.sorted { $0.time < $1.time }
-        let first = results.first { $0.analysis.isSensitive }
-        var ranges: [ClosedRange<Double>] = []
-        var rangeStart: Double? = nil, lastFlagged = 0.0
-        for result in results {
-            if result.analysis.isSensitive {
-                if rangeStart == nil { rangeStart = result.time }
-                lastFlagged = result.time
-            } else if let begin = rangeStart {
-                ranges.append(begin...lastFlagged)
-                rangeStart = nil
-            }
-        }
-        if let begin = rangeStart { ranges.append(begin...lastFlagged) }
         try file.verifyUnchanged()
-        var coverage: Double? = nil
-        if let duration, duration > 0 {
-            coverage = summary.endedEarly || (first != nil && !options.allFlaggedRanges)
-                ? min(1, (summary.reachedTime + (decoder.info.frameRate.map { 1 / $0 } ?? 0)) / duration)
-                : 1
-        }
-        let result = VideoSensitivityAnalysis(
-            isSensitive: first != nil, frameTime: first?.time, detections: first?.analysis.detections ?? [],
-            nsfwScore: first?.analysis.nsfwScore, reasons: first?.analysis.reasons ?? [], flaggedFrame: first?.frame ?? nil,
-            flaggedRanges: ranges, samples: results.count, duration: duration, coverage: coverage,
-            largestGap: summary.largestGap, endedEarly: summary.endedEarly, endReason: summary.endReason,
-            info: decoder.info, mode: policy.mode)
-        publish(time: summary.reachedTime, duration: duration, start: start, samplesDelta: 0, finished: true)
         return result
     }
 
-    func publish(time: Double, duration: Double?, start: UInt64, samplesDelta: Int, finished: Bool = false) {
-        let progress = state.withLock { s -> VideoProgress in
-            s.progress.samples += samplesDelta
-            s.progress.mediaTime = max(s.progress.mediaTime, time)
-            s.progress.duration = duration
-            if let duration, duration > 0 {
-                let fraction = finished ? 1 : min(1, s.progress.mediaTime / duration)
-                s.progress.fraction = max(s.progress.fraction ?? 0, fraction)
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                if fraction > 0.02 && !finished { s.progress.estimatedSecondsRemaining = elapsed * (1 - fraction) / fraction }
-                if finished { s.progress.estimatedSecondsRemaining = 0 }
-            }
-            return s.progress
+    /// A decoder for `file`, registered for ``cancel()``.
+    func openDecoder(_ file: MediaFile) throws -> VideoDecoder {
+        let decoder = try VideoDecoder(file: file, limits: analyzer.configuration.limits,
+                                       minimumLongSide: SensitivityAnalyzer.shrinkFloorFactor * NudeDetector.inputSize,
+                                       minimumShortSide: SensitivityAnalyzer.shrinkFloorFactor * NSFWClassifier.resizeSide)
+        let cancelledAlready = state.withLock { s -> Bool in s.decoders.append(decoder); return s.cancelled }
+        if cancelledAlready {
+            decoder.cancel()
+            throw MediaError(.cancelled, "analysis was cancelled", path: path)
         }
-        updates.yield(progress)
+        return decoder
+    }
+
+    func publish(_ progress: VideoProgress) {
+        let merged = state.withLock { s -> VideoProgress in
+            var next = progress
+            next.fraction = [s.progress.fraction, progress.fraction].compactMap { $0 }.max()
+            next.samples = max(s.progress.samples, progress.samples)
+            next.mediaTime = max(s.progress.mediaTime, progress.mediaTime)
+            s.progress = next
+            return next
+        }
+        updates.yield(merged)
     }
 }
 
@@ -203,14 +171,56 @@ public struct VideoOptions: Sendable, Equatable, Codable {
     public var maxGap: Double
     /// List every flagged stretch instead of stopping at the first flagged frame.
     public var allFlaggedRanges: Bool
+    /// Stretches an interrupted analysis of the same file, under the same policy and gap,
+    /// already covered and judged clean: not analysed again.
+    public var alreadyCovered: CoveredRanges?
+    /// Decoders working on one file at once (nil: two when there are two workers, else one).
+    public var decoders: Int?
+    /// Skip the models for a sample practically identical to the analysed frame before it
+    /// (nil: yes).
+    public var skipIdenticalFrames: Bool?
 
-    public init(maxGap: Double = 2, allFlaggedRanges: Bool = false) {
+    public init(maxGap: Double = 2, allFlaggedRanges: Bool = false, alreadyCovered: CoveredRanges? = nil,
+                decoders: Int? = nil, skipIdenticalFrames: Bool? = nil) {
         self.maxGap = maxGap
         self.allFlaggedRanges = allFlaggedRanges
+        self.alreadyCovered = alreadyCovered
+        self.decoders = decoders
+        self.skipIdenticalFrames = skipIdenticalFrames
     }
 }
 
+/// What `quarantine-bench video-decode` measures: the sampler's own work on one thread, the
+/// same plan an analysis follows, with the models run inline (timed apart) or not at all.
+public struct VideoDecodeBenchmark: Sendable, Codable {
+    public var samples: Int
+    /// Samples the models judged (the rest were practically identical to the frame before).
+    public var analysed: Int
+    public var decodeCPUSeconds: Double
+    /// Nil when the models were not run.
+    public var inferenceCPUSeconds: Double?
+    public var wallSeconds: Double
+    public var largestGap: Double
+    public var coverage: Double?
+}
+
 extension SensitivityAnalyzer {
+    /// Samples the video at `path` as an analysis would, on the calling thread with one decoder;
+    /// with `infer`, judges each analysed sample inline (its CPU time kept apart from decoding's).
+    public func benchmarkVideoDecoding(path: String, options: VideoOptions? = nil, infer: Bool) throws -> VideoDecodeBenchmark {
+        var options = options ?? videoOptions
+        options.decoders = 1
+        let handler = VideoAnalysisHandler(path: path, analyzer: self, options: options, policy: policy)
+        let wall = DispatchTime.now().uptimeNanoseconds, cpu = qsys_thread_cpu_ns()
+        let result = try handler.analyzeSynchronously(judging: infer ? .inline : .none)
+        let totalCPU = Double(qsys_thread_cpu_ns() - cpu) / 1e9
+        let inference = Double(handler.state.withLock { $0.inferenceCPU }) / 1e9
+        return VideoDecodeBenchmark(samples: result.samples, analysed: result.samples - result.skippedSamples,
+                                    decodeCPUSeconds: totalCPU - inference, inferenceCPUSeconds: infer ? inference : nil,
+                                    wallSeconds: Double(DispatchTime.now().uptimeNanoseconds - wall) / 1e9,
+                                    largestGap: result.largestGap, coverage: result.coverage)
+    }
+
     /// A handler that analyses the video at `path` when asked (``VideoAnalysisHandler/hasSensitiveContent()``).
     /// `options` and `policy` default to the analyzer's own ``videoOptions`` and ``policy``.
     public func videoAnalysis(forFileAt path: String, options: VideoOptions? = nil, policy: SensitivityPolicy? = nil) -> VideoAnalysisHandler {

@@ -49,8 +49,10 @@ public final class WorkerPool: Sendable {
     /// Jobs waiting for a thread.
     public var pending: Int { queue.pending }
 
-    /// Queues `job` without waiting for it (for callers on their own threads).
-    func enqueue(_ job: @escaping @Sendable () -> Void) { queue.push(job) }
+    /// Queues `job` without waiting for it (for callers on their own threads). A `background`
+    /// job (a video's frame) starts only when no other job waits: a picture that arrives while
+    /// videos are analysed goes ahead of their frames.
+    func enqueue(background: Bool = false, _ job: @escaping @Sendable () -> Void) { queue.push(job, background: background) }
 }
 
 /// The jobs of one ``WorkerPool`` and the condition its threads wait on.
@@ -58,16 +60,19 @@ private final class JobQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
+    /// Jobs that wait for `jobs` to be empty.
+    private var background: [@Sendable () -> Void] = []
+    private var backgroundHead = 0
     private var stopping = false
 
     var pending: Int {
         condition.lock(); defer { condition.unlock() }
-        return jobs.count - head
+        return jobs.count - head + background.count - backgroundHead
     }
 
-    func push(_ job: @escaping @Sendable () -> Void) {
+    func push(_ job: @escaping @Sendable () -> Void, background isBackground: Bool = false) {
         condition.lock()
-        jobs.append(job)
+        if isBackground { background.append(job) } else { jobs.append(job) }
         condition.signal()
         condition.unlock()
     }
@@ -83,11 +88,20 @@ private final class JobQueue: @unchecked Sendable {
     func drain() {
         while true {
             condition.lock()
-            while head == jobs.count && !stopping { condition.wait() }
-            if head == jobs.count && stopping { condition.unlock(); return }
-            let job = jobs[head]
-            head += 1
-            if head > 64 && head * 2 > jobs.count { jobs.removeFirst(head); head = 0 }
+            while head == jobs.count && backgroundHead == background.count && !stopping { condition.wait() }
+            let job: @Sendable () -> Void
+            if head < jobs.count {
+                job = jobs[head]
+                head += 1
+                if head > 64 && head * 2 > jobs.count { jobs.removeFirst(head); head = 0 }
+            } else if backgroundHead < background.count {
+                job = background[backgroundHead]
+                backgroundHead += 1
+                if backgroundHead > 64 && backgroundHead * 2 > background.count { background.removeFirst(backgroundHead); backgroundHead = 0 }
+            } else {
+                condition.unlock()
+                return
+            }
             condition.unlock()
             job()
         }

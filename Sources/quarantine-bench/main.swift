@@ -12,7 +12,7 @@ import MediaDecoding
 import SensitivityAnalysis
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode FILE [GAP] | hold [--reps N] FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode [--infer] FILE [GAP] | hold [--reps N] FILE\n".utf8))
     exit(2)
 }
 
@@ -26,15 +26,23 @@ if arguments.first == "hold", arguments.count >= 2 {
     print(try HoldBench.run(file: file, reps: reps))
     exit(0)
 }
-// `video-decode FILE [GAP]`: the decoding part of a video analysis alone (sampling, seeking,
-// conversion to analysis size), for finding where video time goes.
+// `video-decode [--infer] FILE [GAP]`: the sampler's own work on one thread (the plan an analysis
+// follows: keyframes, then the stretches between them), as decode CPU time; with --infer, each
+// analysed sample also judged by both models inline, their CPU time apart. The floor of a scan
+// is (decode_cpu_s + inference_cpu_s) / cores.
 if arguments.first == "video-decode", arguments.count >= 2 {
-    let file = try MediaFile(path: arguments[1])
-    let decoder = try VideoDecoder(file: file)
-    let gap = arguments.count > 2 ? Double(arguments[2]) ?? 2 : 2
-    let start = Date()
-    let summary = try decoder.sample(maxGap: gap) { _ in true }
-    print("{\"what\":\"video-decode\",\"samples\":\(summary.samples),\"wall_s\":\(Date().timeIntervalSince(start)),\"largest_gap\":\(summary.largestGap)}")
+    arguments.removeFirst()
+    let infer = arguments.first == "--infer"
+    if infer { arguments.removeFirst() }
+    guard let path = arguments.first else { usage() }
+    let gap = arguments.count > 1 ? Double(arguments[1]) ?? 2 : 2
+    let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1), videoOptions: VideoOptions(maxGap: gap))
+    let result = try analyzer.benchmarkVideoDecoding(path: path, infer: infer)
+    var fields = ["\"what\":\"video-decode\"", "\"samples\":\(result.samples)", "\"analysed\":\(result.analysed)",
+                  "\"decode_cpu_s\":\(result.decodeCPUSeconds)", "\"wall_s\":\(result.wallSeconds)", "\"largest_gap\":\(result.largestGap)"]
+    if let inference = result.inferenceCPUSeconds { fields.append("\"inference_cpu_s\":\(inference)") }
+    if let coverage = result.coverage { fields.append("\"coverage\":\(coverage)") }
+    print("{" + fields.joined(separator: ",") + "}")
     exit(0)
 }
 // `formats [--reps N] FILE...`: each picture against its library's own decode plus inference

@@ -59,11 +59,13 @@ struct VideoAnalysisTests {
         try VideoFixtures.make(url, seconds: 12, cardFrom: 7, cardTo: 9.5, encoder: spec.encoder)
         let result = try await analyzer().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
         #expect(result.isSensitive, "\(codec): card not found in \(result.samples) samples")
+        // Early exit: found within the gap of where the card begins (coarse to fine: the stretch
+        // before the first flagged sample is searched), not necessarily with every gap filled.
         let time = try #require(result.frameTime)
-        #expect(time >= 6.9 && time <= 9.6, "\(codec): card found at \(time)")
+        #expect(time >= 6.9 && time <= 9.1, "\(codec): card found at \(time)")
         #expect(result.reasons == ["TEST_CARD 1.00"])
         #expect(result.flaggedFrame != nil)
-        #expect(result.largestGap <= 2.0 + 1e-6)
+        #expect(result.coverage.map { $0 < 1 } == true, "an early exit is a partial coverage")
         let clean = dir.appendingPathComponent("plain.\(spec.ext)")
         try VideoFixtures.make(clean, seconds: 12, encoder: spec.encoder)
         let plain = try await analyzer().videoAnalysis(forFileAt: clean.path).hasSensitiveContent()

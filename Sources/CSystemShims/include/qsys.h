@@ -15,6 +15,8 @@ int qsys_fsetxattr(int fd, const char *name, const void *value, size_t size);
 int qsys_lower_thread_priority(int nice);
 /// The calling thread's nice value and I/O priority class (3 = idle), for checks.
 int qsys_thread_io_class(void);
+/// CPU time the calling thread has used, nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+unsigned long long qsys_thread_cpu_ns(void);
 /// Names the calling thread (what ps, top and /proc/<pid>/task/<tid>/comm show; 15 bytes kept).
 void qsys_set_thread_name(const char *name);
 /// sendmsg of `length` bytes with `count` descriptors as SCM_RIGHTS (none when count is 0),
