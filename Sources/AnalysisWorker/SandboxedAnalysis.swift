@@ -157,7 +157,7 @@ public final class SandboxedAnalysis: Sendable {
 
     /// The report on the file at `path`, judged by a worker.
     public func report(forFileAt path: String, policy: SensitivityPolicy, video: VideoOptions, isVideo: Bool = false,
-                       progress: @escaping @Sendable (Double?) -> Void = { _ in }) async -> FileReport {
+                       progress: @escaping @Sendable (VideoProgress) -> Void = { _ in }) async -> FileReport {
         let descriptor: Int32
         do {
             descriptor = try await (isVideo ? videoPool : pool).run {

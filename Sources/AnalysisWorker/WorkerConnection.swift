@@ -23,7 +23,7 @@ final class WorkerConnection: Sendable {
 
     struct Pending {
         var continuation: CheckedContinuation<Outcome, Never>
-        var progress: @Sendable (Double?) -> Void
+        var progress: @Sendable (VideoProgress) -> Void
         var frame: [UInt8] = []
         var lastActivity: ContinuousClock.Instant
     }
@@ -129,7 +129,7 @@ final class WorkerConnection: Sendable {
 
     /// Hands `descriptor` (open on the file at `path`) to the worker and waits for its verdict.
     func judge(path: String, descriptor: Int32, policy: SensitivityPolicy, video: VideoOptions, previewOnly: Bool = false,
-               progress: @escaping @Sendable (Double?) -> Void) async -> Outcome {
+               progress: @escaping @Sendable (VideoProgress) -> Void) async -> Outcome {
         let id = state.withLock { s -> UInt64 in defer { s.nextId += 1 }; return s.nextId }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
@@ -160,11 +160,11 @@ final class WorkerConnection: Sendable {
             switch message.bytes.first.flatMap(WorkerMessage.Kind.init(rawValue:)) {
             case .progress:
                 guard let update = WorkerMessage.decode(WorkerMessage.Progress.self, message.bytes) else { continue }
-                let handler = state.withLock { s -> (@Sendable (Double?) -> Void)? in
+                let handler = state.withLock { s -> (@Sendable (VideoProgress) -> Void)? in
                     s.pending[update.id]?.lastActivity = .now
                     return s.pending[update.id]?.progress
                 }
-                handler?(update.fraction)
+                handler?(update.video ?? VideoProgress(fraction: update.fraction))
             case .frame:
                 guard let part = WorkerMessage.frameParts(message.bytes) else { continue }
                 state.withLock { s in

@@ -7,7 +7,7 @@ import SensitivityAnalysis
 ///
 ///     worker -> service  H hello:    the models are loaded (or why not)
 ///     service -> worker  Q request:  one file to judge, its descriptor passed with SCM_RIGHTS
-///     worker -> service  G progress: a video's fraction done
+///     worker -> service  G progress: how far a video's analysis got (for resuming, too)
 ///     worker -> service  F frame:    part of the flagged frame's pixels (for the blurred preview)
 ///     worker -> service  R report:   the verdict (after all of the frame's parts)
 ///     service -> worker  X cancel:   stop judging a file (a stop cancels the videos in flight)
@@ -45,6 +45,8 @@ enum WorkerMessage {
     struct Progress: Codable {
         var id: UInt64
         var fraction: Double?
+        /// The whole progress of a video (coverage, the stretches covered).
+        var video: VideoProgress?
     }
 
     /// A ``FileReport`` without its pixels (sent as frame chunks before it).

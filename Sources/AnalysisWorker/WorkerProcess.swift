@@ -78,8 +78,8 @@ public enum AnalysisWorkerProcess {
             tasks.add(request.id, Task {
                 defer { close(fd) }
                 if let marker { testOnlySwitch(marker: marker, fd: fd) }
-                let report = await judge(request, fd: fd, analyzer: analyzer) { fraction in
-                    try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: fraction)))
+                let report = await judge(request, fd: fd, analyzer: analyzer) { update in
+                    try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
                 }
                 if let frame = report.flaggedFrame {
                     for packet in WorkerMessage.framePackets(id: request.id, pixels: frame.pixels) { try? socket.send(packet) }
@@ -95,7 +95,7 @@ public enum AnalysisWorkerProcess {
 
     /// The analysis of the file `fd` stands for.
     static func judge(_ request: WorkerMessage.Request, fd: Int32, analyzer: SensitivityAnalyzer,
-                      progress: @escaping @Sendable (Double?) -> Void) async -> FileReport {
+                      progress: @escaping @Sendable (VideoProgress) -> Void) async -> FileReport {
         guard MediaFile.PassedDescriptors.add(fd, for: request.path) else {
             let failure = FileReport.Failure(code: "busy", message: "\(request.path): already being analysed")
             return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
@@ -105,7 +105,7 @@ public enum AnalysisWorkerProcess {
             let frame = await analyzer.previewFrame(forFileAt: request.path)
             return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: nil, elapsedMilliseconds: 0, flaggedFrame: frame)
         }
-        return await analyzer.report(forFileAt: request.path, policy: request.policy, videoOptions: request.video) { progress($0.fraction) }
+        return await analyzer.report(forFileAt: request.path, policy: request.policy, videoOptions: request.video, progress: progress)
     }
 
     /// Test only (see ``testOnlyCrashMarkerVariable``): the marker at the start of the file, or

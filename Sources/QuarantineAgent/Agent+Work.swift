@@ -256,8 +256,8 @@ extension QuarantineAgent {
             intake.originMayFollow = { _, written in history.mayStillRecord(writtenAt: written) }
         }
         let path = entry.path
-        let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] fraction in
-            self?.progressed(path, fraction)
+        let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] update in
+            self?.progressed(path, update.fraction)
         }
         // No worker could be started for it: the file stays queued until one can.
         if let problem = engine.problem, state.withLock({ $0.engine.map { $0 as AnyObject } === (engine as AnyObject) }) {

@@ -3,14 +3,15 @@ import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
 import PathBytes
+import Synchronization
 
 /// What happens to one file that arrived in a watched folder: a crash guard, the allow and block
 /// lists, the verdict cache, the analysis, `on_error`, hiding it in the vault, and what the audit
 /// database records. The agent runs it for each backlog entry and only counts, logs and tells
 /// the person what the ``Outcome`` says; the logic is here, testable in process.
 public struct Intake: Sendable {
-    /// The analysis of one file under the given settings, reporting a video's progress (0...1).
-    public typealias Analysis = @Sendable (_ path: String, _ settings: Settings, _ progress: @escaping @Sendable (Double?) -> Void) async -> FileReport
+    /// The analysis of one file under the given settings, reporting a video's progress.
+    public typealias Analysis = @Sendable (_ path: String, _ settings: Settings, _ progress: @escaping @Sendable (VideoProgress) -> Void) async -> FileReport
     /// Runs blocking work (reading and hashing a file) off Swift's cooperative threads.
     public typealias Blocking = @Sendable (_ video: Bool, _ work: @escaping @Sendable () throws -> Digest) async throws -> Digest
 
@@ -113,7 +114,7 @@ public struct Intake: Sendable {
 
     /// Handles one backlog entry of kind `kind` under `settings`.
     public func handle(_ entry: BacklogEntry, kind: MediaType.Kind, settings: Settings,
-                       progress: @escaping @Sendable (Double?) -> Void = { _ in }) async -> Outcome {
+                       progress: @escaping @Sendable (VideoProgress) -> Void = { _ in }) async -> Outcome {
         let store = vault.store
         let path = entry.path, mode = settings.mode
         // Only crashes count: every way out of here ends the attempt.
@@ -159,7 +160,7 @@ public struct Intake: Sendable {
     /// Judges the file of `entry`, now at `source` (where it is held, or its own path); every
     /// record names the entry's own path.
     func judge(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, kind: MediaType.Kind, settings: Settings,
-               progress: @escaping @Sendable (Double?) -> Void) async -> Outcome {
+               progress: @escaping @Sendable (VideoProgress) -> Void) async -> Outcome {
         let store = vault.store
         let path = entry.path, mode = settings.mode
         let lookup = settings.agent.browserHistory ? originLookup : nil
@@ -220,7 +221,7 @@ public struct Intake: Sendable {
             return .databaseUnavailable("\(error)")
         }
 
-        var report = await analysis(source, settings, progress)
+        var report = await analyseResuming(source, sha256: digest.sha256, kind: kind, settings: settings, progress: progress)
         if source != path, var failure = report.failure {
             failure.message = failure.message.replacingOccurrences(of: source, with: path)
             report.failure = failure
@@ -257,6 +258,54 @@ public struct Intake: Sendable {
             try store.complete(entry, seen: SeenFile(path: path, identity: digest.identity, sha256: digest.sha256, mode: mode, verdict: .other))
         } catch { return .databaseUnavailable("\(error)") }
         return .other
+    }
+
+    /// The analysis of the file at `source`; a video's resumes from the stretches an earlier,
+    /// interrupted analysis of the same bytes on the same basis covered (the audit database keeps
+    /// them while it runs, at most a second behind), and forgets them once it ends.
+    func analyseResuming(_ source: String, sha256: String, kind: MediaType.Kind, settings: Settings,
+                         progress: @escaping @Sendable (VideoProgress) -> Void) async -> FileReport {
+        guard kind == .video else { return await analysis(source, settings, progress) }
+        let store = vault.store
+        let basis = Self.videoBasis(settings)
+        var settings = settings
+        let earlier = CoveredRanges(pairs: (try? store.videoProgress(sha256: sha256, basis: basis)) ?? [])
+        if !earlier.isEmpty {
+            settings.video.alreadyCovered = earlier
+            try? store.record(.analysed, path: source, mode: settings.mode, actor: actor,
+                              detail: "video resumed: \(Int(earlier.measure.rounded())) s covered before it was interrupted")
+        }
+        struct Saved { var covered = CoveredRanges(); var at = ContinuousClock.now - .seconds(10); var written = CoveredRanges() }
+        let saved = Mutex(Saved(covered: earlier, written: earlier))
+        @Sendable func save(_ covered: CoveredRanges, force: Bool) {
+            let due = saved.withLock { s -> Bool in
+                s.covered = covered
+                guard covered != s.written, force || ContinuousClock.now - s.at >= .seconds(1) else { return false }
+                s.at = .now
+                s.written = covered
+                return true
+            }
+            if due { try? store.saveVideoProgress(sha256: sha256, basis: basis, covered: covered.pairs) }
+        }
+        let report = await analysis(source, settings) { update in
+            if update.covered.measure > 0 { save(update.covered, force: false) }
+            progress(update)
+        }
+        if report.failure?.code == MediaError.Code.cancelled.rawValue {
+            // Interrupted (a stop): what was covered stays for the next run.
+            save(saved.withLock { $0.covered }, force: true)
+        } else {
+            try? store.forgetVideoProgress(sha256: sha256)
+        }
+        return report
+    }
+
+    /// What a video's covered stretches were judged on: the mode's policy, the gap and the models.
+    static func videoBasis(_ settings: Settings) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let policy = (try? encoder.encode(settings.policy)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+        return "\(settings.mode.rawValue) gap=\(settings.video.maxGap) models=\(ModelCatalog.nudeNet.sha256.prefix(12)),\(ModelCatalog.openNSFW.sha256.prefix(12)) policy=\(policy)"
     }
 
     /// Hides a file in the vault: records `flagged` for a file that was judged sensitive, then

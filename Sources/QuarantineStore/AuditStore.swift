@@ -109,6 +109,7 @@ public final class AuditStore: Sendable {
         GuardianPIN.registerAttemptsMigration(&migrator)
         ReleaseRequest.registerMigration(&migrator)
         HeldFile.registerMigration(&migrator)
+        VideoProgressRecord.registerMigration(&migrator)
         return migrator
     }
 

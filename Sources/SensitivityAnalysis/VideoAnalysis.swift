@@ -22,6 +22,14 @@ public struct VideoProgress: Sendable, Equatable, Codable {
     public var covered = CoveredRanges()
     /// Samples whose inference was skipped: practically identical to the analysed frame before.
     public var skippedSamples = 0
+
+    public init(fraction: Double?, samples: Int = 0, mediaTime: Double = 0, duration: Double? = nil, estimatedSecondsRemaining: Double? = nil) {
+        self.fraction = fraction
+        self.samples = samples
+        self.mediaTime = mediaTime
+        self.duration = duration
+        self.estimatedSecondsRemaining = estimatedSecondsRemaining
+    }
 }
 
 /// The verdict on a video.

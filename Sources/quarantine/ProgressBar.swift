@@ -70,8 +70,13 @@ final class ProgressBar: Sendable {
             let name = (path as NSString).lastPathComponent
             line += "  \(name.count > 24 ? String(name.prefix(21)) + "..." : name) "
             if let f = p.fraction { line += "\(Int(f * 100))% " }
-            line += Self.duration(p.mediaTime)
-            if let d = p.duration { line += "/\(Self.duration(d))" }
+            if let coverage = p.coverage, let d = p.duration {
+                // Coarse to fine: keyframes over the whole file first, then the gaps filled in.
+                line += "covered \(Int(coverage * 100))% of \(Self.duration(d))"
+            } else {
+                line += Self.duration(p.mediaTime)
+                if let d = p.duration { line += "/\(Self.duration(d))" }
+            }
             if let eta = p.estimatedSecondsRemaining { line += " ETA \(Self.duration(eta))" }
         }
         FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))

@@ -184,6 +184,8 @@ struct ScanOutput {
         // Videos
         var frame_time: Double?
         var samples: Int?
+        var skipped_samples: Int?
+        var largest_gap: Double?
         var duration: Double?
         var coverage: Double?
         var flagged_ranges: [[Double]]?
@@ -206,6 +208,7 @@ struct ScanOutput {
                       elapsed_ms: Self.rounded(report.elapsedMilliseconds, 10),
                       error: report.failure?.message, error_code: report.failure?.code,
                       frame_time: a?.frameTime.map { Self.rounded($0, 1000) }, samples: a?.samples,
+                      skipped_samples: a?.skippedSamples, largest_gap: a?.largestGap.map { Self.rounded($0, 1000) },
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
                       flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
                       vault_item: report.vaultItem, list_decision: report.listDecision)
