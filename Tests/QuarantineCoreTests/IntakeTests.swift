@@ -237,3 +237,48 @@ struct IntakeTests {
 extension Intake.Outcome {
     var isAllowed: Bool { if case .allowed = self { return true } else { return false } }
 }
+
+/// Resuming an interrupted video (issue 15): what Intake keeps, passes on and forgets. The
+/// analysis here is a stand-in that reports progress and is interrupted on demand; the real
+/// analysis's use of the stretches is tested in `CoarseToFineVideoTests`.
+@Suite("Intake resumes videos")
+struct IntakeResumeTests {
+    @Test("an interrupted video's covered stretches are kept, handed to the next analysis of the same bytes, and forgotten after its verdict")
+    func resumes() async throws {
+        let place = try IntakeTests.Place(); defer { place.cleanUp() }
+        let bytes = Array("not really a video, the stand-in does not read it".utf8)
+        let entry = try place.arrive("long.mp4", bytes)
+        let seen = Mutex<[CoveredRanges?]>([])
+        let interrupt = Mutex(true)
+        let intake = Intake(vault: place.vault, blocking: { _, work in try work() }, analysis: { path, settings, progress in
+            seen.withLock { $0.append(settings.video.alreadyCovered) }
+            var update = VideoProgress(fraction: 0.5, samples: 40, mediaTime: 300, duration: 600)
+            update.covered = CoveredRanges([0...120, 200...260])
+            progress(update)
+            if interrupt.withLock({ $0 }) {
+                return FileReport(path: path, kind: .video, type: .mp4, analysis: nil,
+                                  failure: .init(code: MediaError.Code.cancelled.rawValue, message: "\(path): analysis was cancelled"), elapsedMilliseconds: 1)
+            }
+            return IntakeTests.StandInAnalysis.judging(sensitive: false).answer(path, settings)
+        })
+        var settings = Settings()
+        settings.mode = .adult
+        guard case .cancelled = await intake.handle(entry, kind: .video, settings: settings) else { Issue.record("not cancelled"); return }
+        let sha = try Vault.sha256(path: entry.path)
+        let basis = Intake.videoBasis(settings)
+        #expect(try place.vault.store.videoProgress(sha256: sha, basis: basis) == [[0, 120], [200, 260]])
+        // Another basis (child mode's policy, another gap) starts from nothing.
+        var child = settings
+        child.mode = .child
+        #expect(try place.vault.store.videoProgress(sha256: sha, basis: Intake.videoBasis(child)).isEmpty)
+        var wider = settings
+        wider.video.maxGap = 4
+        #expect(Intake.videoBasis(wider) != basis)
+
+        interrupt.withLock { $0 = false }
+        guard case .clean = await intake.handle(entry, kind: .video, settings: settings) else { Issue.record("not clean"); return }
+        #expect(seen.withLock { $0 } == [nil, CoveredRanges([0...120, 200...260])])
+        #expect(try place.vault.store.videoProgress(sha256: sha, basis: basis).isEmpty, "forgotten after the verdict")
+        #expect(try place.vault.store.events().contains { $0.detail?.contains("video resumed: 180 s covered") == true })
+    }
+}
