@@ -96,9 +96,12 @@ public final class SensitivityAnalyzer: Sendable {
         let policy = policy ?? self.policy
         var detections: [Detection]
         var nsfw: Double? = nil
-        if TestCard.recognises(decoded.image) {
-            detections = [Detection(label: TestCard.label, score: 1,
-                                    box: Box(x: 0, y: 0, width: Double(decoded.originalWidth), height: Double(decoded.originalHeight)))]
+        if let card = TestCard.locate(decoded.image) {
+            // Where the card is, in the original picture's pixels (the whole of it when it fills it).
+            // (Multiplied first, so that the whole picture comes out exactly.)
+            func x(_ v: Double) -> Double { v * Double(decoded.originalWidth) / Double(decoded.image.width) }
+            func y(_ v: Double) -> Double { v * Double(decoded.originalHeight) / Double(decoded.image.height) }
+            detections = [Detection(label: TestCard.label, score: 1, box: Box(x: x(card.x), y: y(card.y), width: x(card.width), height: y(card.height)))]
         } else {
             detections = try detector.detect(decoded)
             nsfw = try classifier.score(decoded.image)

@@ -7,12 +7,14 @@
 //   quarantine-bench hold [--reps N] FILE                                -> one JSON line: what holding
 //       a file while it is checked adds (hold: record + rename aside; back: access time, rename
 //       back, the seen record carried over), on a real database and folder beside FILE's copy
+//   quarantine-bench testcard [--reps N] [--crops N] FOLDER...            -> one JSON line: the test
+//       card check's time and margins on natural pictures and on the card placed over them
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode [--infer] FILE [GAP] | hold [--reps N] FILE\n".utf8))
+    FileHandle.standardError.write(Data("usage: quarantine-bench floor [--workers N] [--intra-op-threads T] FOLDER | formats [--reps N] FILE... | video-decode [--infer] FILE [GAP] | hold [--reps N] FILE | testcard [--reps N] [--crops N] FOLDER...\n".utf8))
     exit(2)
 }
 
@@ -52,6 +54,11 @@ if arguments.first == "formats" {
     var reps = 5
     if arguments.first == "--reps", arguments.count > 1 { reps = Int(arguments[1]) ?? reps; arguments.removeFirst(2) }
     try await benchFormats(arguments, reps: reps)
+    exit(0)
+}
+// `testcard [--reps N] [--crops N] FOLDER...`: the test card check alone (CardBench.swift).
+if arguments.first == "testcard" {
+    try benchTestCard(Array(arguments.dropFirst()))
     exit(0)
 }
 guard arguments.first == "floor" else { usage() }

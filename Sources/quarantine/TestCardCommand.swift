@@ -11,13 +11,18 @@ struct TestCardCommand: ParsableCommand {
         discussion: """
         Like the EICAR file for virus scanners, the card lets you check an installation end to end \
         without any real sensitive material: 'quarantine scan card.jpg' must flag it with TEST_CARD. \
-        It is recognised after JPEG re-encoding, scaling and in video frames, and never in natural photos.
+        It is recognised after JPEG re-encoding, scaling and in video frames, also where it covers \
+        only a part of the picture (a quarter of it at least, upright: a screenshot of the card, \
+        letterboxed video; --inset draws one), and never in natural photos.
         The format follows the file name: .png writes PNG, anything else JPEG.
         """
     )
 
     @Option(name: .long, help: ArgumentHelp("Size in pixels, WIDTHxHEIGHT.", valueName: "WxH"))
     var size = "1024x1024"
+
+    @Option(name: .long, help: ArgumentHelp("Draw the card over only this share of the picture's width and of its height, in the middle of a grey frame (50-100; 50 covers a quarter of the picture).", valueName: "percent"))
+    var inset = 100
 
     @Option(name: .long, help: "JPEG quality, 1-100.")
     var quality = 90
@@ -34,11 +39,21 @@ struct TestCardCommand: ParsableCommand {
             throw ValidationError("--size must be WIDTHxHEIGHT, each 32 to 16384, e.g. 1024x1024")
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1 to 100") }
+        guard (50...100).contains(inset) else { throw ValidationError("--inset must be 50 to 100 (the card must cover a quarter of the picture at least)") }
         if !force && FileManager.default.fileExists(atPath: file) {
             printError("quarantine: \(file) already exists; not overwritten (use --force)")
             throw ExitCode(2)
         }
-        let card = TestCard.render(width: parts[0], height: parts[1])
+        let (width, height) = (parts[0], parts[1])
+        let card: RGBImage
+        if inset < 100 {
+            let w = (width * inset + 99) / 100, h = (height * inset + 99) / 100
+            guard min(w, h) >= 128 else { throw ValidationError("with --inset, the card must be 128 pixels on each side at least: make --size larger") }
+            card = TestCard.render(width: w, height: h, on: RGBImage(width: width, height: height, filledWith: (128, 128, 128)),
+                                   x: (width - w) / 2, y: (height - h) / 2)
+        } else {
+            card = TestCard.render(width: width, height: height)
+        }
         let bytes: [UInt8]
         do {
             bytes = file.lowercased().hasSuffix(".png") ? try PNGEncoder.encode(card) : try JPEGCodec.encode(card, quality: quality)
@@ -50,6 +65,7 @@ struct TestCardCommand: ParsableCommand {
             printError("quarantine: \(file): cannot write")
             throw ExitCode(2)
         }
-        print("Wrote the test card to \(file) (\(parts[0])x\(parts[1])). 'quarantine scan \(file)' must flag it as TEST_CARD.")
+        let placed = inset < 100 ? ", the card over \(inset) % of its width and height" : ""
+        print("Wrote the test card to \(file) (\(width)x\(height)\(placed)). 'quarantine scan \(file)' must flag it as TEST_CARD.")
     }
 }

@@ -53,6 +53,12 @@ struct CLITests {
         #expect(result.status == 1)
         #expect(result.stdout.contains("FLAGGED  \(card)  (TEST_CARD 1.00)"))
         #expect(try cli.run(["scan", "--mode", "child", card]).status == 1)
+        // The card over a quarter of a larger picture (--inset 50) is flagged too; less is refused.
+        let inset = cli.home.appendingPathComponent("inset.jpg").path
+        #expect(try cli.run(["testcard", "--inset", "40", inset]).status != 0)
+        #expect(try cli.run(["testcard", "--inset", "50", "--size", "1600x900", inset]).status == 0)
+        let insetScan = try cli.run(["scan", inset])
+        #expect(insetScan.status == 1 && insetScan.stdout.contains("FLAGGED  \(inset)  (TEST_CARD 1.00)"), "\(insetScan.stdout)")
     }
 
     @Test("--json: one object per file with the documented fields; folders recurse; links are not followed")

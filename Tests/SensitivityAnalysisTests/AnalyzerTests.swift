@@ -22,6 +22,20 @@ struct AnalyzerTests {
         #expect(analysis.detections[0].box == Box(x: 0, y: 0, width: 800, height: 600))
     }
 
+    @Test("the test card covering a quarter of a larger picture is flagged, its box where the card is")
+    func testCardInsideAPicture() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("inset.jpg")
+        let background = RGBImage(width: 1600, height: 1200, filledWith: (90, 120, 150))
+        try Data(try JPEGCodec.encode(TestCard.render(width: 800, height: 600, on: background, x: 700, y: 500), quality: 85)).write(to: url)
+        let analysis = try await TestEnvironment.sharedAnalyzer().analyzeImage(at: url)
+        #expect(analysis.reasons == ["TEST_CARD 1.00"])
+        let box = try #require(analysis.detections.first?.box)
+        let expected = [700.0, 500, 800, 600], got = [box.x, box.y, box.width, box.height]
+        #expect(zip(expected, got).allSatisfy { abs($0 - $1) <= 16 }, "box \(box)")
+    }
+
     @Test("a benign photo is analysed by both models and left alone")
     func benignPhoto() async throws {
         let analyzer = try TestEnvironment.sharedAnalyzer()

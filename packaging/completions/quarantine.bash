@@ -609,12 +609,15 @@ _quarantine_testcard() {
     repeating_flags=()
     non_repeating_flags=(--force --version -h --help)
     repeating_options=()
-    non_repeating_options=(--size --quality)
+    non_repeating_options=(--size --inset --quality)
     __quarantine_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--size')
+        return
+        ;;
+    '--inset')
         return
         ;;
     '--quality')

@@ -83,7 +83,7 @@ function __quarantine_parse_tokens -S
                 __quarantine_parse_subcommand 0 'version' 'h/help'
             end
         case 'testcard'
-            __quarantine_parse_subcommand 1 'size=' 'quality=' 'force' 'version' 'h/help'
+            __quarantine_parse_subcommand 1 'size=' 'inset=' 'quality=' 'force' 'version' 'h/help'
         case 'doctor'
             __quarantine_parse_subcommand 0 'json' 'repair' 'version' 'h/help'
         case 'help'
@@ -273,6 +273,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service status" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service status" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" size' -l 'size' -d 'Size in pixels, WIDTHxHEIGHT.' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" inset' -l 'inset' -d 'Draw the card over only this share of the picture\'s width and of its height, in the middle of a grey frame (50-100; 50 covers a quarter of the picture).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" quality' -l 'quality' -d 'JPEG quality, 1-100.' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" force' -l 'force' -d 'Replace FILE if it exists.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" version' -l 'version' -d 'Show the version.'

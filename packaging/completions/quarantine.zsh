@@ -504,6 +504,7 @@ _quarantine_testcard() {
     local -i ret=1
     local -ar arg_specs=(
         '--size[Size in pixels, WIDTHxHEIGHT.]:WxH:'
+        '--inset[Draw the card over only this share of the picture'\''s width and of its height, in the middle of a grey frame (50-100; 50 covers a quarter of the picture).]:percent:'
         '--quality[JPEG quality, 1-100.]:quality:'
         '--force[Replace FILE if it exists.]'
         ':file:'
