@@ -188,11 +188,11 @@ struct CoarseToFineVideoTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let still = dir.appendingPathComponent("still.png"), card = dir.appendingPathComponent("card.png")
         try Data(try PNGEncoder.encode(CoarseToFinePlanTests.scene(320, 240))).write(to: still)
-        try Data(try PNGEncoder.encode(TestCard.render(width: 320, height: 240))).write(to: card)
+        try Data(try PNGEncoder.encode(TestCard.render(width: 160, height: 120))).write(to: card)
         let url = dir.appendingPathComponent("slides.mp4")
-        // One still picture for 60 s; the card from 41 s to 44 s, between keyframes.
+        // One still picture for 60 s; the card over a quarter of it from 41 s to 44 s, between keyframes.
         try VideoFixtures.ffmpeg(["-loop", "1", "-framerate", "25", "-t", "60", "-i", still.path, "-i", card.path, "-filter_complex",
-                                  "[0][1]overlay=enable='between(t,41,44)',format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast",
+                                  "[0][1]overlay=x=160:y=120:enable='between(t,41,44)',format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast",
                                   "-g", "250", "-keyint_min", "250", "-sc_threshold", "0", url.path])
         let result = try await analyzer.videoAnalysis(forFileAt: url.path, options: VideoOptions(maxGap: 2, allFlaggedRanges: true)).hasSensitiveContent()
         #expect(result.skippedSamples > result.samples / 2, "\(result.skippedSamples) of \(result.samples) skipped")
