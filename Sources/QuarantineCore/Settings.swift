@@ -85,6 +85,12 @@ public struct Settings: Sendable, Equatable {
             }
             result.video.maxGap = gap
         }
+        if let video = table["video"]?.table, let value = video["decoders"] {
+            guard let count = value.int, (0...2).contains(count) else {
+                throw fail("video.decoders must be 0 (automatic), 1 or 2")
+            }
+            result.video.decoders = count == 0 ? nil : count
+        }
         if let watch = table["watch"]?.table { try result.watch.apply(watch, fail: fail) }
         if let agent = table["agent"]?.table { try result.agent.apply(agent, fail: fail) }
         if let policyTable = table["policy"]?.table {

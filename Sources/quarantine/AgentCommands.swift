@@ -231,7 +231,7 @@ struct ConfigShow: ParsableCommand {
                 "analysis": ["workers": s.analyzer.workers, "intra_op_threads": s.analyzer.intraOpThreads, "max_dimension": s.analyzer.limits.maxDimension,
                              "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20,
                              "decode_memory_mib": s.analyzer.limits.decodeMemoryBytes >> 20],
-                "video": ["max_gap": s.video.maxGap],
+                "video": ["max_gap": s.video.maxGap, "decoders": s.video.decoders ?? 0],
                 "policy": policies,
             ])
             return
@@ -247,7 +247,7 @@ struct ConfigShow: ParsableCommand {
         lines += ["", "[analysis]", "workers = \(s.analyzer.workers)", "intra_op_threads = \(s.analyzer.intraOpThreads)",
                   "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
                   "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)", "decode_memory_mib = \(s.analyzer.limits.decodeMemoryBytes >> 20)"]
-        lines += ["", "[video]", "max_gap = \(s.video.maxGap)"]
+        lines += ["", "[video]", "max_gap = \(s.video.maxGap)", "decoders = \(s.video.decoders ?? 0)\(s.video.decoders == nil ? "  # automatic" : "")"]
         for mode in AnalysisMode.allCases {
             let p = policy(mode)
             lines += ["", "[policy.\(mode.rawValue)]", "nsfw_threshold = \(p.nsfwThreshold.map { "\($0)" } ?? "false")", "on_error = \"\(p.onError.rawValue)\"",
