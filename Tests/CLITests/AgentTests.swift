@@ -406,13 +406,13 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
-    @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start")
+    @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start from the coverage it had reached")
     func gracefulStop() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
         try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
-                            "-g", "30", "-pix_fmt", "yuv420p", clip.path])
+                            "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
         #expect(agent.wait(timeout: 20) {
             let s = try agent.status()
@@ -427,6 +427,11 @@ struct AgentTests {
         let during = try agent.status()
         #expect(((during["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.contains { $0["kind"] as? String == "video" } == true,
                 "the video was still in flight when the picture was done")
+        // Part of it covered (keyframes first, then the stretches between them filled in).
+        #expect(agent.wait(timeout: 60) {
+            let work = ((try agent.status()["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
+            return (work?["progress"] as? Double ?? 0) >= 0.4
+        }, "the video got part-way")
         let stopped = agent.stop(SIGTERM)
         #expect(stopped.status == 0)
         #expect(stopped.seconds < 5, "stopped in \(stopped.seconds) s")
@@ -436,6 +441,8 @@ struct AgentTests {
         #expect(notRunning.stdout.contains("not running"))
         try agent.start()
         #expect(agent.wait(timeout: 120) { (try agent.counters()["clean"] ?? 0) == 1 }, "log tail:\n\(agent.logText.suffix(2000))")
+        let history = try agent.run(["history", "--json"]).stdout
+        #expect(history.contains("video resumed: "), "the second run started from what the first covered:\n\(history.suffix(3000))")
         #expect(agent.stop().status == 0)
     }
 
