@@ -156,6 +156,9 @@ scan() { # NAME FILE
 }
 
 cut -d' ' -f1-3 /proc/loadavg >"$RES/load.start"
+# A rebuild during the run would mix two builds in one table: said so (and FAIL) at the end.
+binaries() { stat -L -c '%n %s %y' "$BIN" "$BENCH_BIN"; }
+binaries >"$RES/binaries.start"
 empty=$(mktemp -d)
 say "start-up: quarantine scan of an empty folder..."
 measure /dev/null "$RES/startup.err" "$BIN" scan "$empty" >"$RES/startup.json"
@@ -170,7 +173,10 @@ done
 scan e1 "$DIR/e1_card_sc.mp4"
 scan e2 "$DIR/e2_card_nosc.mp4"
 scan f "$DIR/f_slides.mp4"
+say "f: quarantine-bench video-decode ($INFER_FORM)..."
+decode f "$DIR/f_slides.mp4"
 cut -d' ' -f1-3 /proc/loadavg >"$RES/load.end"
+binaries >"$RES/binaries.end"
 
 set +e
 RES=$RES REF_MISSING=$REF_MISSING CORES=$CORES MAX_GAP=$MAX_GAP LONG=$LONG K4=$K4 PHONE=$PHONE CARD_AT=$CARD_AT \
@@ -283,8 +289,8 @@ a_wall = R["a"]["scan"].get("wall_s")
 P(f"**Early verdict and the near-identical skip** (the card clips are (a) with the test card over the whole frame from "
   f"{int(CARD_AT)} s to {int(CARD_AT) + 10} s; the time is against the clean scan of (a) above, {num(a_wall)} s):")
 P("")
-P("| video | quarantine scan s (without start-up) | verdict | frame_time s | samples (skipped as near-identical) | coverage | time / clean scan of (a) (without start-up) |")
-P("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
+P("| video | quarantine scan s (without start-up) | verdict | frame_time s | samples (skipped as near-identical) | coverage | time / clean scan of (a) (without start-up) | video-decode: samples, analysed |")
+P("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
 E_ = {}
 for key, label in (("e1", "card, x264 scene-cut keyframes on"), ("e2", "card, -sc_threshold 0 (no scene-cut keyframes)"),
                    ("f", f"slideshow: {E['SLIDES']} photos x {E['SLIDE_S']} s, 720p, -g 250")):
@@ -293,7 +299,8 @@ for key, label in (("e1", "card, x264 scene-cut keyframes on"), ("e2", "card, -s
     verdict = "error: " + rec["error"] if "error" in rec else ("flagged" if rec.get("sensitive") else "clean")
     P(f"| {label} | {num(w)} ({num(excl(w))}) | {verdict} | {num(rec.get('frame_time'), '{:.2f}')} | "
       f"{rec.get('samples', 'n/a')} ({rec.get('skipped_samples', 'n/a')}) | {num(rec.get('coverage'), '{:.3f}')} | "
-      f"{num(ratio(w, a_wall), '{:.0%}')} ({num(ratio(excl(w), excl(a_wall)), '{:.0%}')}) |")
+      f"{num(ratio(w, a_wall), '{:.0%}')} ({num(ratio(excl(w), excl(a_wall)), '{:.0%}')}) | "
+      + (f"{d.get('samples', 'n/a')}, {d.get('analysed', 'n/a')} |" if (d := load(f"{key}.decode.out")) else "|"))
 P("")
 
 checks = []
@@ -320,6 +327,9 @@ for key, label in (("e1", "scene-cut keyframes on"), ("e2", "no scene-cut keyfra
                    f"{num(ratio(excl(w), excl(a_wall)), '{:.0%}')})"))
 rss = R["c"]["scan"].get("peak_rss_mb")
 checks.append((isinstance(rss, (int, float)) and rss < 300, f"4K peak RSS < 300 MB: {num(rss, '{:.0f}')} MB"))
+if text("binaries.start") != text("binaries.end"):
+    checks.append((False, "the binaries stayed the same through the run: they were rebuilt during it, the rows mix two builds "
+                   f"(at the start: {'; '.join(text('binaries.start').splitlines())}; at the end: {'; '.join(text('binaries.end').splitlines())})"))
 for ok, line in checks:
     P(f"- {'PASS' if ok else 'FAIL'} {line}")
 print("\n".join(out))
