@@ -6,12 +6,14 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test testdata golden bench bench-photos attack desktop-test man clean
+.PHONY: help setup build run test testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
 	@echo "make test   set up (once), fetch the test photos, build and run the whole test suite"
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
+	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
+	@echo "make bench-agent  the agent part of make bench alone (scripts/bench-agent.py; ARGS='--only videos' for one part)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
@@ -48,6 +50,16 @@ bench-photos:
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
 	scripts/bench.sh; status=$$?; .build/release/quarantine-bench hold --reps 300 testdata/photos/astronaut.png || status=1; scripts/bench-formats.sh || status=1; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; exit $$status
+
+# The videos part alone: against the user's ffmpeg + Python script and the floor, the early verdict,
+# the near-identical skip (clips cached in .build/bench/video; QUICK=1: 60-second clips instead).
+bench-video: build testdata
+	$(SWIFT) build -c release --product quarantine-bench
+	scripts/bench-video.sh
+
+# The agent part alone (ARGS='--only videos' for pictures arriving during two videos).
+bench-agent: build testdata
+	scripts/bench-agent.py $(ARGS)
 
 # The attacks of issue 11 (scripts/attack.py): each against a fresh release agent in a temporary home;
 # exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.
