@@ -257,7 +257,7 @@ extension QuarantineAgent {
         }
         let path = entry.path
         let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] update in
-            self?.progressed(path, update.fraction)
+            self?.progressed(path, update.fraction, coverage: update.coverage)
         }
         // No worker could be started for it: the file stays queued until one can.
         if let problem = engine.problem, state.withLock({ $0.engine.map { $0 as AnyObject } === (engine as AnyObject) }) {
@@ -357,8 +357,11 @@ extension QuarantineAgent {
         add(BacklogEntry(path: entry.path, root: entry.root, direction: entry.direction, identity: identity))
     }
 
-    func progressed(_ path: String, _ fraction: Double?) {
-        state.withLock { $0.inFlight[path]?.progress = fraction }
+    func progressed(_ path: String, _ fraction: Double?, coverage: Double? = nil) {
+        state.withLock { s in
+            s.inFlight[path]?.progress = fraction
+            if let coverage { s.inFlight[path]?.coverage = coverage }
+        }
         publishSoon()
     }
 

@@ -116,11 +116,15 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         public var startedAt: Date
         /// Videos: fraction done, 0...1.
         public var progress: Double?
-        public init(path: String, kind: String, startedAt: Date, progress: Double? = nil) {
+        /// Videos: the share of the duration covered so far (keyframes first, then the
+        /// stretches between them), 0...1.
+        public var coverage: Double?
+        public init(path: String, kind: String, startedAt: Date, progress: Double? = nil, coverage: Double? = nil) {
             self.path = path
             self.kind = kind
             self.startedAt = startedAt
             self.progress = progress
+            self.coverage = coverage
         }
     }
     public var pid: Int32

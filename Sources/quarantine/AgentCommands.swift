@@ -309,7 +309,8 @@ struct StatusCommand: ParsableCommand {
         if !status.inFlight.isEmpty {
             printOut("checking now:")
             for work in status.inFlight {
-                let progress = work.progress.map { " \(Int(($0 * 100).rounded()))%" } ?? ""
+                var progress = work.progress.map { " \(Int(($0 * 100).rounded()))%" } ?? ""
+                if let coverage = work.coverage { progress += ", covered \(Int((coverage * 100).rounded()))%" }
                 printOut("  \(work.path) (\(work.kind)\(progress))")
             }
         }
