@@ -6,7 +6,7 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
+.PHONY: help setup build run test test-asan test-tsan testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
 	@echo "make bench-agent  the agent part of make bench alone (scripts/bench-agent.py; ARGS='--only videos' for one part)"
+	@echo "make test-asan / make test-tsan  the whole suite under AddressSanitizer / ThreadSanitizer (a full build each, slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
@@ -30,6 +31,18 @@ build: setup
 run: build
 	@mkdir -p "$(DOWNLOADS)"
 	$(RELEASE_BIN) agent
+
+# The whole suite under AddressSanitizer, then ThreadSanitizer (issue 16), each in a build folder of its
+# own (a full build each, so slow: run them before a stop that touches C interop or concurrency). The
+# analysis worker is the same instrumented binary. Leak reports are off: ONNX Runtime and the Swift
+# runtime keep process-lifetime allocations that LeakSanitizer reports at exit.
+test-asan: setup testdata
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SWIFT) test --sanitize=address --scratch-path .build/asan --skip FolderWatchTests
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --filter FolderWatchTests --skip SystemLimits
+
+test-tsan: setup testdata
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --skip FolderWatchTests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter FolderWatchTests --skip SystemLimits
 
 testdata:
 	@scripts/reference/testdata.sh

@@ -446,6 +446,41 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("a poison file (test-only switch: the analysis worker aborts on a marker) is given up after two crashes, recorded with the reason, left by on_error; the files behind it are all judged")
+    func poisonFile() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        // Test only: a file ending in this marker and "-crash" makes the worker abort (AnalysisWorkerProcess).
+        let marker = "QTEST-POISON-\(UUID().uuidString.prefix(8))"
+        agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = marker
+        try agent.start()
+        let scratch = agent.cli.home.appendingPathComponent("poison.jpg")
+        try agent.writeCard(scratch)
+        var bytes = try Data(contentsOf: scratch)
+        bytes.append(Data((marker + "-crash").utf8))
+        try bytes.write(to: scratch)
+        try FileManager.default.moveItem(at: scratch, to: agent.downloads.appendingPathComponent("poison.jpg"))
+        // Queued behind it: two cards and a benign photo.
+        try agent.writeCard(agent.downloads.appendingPathComponent("card-1.jpg"))
+        try agent.writeCard(agent.downloads.appendingPathComponent("card-2.jpg"))
+        try FileManager.default.copyItem(at: Self.benign, to: agent.downloads.appendingPathComponent("astronaut.jpg"))
+        #expect(agent.wait(timeout: 90) {
+            try agent.items().count == 2 && agent.run(["history", "--json"]).stdout.contains("poison.jpg")
+                && (try agent.queueDepth()) == 0
+        }, "log tail:\n\(agent.logText.suffix(3000))")
+        let history = try agent.run(["history", "--json"]).jsonLines()
+        let poison = history.filter { ($0["path"] as? String)?.hasSuffix("poison.jpg") == true }
+        let reasons = poison.compactMap { $0["detail"] as? String }
+        #expect(reasons.contains { $0.contains("analysis_crashed") && $0.contains("given up") }, "\(poison)")
+        // on_error = "leave" (adult): where it was, the same bytes; the cards hidden, the photo untouched.
+        #expect(try Data(contentsOf: agent.downloads.appendingPathComponent("poison.jpg")) == bytes)
+        #expect(Set(try agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }) == ["card-1.jpg", "card-2.jpg"])
+        #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("astronaut.jpg").path))
+        // The worker crashed twice for it (once beside the others, once alone), never the agent.
+        #expect(agent.logText.components(separatedBy: "poison.jpg").count >= 2)
+        #expect(agent.process?.isRunning == true)
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("status, watch add/list/remove and config show; a running agent picks up a new folder without a restart; workers run at low priority")
     func watchAndReload() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
