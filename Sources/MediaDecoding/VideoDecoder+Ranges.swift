@@ -117,24 +117,16 @@ extension VideoDecoder {
         decoding: while true {
             if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
             if !draining {
-                let read = av_read_frame(fmt, pkt)
-                if read < 0 {
-                    if read != qff_averror_eof() { stretch.damage = FFmpeg.message(read) }
-                    draining = true
-                    _ = avcodec_send_packet(ctx, nil)
-                } else {
-                    defer { av_packet_unref(pkt) }
-                    guard pkt.pointee.stream_index == streamIndex else { continue }
-                    let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
-                    let time = pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime
+                let fed = feedNextPacket(fmt, ctx, pkt, position: position) { time in
                     // The loop filter runs only within a few frames of the next sample.
                     ctx.pointee.skip_loop_filter = time < nextTarget - reorder && !(first && sampleKeyframe) ? AVDISCARD_ALL : AVDISCARD_DEFAULT
-                    let sent = avcodec_send_packet(ctx, pkt)
-                    if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
-                        stretch.damage = FFmpeg.message(sent)
-                        draining = true
-                        _ = avcodec_send_packet(ctx, nil)
-                    }
+                }
+                switch fed {
+                case .otherStream: continue
+                case .sent: break
+                case .ended(let damage):
+                    if let damage { stretch.damage = damage }
+                    draining = true
                 }
             }
             while true {
@@ -145,9 +137,7 @@ extension VideoDecoder {
                     break
                 }
                 defer { av_frame_unref(frm) }
-                let ts = frm.pointee.best_effort_timestamp
-                let time = ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
-                if !(try consider(time)) { break decoding }
+                if !(try consider(mediaTime(of: frm, after: position, frameDuration: frameDuration))) { break decoding }
             }
         }
         if draining && !stretch.complete && !stretch.stopped {
@@ -181,7 +171,7 @@ extension VideoDecoder {
     }
 
     /// `m:ss.s` for messages.
-    static func clock(_ seconds: Double) -> String {
+    public static func clock(_ seconds: Double) -> String {
         let tenths = Int((max(0, seconds) * 10).rounded())
         let secondsPart = tenths % 600
         return "\(tenths / 600):\(secondsPart < 100 ? "0" : "")\(secondsPart / 10).\(secondsPart % 10)"

@@ -189,11 +189,7 @@ public final class VideoDecoder: @unchecked Sendable {
         var seekedTo: Double? = nil
         var previousIntraFrame: Double? = nil
 
-        /// The decoded frame's media time (one frame after the last when it has no timestamp).
-        func frameTime() -> Double {
-            let ts = frm.pointee.best_effort_timestamp
-            return ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
-        }
+        func frameTime() -> Double { mediaTime(of: frm, after: position, frameDuration: frameDuration) }
 
         /// Takes the decoded frame if it is the next sample; returns whether sampling continues.
         func consider(_ time: Double) throws -> Bool {
@@ -246,34 +242,24 @@ public final class VideoDecoder: @unchecked Sendable {
             while summary.samples == samplesBefore {
                 if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
                 if !draining {
-                    let read = av_read_frame(fmt, pkt)
-                    if read < 0 {
-                        if read != qff_averror_eof() {
-                            summary.endedEarly = true
-                            summary.endReason = FFmpeg.message(read)
-                        }
-                        draining = true
-                        _ = avcodec_send_packet(ctx, nil)
-                    } else {
-                        defer { av_packet_unref(pkt) }
-                        guard pkt.pointee.stream_index == streamIndex else { continue }
-                        let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
-                        let time = pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime
+                    let fed = feedNextPacket(fmt, ctx, pkt, position: position) { time in
                         // Non-reference frames are not needed for a video: a sample is taken from
                         // the next reference frame, and targets are set early by the reorder delay
                         // for it. An animation (a gap under a second) decodes every frame: each
                         // is a picture that may be shown on its own. The loop filter runs only
                         // within a few frames of the sample.
-                        let farFromSample = time < nextTarget - reorder
                         ctx.pointee.skip_frame = gap >= 1 ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
-                        ctx.pointee.skip_loop_filter = farFromSample ? AVDISCARD_ALL : AVDISCARD_DEFAULT
-                        let sent = avcodec_send_packet(ctx, pkt)
-                        if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
+                        ctx.pointee.skip_loop_filter = time < nextTarget - reorder ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+                    }
+                    switch fed {
+                    case .otherStream: continue
+                    case .sent: break
+                    case .ended(let damage):
+                        if let damage {
                             summary.endedEarly = true
-                            summary.endReason = FFmpeg.message(sent)
-                            draining = true
-                            _ = avcodec_send_packet(ctx, nil)
+                            summary.endReason = damage
                         }
+                        draining = true
                     }
                 }
                 // Take every frame the decoder has ready.
@@ -311,6 +297,38 @@ public final class VideoDecoder: @unchecked Sendable {
             throw MediaError(summary.endedEarly ? .corrupt : .truncated, "has no decodable video frame", path: file.path, cause: summary.endReason)
         }
         return summary
+    }
+
+    /// What reading the next packet did.
+    enum Feed { case sent, otherStream, ended(damage: String?) }
+
+    /// Reads the next packet; one of the video stream is sent to the decoder once `prepare` has
+    /// had its media time (to set what the decoder may skip for it). At the end of the data, or at
+    /// a packet the decoder refuses, the decoder is told to drain: `.ended`, with the decoder's
+    /// words for damaged or missing data (nil at a normal end of file).
+    func feedNextPacket(_ fmt: UnsafeMutablePointer<AVFormatContext>, _ ctx: UnsafeMutablePointer<AVCodecContext>,
+                        _ pkt: UnsafeMutablePointer<AVPacket>, position: Double, prepare: (Double) -> Void) -> Feed {
+        let read = av_read_frame(fmt, pkt)
+        if read < 0 {
+            _ = avcodec_send_packet(ctx, nil)
+            return .ended(damage: read == qff_averror_eof() ? nil : FFmpeg.message(read))
+        }
+        defer { av_packet_unref(pkt) }
+        guard pkt.pointee.stream_index == streamIndex else { return .otherStream }
+        let pts = pkt.pointee.pts != qff_nopts_value() ? pkt.pointee.pts : pkt.pointee.dts
+        prepare(pts == qff_nopts_value() ? position : Double(pts) * av_q2d(timeBase) - startTime)
+        let sent = avcodec_send_packet(ctx, pkt)
+        if sent < 0 && sent != qff_averror(EAGAIN) && sent != qff_averror_invaliddata() {
+            _ = avcodec_send_packet(ctx, nil)
+            return .ended(damage: FFmpeg.message(sent))
+        }
+        return .sent
+    }
+
+    /// A decoded frame's media time (one frame after `position` when it has no timestamp).
+    func mediaTime(of frame: UnsafeMutablePointer<AVFrame>, after position: Double, frameDuration: Double) -> Double {
+        let ts = frame.pointee.best_effort_timestamp
+        return ts == qff_nopts_value() ? max(position, 0) + frameDuration : Double(ts) * av_q2d(timeBase) - startTime
     }
 
     /// The last indexed keyframe at or before `time` (binary search).

@@ -79,17 +79,19 @@ public struct Settings: Sendable, Equatable {
                 result.analyzer.limits.decodeMemoryBytes = n << 20
             }
         }
-        if let video = table["video"]?.table, let value = video["max_gap"] {
-            guard let gap = value.double ?? value.int.map(Double.init), gap >= 0.1, gap <= 60 else {
-                throw fail("video.max_gap must be a number of seconds from 0.1 to 60")
+        if let video = table["video"]?.table {
+            if let value = video["max_gap"] {
+                guard let gap = value.double ?? value.int.map(Double.init), gap >= 0.1, gap <= 60 else {
+                    throw fail("video.max_gap must be a number of seconds from 0.1 to 60")
+                }
+                result.video.maxGap = gap
             }
-            result.video.maxGap = gap
-        }
-        if let video = table["video"]?.table, let value = video["decoders"] {
-            guard let count = value.int, (0...2).contains(count) else {
-                throw fail("video.decoders must be 0 (automatic), 1 or 2")
+            if let value = video["decoders"] {
+                guard let count = value.int, (0...2).contains(count) else {
+                    throw fail("video.decoders must be 0 (automatic), 1 or 2")
+                }
+                result.video.decoders = count == 0 ? nil : count
             }
-            result.video.decoders = count == 0 ? nil : count
         }
         if let watch = table["watch"]?.table { try result.watch.apply(watch, fail: fail) }
         if let agent = table["agent"]?.table { try result.agent.apply(agent, fail: fail) }

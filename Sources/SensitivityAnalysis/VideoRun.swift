@@ -136,13 +136,16 @@ final class VideoRun: @unchecked Sendable {
         publish()
     }
 
-    /// The verdict of record `id` (a skipped sample's is its reference's).
-    func verdict(_ s: State, _ id: Int) -> SensitivityAnalysis? {
+    /// The record that judged record `id`: itself, or for a skipped sample its reference's.
+    func judgedBy(_ s: State, _ id: Int) -> Record {
         var record = s.records[id]
         var hops = 0
         while record.analysis == nil, let reference = record.sameAs, hops < 1000 { record = s.records[reference]; hops += 1 }
-        return record.analysis
+        return record
     }
+
+    /// The verdict of record `id` (a skipped sample's is its reference's).
+    func verdict(_ s: State, _ id: Int) -> SensitivityAnalysis? { judgedBy(s, id).analysis }
 
     /// Whether `sample` may skip the models: practically identical to the last analysed frame.
     func skippable(_ thumbnail: GreyThumbnail?, after reference: (thumbnail: GreyThumbnail, record: Int)?) -> Int? {
@@ -220,7 +223,7 @@ final class VideoRun: @unchecked Sendable {
             guard let sample = try decoder.decodeKeyframe(plan.picks[j]) else {
                 self.state.withLock { s in
                     s.pickState[j] = .failed
-                    s.noteDamage("the keyframe at \(Self.clock(plan.times[j])) cannot be decoded")
+                    s.noteDamage("the keyframe at \(VideoDecoder.clock(plan.times[j])) cannot be decoded")
                 }
                 return true
             }
@@ -355,9 +358,10 @@ final class VideoRun: @unchecked Sendable {
     // MARK: - Verdict
 
     func result(decoders: Int, complete: Bool, largestGap knownGap: Double? = nil) -> VideoSensitivityAnalysis {
-        let (records, verdicts, analysed, damage, skipped) = state.withLock { s in
-            (s.records, s.records.indices.map { verdict(s, $0) }, s.analysed, s.damage, s.skipped)
+        let (records, judged, analysed, damage, skipped) = state.withLock { s in
+            (s.records, s.records.indices.map { judgedBy(s, $0) }, s.analysed, s.damage, s.skipped)
         }
+        let verdicts = judged.map(\.analysis)
         let order = records.indices.sorted { records[$0].time < records[$1].time }
         let firstFlagged = order.first { verdicts[$0]?.isSensitive == true }
         var ranges: [ClosedRange<Double>] = []
@@ -391,11 +395,7 @@ final class VideoRun: @unchecked Sendable {
         if let duration, duration > 0 { coverage = complete && !(firstFlagged != nil && !allRanges) ? 1 : analysed.fraction(of: duration) }
         let flagged = firstFlagged.flatMap { verdicts[$0] }
         // The flagged frame itself for the preview: the record's, or its reference's.
-        var frame: RGBImage? = nil
-        if var i = firstFlagged {
-            while records[i].frame == nil, let reference = records[i].sameAs { i = reference }
-            frame = records[i].frame
-        }
+        let frame = firstFlagged.flatMap { judged[$0].frame }
         publish(finished: true)
         return VideoSensitivityAnalysis(
             isSensitive: flagged != nil, frameTime: firstFlagged.map { records[$0].time }, detections: flagged?.detections ?? [],
@@ -447,10 +447,6 @@ final class VideoRun: @unchecked Sendable {
         }
     }
 
-    static func clock(_ seconds: Double) -> String {
-        let tenths = Int((max(0, seconds) * 10).rounded())
-        return "\(tenths / 600):\(tenths % 600 < 100 ? "0" : "")\(tenths % 600 / 10).\(tenths % 10)"
-    }
 }
 
 extension VideoRun.State {

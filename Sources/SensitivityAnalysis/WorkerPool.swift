@@ -84,21 +84,21 @@ private final class JobQueue: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The first job of `queue` past `head`, if any (the taken part is dropped now and then).
+    private static func take(_ queue: inout [@Sendable () -> Void], _ head: inout Int) -> (@Sendable () -> Void)? {
+        guard head < queue.count else { return nil }
+        let job = queue[head]
+        head += 1
+        if head > 64 && head * 2 > queue.count { queue.removeFirst(head); head = 0 }
+        return job
+    }
+
     /// Runs jobs until stopped and empty.
     func drain() {
         while true {
             condition.lock()
             while head == jobs.count && backgroundHead == background.count && !stopping { condition.wait() }
-            let job: @Sendable () -> Void
-            if head < jobs.count {
-                job = jobs[head]
-                head += 1
-                if head > 64 && head * 2 > jobs.count { jobs.removeFirst(head); head = 0 }
-            } else if backgroundHead < background.count {
-                job = background[backgroundHead]
-                backgroundHead += 1
-                if backgroundHead > 64 && backgroundHead * 2 > background.count { background.removeFirst(backgroundHead); backgroundHead = 0 }
-            } else {
+            guard let job = Self.take(&jobs, &head) ?? Self.take(&background, &backgroundHead) else {
                 condition.unlock()
                 return
             }
