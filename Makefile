@@ -6,7 +6,7 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test test-asan test-tsan testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
+.PHONY: help setup build run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
 	@echo "make bench-agent  the agent part of make bench alone (scripts/bench-agent.py; ARGS='--only videos' for one part)"
+	@echo "make fuzz   libFuzzer harnesses for every parser of untrusted bytes, FUZZ_SECONDS (60) each, from Tests/Fuzz/corpus (scripts/fuzz.sh)"
 	@echo "make test-asan / make test-tsan  the whole suite under AddressSanitizer / ThreadSanitizer (a full build each, slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
@@ -43,6 +44,12 @@ test-asan: setup testdata
 test-tsan: setup testdata
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --skip FolderWatchTests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter FolderWatchTests --skip SystemLimits
+
+# The libFuzzer harnesses (Sources/quarantine-fuzz), built with -sanitize=fuzzer,address in .build/fuzz:
+# the committed regressions first, then each harness for FUZZ_SECONDS from its committed seeds.
+# FUZZ_JOBS=2 runs two at a time; HARNESSES="video jpeg" some of them. Exit 1 if anything was found.
+fuzz: setup
+	scripts/fuzz.sh
 
 testdata:
 	@scripts/reference/testdata.sh

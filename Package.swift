@@ -111,6 +111,9 @@ let package = Package(
         // Runs the analysis sandbox in a forked child and tries what it must refuse (C: after fork
         // in the multithreaded test runner, the child runs no Swift code).
         .target(name: "SandboxProbe", dependencies: ["CSystemShims"], path: "Tests/SandboxProbe"),
+        // libFuzzer harnesses (make fuzz builds them with -sanitize=fuzzer,address -DFUZZING; otherwise a stub).
+        .executableTarget(name: "quarantine-fuzz", dependencies: ["MediaDecoding", "QuarantineCore", "ServiceSupport", "CDBus"]),
+
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
@@ -118,7 +121,7 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "CSystemShims"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -1,6 +1,5 @@
 import MediaDecoding
 import SensitivityAnalysis
-import TOMLKit
 
 /// What a configuration file decides for analysis: the mode, each mode's policy, and tuning.
 ///
@@ -54,8 +53,8 @@ public struct Settings: Sendable, Equatable {
     /// These settings with the values of the TOML text `text` (from `path`) applied over them.
     public func applying(toml text: String, from path: String) throws(ConfigurationError) -> Settings {
         func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, message: message) }
-        let table: TOMLTable
-        do { table = try TOMLTable(string: text) } catch { throw fail("not valid TOML: \(error)") }
+        let table: ConfigTable
+        do { table = try ConfigDocument.parse(text) } catch { throw fail("not valid TOML: \(error)") }
         var result = self
         if let value = table["mode"] {
             guard let text = value.string, let mode = AnalysisMode(rawValue: text) else {

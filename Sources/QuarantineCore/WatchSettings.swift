@@ -2,7 +2,6 @@ import DownloadOrigins
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
-import TOMLKit
 
 /// The folders the agent watches, from the `[watch]` table.
 ///
@@ -106,7 +105,7 @@ public struct WatchSettings: Sendable, Equatable {
         return result
     }
 
-    mutating func apply(_ table: TOMLTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
+    mutating func apply(_ table: ConfigTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
         func strings(_ key: String) throws(Settings.ConfigurationError) -> [String]? {
             guard let value = table[key] else { return nil }
             guard let array = value.array else { throw fail("watch.\(key) must be a list of folders, like [\"~/Downloads\"]") }
@@ -162,7 +161,7 @@ public struct AgentSettings: Sendable, Equatable {
         self.holdWhileChecking = holdWhileChecking
     }
 
-    mutating func apply(_ table: TOMLTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
+    mutating func apply(_ table: ConfigTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
         if let value = table["notifications"] {
             guard let flag = value.bool else { throw fail("agent.notifications must be true or false") }
             notifications = flag

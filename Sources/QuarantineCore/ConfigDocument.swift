@@ -1,0 +1,150 @@
+import Synchronization
+import TOMLKit
+
+/// A configuration value read out of a TOML document into plain Swift values.
+public indirect enum ConfigValue: Sendable, Equatable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case array([ConfigValue])
+    case table(ConfigTable)
+    /// A date, time or date-time, as TOML writes it (no setting takes one).
+    case other(String)
+
+    public var string: String? { if case .string(let s) = self { s } else { nil } }
+    public var int: Int? { if case .int(let n) = self { n } else { nil } }
+    public var double: Double? { if case .double(let d) = self { d } else { nil } }
+    public var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var array: [ConfigValue]? { if case .array(let a) = self { a } else { nil } }
+    public var table: ConfigTable? { if case .table(let t) = self { t } else { nil } }
+}
+
+/// A TOML table: its keys in the document's order, and their values.
+public struct ConfigTable: Sendable, Equatable {
+    public private(set) var keys: [String] = []
+    private var values: [String: ConfigValue] = [:]
+
+    public subscript(key: String) -> ConfigValue? { values[key] }
+
+    mutating func set(_ key: String, _ value: ConfigValue) {
+        if values.updateValue(value, forKey: key) == nil { keys.append(key) }
+    }
+}
+
+/// Parses configuration texts with TOMLKit, once each.
+///
+/// TOMLKit 0.6.0 frees nothing it parses: a `TOMLTable` has no deinitializer, every value accessor
+/// returns memory it mallocs, and a parse error's description is never freed (found by
+/// `make fuzz`'s config harness under LeakSanitizer). The guardian service reads the
+/// configuration on each request, and the agent and the CLI on each command, so reading through
+/// TOMLKit every time grew a long-running process with every read. Here a text is parsed and
+/// converted to plain values once and the result kept (the last few texts), so reading an
+/// unchanged configuration again costs no parse and leaks nothing; only a new text leaks
+/// TOMLKit's copy of it, once.
+public enum ConfigDocument {
+    /// The parse failure, in TOMLKit's (toml++'s) words.
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// How many distinct texts are kept (a configuration rarely has more than two versions alive:
+    /// the file and an edit being checked).
+    static let kept = 8
+    private static let cache = Mutex<[(text: String, result: Result<ConfigTable, ParseError>)]>([])
+    private static let parses = Atomic<Int>(0)
+
+    /// The number of texts handed to TOMLKit so far in this process (tests).
+    public static var parseCount: Int { parses.load(ordering: .relaxed) }
+
+    /// The document's top-level table.
+    public static func parse(_ text: String) throws(ParseError) -> ConfigTable {
+        if let hit = cache.withLock({ $0.first { $0.text == text }?.result }) { return try hit.get() }
+        let result = parseUncached(text)
+        cache.withLock { entries in
+            if !entries.contains(where: { $0.text == text }) {
+                entries.append((text, result))
+                if entries.count > kept { entries.removeFirst(entries.count - kept) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses without the cache (every call leaks TOMLKit's copy of the text: tests and the fuzzer).
+    static func parseUncached(_ text: String) -> Result<ConfigTable, ParseError> {
+        parses.add(1, ordering: .relaxed)
+        do {
+            try checkCharacters(text)
+            return .success(convert(try TOMLTable(string: text)))
+        } catch let error as ParseError {
+            return .failure(error)
+        } catch let error as TOMLParseError {
+            return .failure(ParseError(description: "\(error)"))
+        } catch {
+            return .failure(ParseError(description: "\(error)"))
+        }
+    }
+
+    /// Refuses a character outside ASCII anywhere but in a string or a comment (TOML 1.0 allows
+    /// none there: keys are ASCII) before toml++ sees the text. toml++ 3 (inside TOMLKit 0.6.0)
+    /// asserts on some of them, which aborts the process even in a release build: `[` followed by
+    /// U+FFFD as a table header killed the agent at start (found by `make fuzz`, config harness).
+    static func checkCharacters(_ text: String) throws(ParseError) {
+        enum State { case plain, comment, basic, literal, multilineBasic, multilineLiteral }
+        let b = Array(text.utf8)
+        var state = State.plain
+        var line = 1, i = 0
+        func starts(_ quote: UInt8, count: Int) -> Bool {
+            i + count <= b.count && b[i..<(i + count)].allSatisfy { $0 == quote }
+        }
+        while i < b.count {
+            let c = b[i]
+            if c == 0x0A { line += 1 }
+            switch state {
+            case .plain:
+                if c >= 0x80 {
+                    throw ParseError(description: "line \(line): a character outside ASCII that is not in a string or a comment (TOML keys are ASCII; quote the value)")
+                } else if c == UInt8(ascii: "#") {
+                    state = .comment
+                } else if c == UInt8(ascii: "\"") {
+                    if starts(c, count: 3) { state = .multilineBasic; i += 2 } else { state = .basic }
+                } else if c == UInt8(ascii: "'") {
+                    if starts(c, count: 3) { state = .multilineLiteral; i += 2 } else { state = .literal }
+                }
+            case .comment:
+                if c == 0x0A { state = .plain }
+            case .basic:
+                if c == UInt8(ascii: "\\") { i += 1; if i < b.count, b[i] == 0x0A { line += 1 } }
+                else if c == UInt8(ascii: "\"") || c == 0x0A { state = .plain }
+            case .literal:
+                if c == UInt8(ascii: "'") || c == 0x0A { state = .plain }
+            case .multilineBasic:
+                if c == UInt8(ascii: "\\") { i += 1; if i < b.count, b[i] == 0x0A { line += 1 } }
+                else if starts(UInt8(ascii: "\""), count: 3) { state = .plain; i += 2 }
+            case .multilineLiteral:
+                if starts(UInt8(ascii: "'"), count: 3) { state = .plain; i += 2 }
+            }
+            i += 1
+        }
+    }
+
+    private static func convert(_ table: TOMLTable) -> ConfigTable {
+        var result = ConfigTable()
+        for key in table.keys {
+            if let value = table[key] { result.set(key, convert(value)) }
+        }
+        return result
+    }
+
+    private static func convert(_ value: TOMLValueConvertible) -> ConfigValue {
+        switch value.type {
+        case .string: return value.string.map(ConfigValue.string) ?? .other("")
+        case .int: return value.int.map(ConfigValue.int) ?? .other("")
+        case .double: return value.double.map(ConfigValue.double) ?? .other("")
+        case .bool: return value.bool.map(ConfigValue.bool) ?? .other("")
+        case .table: return value.table.map { .table(convert($0)) } ?? .other("")
+        case .array: return value.array.map { .array($0.map(convert)) } ?? .other("")
+        default: return .other(value.debugDescription)
+        }
+    }
+}

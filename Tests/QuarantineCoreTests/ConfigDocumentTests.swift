@@ -1,0 +1,61 @@
+import Foundation
+import CSystemShims
+import Testing
+@testable import QuarantineCore
+
+/// The configuration reader around TOMLKit: what `make fuzz` found in it (issue 16).
+@Suite("Configuration document")
+struct ConfigDocumentTests {
+    static let regressions = SettingsTests.repositoryRoot.appendingPathComponent("Tests/Fuzz/regressions/config")
+
+    @Test("the fuzzer's crash inputs are refused with a reason, not an abort (toml++ asserted on them, release builds too)")
+    func crashInputs() throws {
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: Self.regressions.path).sorted()
+        #expect(inputs.count >= 2)
+        for name in inputs {
+            let bytes = try [UInt8](Data(contentsOf: Self.regressions.appendingPathComponent(name)))
+            #expect(throws: Settings.ConfigurationError.self, "\(name)") {
+                try Settings().applying(toml: String(decoding: bytes, as: UTF8.self), from: name)
+            }
+        }
+        do {
+            _ = try Settings().applying(toml: "mode = \"adult\"\n[\u{FFFD}]\n", from: "c.toml")
+            Issue.record("accepted a table named U+FFFD")
+        } catch {
+            #expect(error.message.contains("line 2"), "\(error.message)")
+            #expect(error.message.contains("outside ASCII"), "\(error.message)")
+        }
+    }
+
+    @Test("characters outside ASCII stay allowed where TOML allows them: strings of each kind and comments")
+    func unicodeInStringsAndComments() throws {
+        let text = """
+            # Zoë's computer — réglages
+            mode = "child" # ünïcode after a value
+            [agent]
+            help_page = "file:///home/zoë/aide \\"ç\\".html"
+            browser_profiles = ['/home/zoë/.config/chromium/Défaut', \"\"\"
+            /home/zoë/firefox/ø\"\"\", '''/home/zoë/ß''']
+            """
+        let settings = try Settings().applying(toml: text, from: "c.toml")
+        #expect(settings.mode == .child)
+        #expect(settings.agent.helpPage == "file:///home/zoë/aide \"ç\".html")
+        #expect(settings.agent.browserProfiles == ["/home/zoë/.config/chromium/Défaut", "/home/zoë/firefox/ø", "/home/zoë/ß"])
+    }
+
+    @Test("reading the same text again parses nothing: TOMLKit 0.6.0 leaks every parse, so a long-running reader must not grow")
+    func unchangedTextIsNotParsedAgain() throws {
+        let text = "mode = \"adult\"\n[analysis]\nworkers = 2\n[video]\nmax_gap = 1.5\n# \(UUID())\n"
+        _ = try Settings().applying(toml: text, from: "c.toml")
+        let parses = ConfigDocument.parseCount
+        let before = qsys_heap_in_use()
+        for _ in 0..<3000 { _ = try Settings().applying(toml: text, from: "c.toml") }
+        let grown = Int(qsys_heap_in_use()) - Int(before)
+        // Other suites parse at the same time: only this text's parses would count, and it is unique.
+        #expect(ConfigDocument.parseCount - parses < 3000)
+        #expect(try ConfigDocument.parse(text) == ConfigDocument.parse(text))
+        // Each uncached parse of this text leaked about 1 KB (TOMLKit's table and its accessors'
+        // mallocs): 3000 of them would be megabytes. (ASan's allocator reports 0 here.)
+        #expect(grown < 512 << 10, "heap grew by \(grown) bytes over 3000 reads")
+    }
+}
