@@ -85,23 +85,55 @@ public enum ConfigDocument {
         }
     }
 
-    /// Refuses a character outside ASCII anywhere but in a string or a comment (TOML 1.0 allows
-    /// none there: keys are ASCII) before toml++ sees the text. toml++ 3 (inside TOMLKit 0.6.0)
-    /// asserts on some of them, which aborts the process even in a release build: `[` followed by
-    /// U+FFFD as a table header killed the agent at start (found by `make fuzz`, config harness).
+    /// Refuses, before toml++ sees the text, what toml++ 3 (inside TOMLKit 0.6.0) asserts on
+    /// instead of reporting, which aborts the process even in a release build (found by
+    /// `make fuzz`, config harness; the agent died at start on such a file):
+    /// - a table header whose name starts with anything but a bare-key character or a quote
+    ///   (`[!agent]`, or `[` then U+FFFD): toml++'s `parse_key` asserts on its first character;
+    /// - more generally any character outside ASCII outside strings and comments (TOML 1.0
+    ///   allows none there: keys are ASCII).
+    /// Strings, comments and the brackets of values (nested arrays on their own lines) are
+    /// followed, so valid TOML is never refused here.
     static func checkCharacters(_ text: String) throws(ParseError) {
         enum State { case plain, comment, basic, literal, multilineBasic, multilineLiteral }
         let b = Array(text.utf8)
         var state = State.plain
         var line = 1, i = 0
+        /// Brackets and braces open in a value (after `=`); a `[` first on a line outside any
+        /// value starts a table header.
+        var depth = 0, inValue = false, lineStart = true
         func starts(_ quote: UInt8, count: Int) -> Bool {
             i + count <= b.count && b[i..<(i + count)].allSatisfy { $0 == quote }
+        }
+        func isBlank(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
+        func checkHeader() throws(ParseError) {
+            var j = i + 1
+            while j < b.count, isBlank(b[j]) { j += 1 }
+            if j < b.count, b[j] == UInt8(ascii: "[") { j += 1; while j < b.count, isBlank(b[j]) { j += 1 } }
+            guard j < b.count else { return }
+            let c = b[j]
+            let bare = (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x5F || c == 0x2D
+            guard bare || c == UInt8(ascii: "]") || c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") else {
+                throw ParseError(description: "line \(line): a table header's name must start with a letter, digit, '_', '-' or a quote")
+            }
         }
         while i < b.count {
             let c = b[i]
             if c == 0x0A { line += 1 }
             switch state {
             case .plain:
+                if c == 0x0A {
+                    lineStart = true
+                    if depth == 0 { inValue = false }
+                } else if !isBlank(c) && c != 0x0D {
+                    defer { lineStart = false }
+                    if c == UInt8(ascii: "=") && depth == 0 { inValue = true }
+                    if c == UInt8(ascii: "[") || c == UInt8(ascii: "{") {
+                        if depth > 0 || inValue { depth += 1 } else if c == UInt8(ascii: "[") && lineStart { try checkHeader() }
+                    } else if (c == UInt8(ascii: "]") || c == UInt8(ascii: "}")) && depth > 0 {
+                        depth -= 1
+                    }
+                }
                 if c >= 0x80 {
                     throw ParseError(description: "line \(line): a character outside ASCII that is not in a string or a comment (TOML keys are ASCII; quote the value)")
                 } else if c == UInt8(ascii: "#") {

@@ -11,7 +11,7 @@ struct ConfigDocumentTests {
     @Test("the fuzzer's crash inputs are refused with a reason, not an abort (toml++ asserted on them, release builds too)")
     func crashInputs() throws {
         let inputs = try FileManager.default.contentsOfDirectory(atPath: Self.regressions.path).sorted()
-        #expect(inputs.count >= 2)
+        #expect(inputs.count >= 4)
         for name in inputs {
             let bytes = try [UInt8](Data(contentsOf: Self.regressions.appendingPathComponent(name)))
             #expect(throws: Settings.ConfigurationError.self, "\(name)") {
@@ -23,7 +23,38 @@ struct ConfigDocumentTests {
             Issue.record("accepted a table named U+FFFD")
         } catch {
             #expect(error.message.contains("line 2"), "\(error.message)")
-            #expect(error.message.contains("outside ASCII"), "\(error.message)")
+            #expect(error.message.contains("table header"), "\(error.message)")
+        }
+        do {
+            _ = try Settings().applying(toml: "mode = \"adult\"\nclé = 1\n", from: "c.toml")
+            Issue.record("accepted a key outside ASCII")
+        } catch {
+            #expect(error.message.contains("line 2") && error.message.contains("outside ASCII"), "\(error.message)")
+        }
+    }
+
+    @Test("valid TOML the header check could mistake for a header stays accepted: nested arrays on their own lines, inline tables in arrays")
+    func headersAndValues() throws {
+        let text = """
+            [watch]
+            incoming = [
+              "~/Downloads",
+            ]
+            [[extra]]
+            matrix = [
+            [+1, -2],
+            [{ a = 1 }, { "b" = [ [ 3 ] ] }],
+            ]
+            [ "quoted table" ]
+            ['literal'.dotted]
+            x = 1
+            """
+        let table = try ConfigDocument.parse(text)
+        #expect(table["watch"]?.table?["incoming"]?.array == [.string("~/Downloads")])
+        #expect(table["quoted table"]?.table != nil)
+        #expect(table["literal"]?.table?["dotted"]?.table?["x"]?.int == 1)
+        for bad in ["[!agent]\n", "[[ %x]]\n", "a = 1\n[ @b ]\n"] {
+            #expect(throws: ConfigDocument.ParseError.self, "\(bad)") { try ConfigDocument.parse(bad) }
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SandboxProbe
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// The analysis worker's sandbox, entered in a forked child (never in the test runner: it is
@@ -83,7 +84,7 @@ struct AnalysisSandboxTests {
         "sendmsg-fd3", "mmap", "mprotect", "thread", "clone-fork", "fd-3", "end",
     ]
 
-    @Test("in a child that entered it, writing, changing files, sockets, exec and signals to others fail; reading, memfds, sendmsg on descriptor 3 and threads still work")
+    @Test("in a child that entered it, writing, changing files, sockets, exec and signals to others fail; reading, memfds, sendmsg on descriptor 3 and threads still work", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
     func refusesAndAllows() throws {
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -114,7 +115,7 @@ struct AnalysisSandboxTests {
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("folder").path, isDirectory: &isFolder) && isFolder.boolValue)
     }
 
-    @Test("no capabilities are left (effective, permitted, inheritable, ambient; bounding when root), no_new_privs is set, a seccomp filter is on, the parent-death signal is SIGKILL, no core files")
+    @Test("no capabilities are left (effective, permitted, inheritable, ambient; bounding when root), no_new_privs is set, a seccomp filter is on, the parent-death signal is SIGKILL, no core files", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
     func privilegesGone() throws {
         let folder = try Self.makeFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -163,7 +164,7 @@ struct AnalysisSandboxTests {
     }
 
     #if arch(x86_64)
-    @Test("a system call under another convention (x32, i386 int 0x80) kills the worker with SIGSYS", arguments: [
+    @Test("a system call under another convention (x32, i386 int 0x80) kills the worker with SIGSYS", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"), arguments: [
         Int32(SANDBOX_PROBE_X32_CALL), Int32(SANDBOX_PROBE_I386_CALL),
     ])
     func foreignConventionKills(mode: Int32) throws {
