@@ -48,7 +48,7 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -71,8 +71,10 @@ let package = Package(
         // Where a download came from, read from the browsers' own download history.
         .target(name: "DownloadOrigins", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
+        // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
+        .target(name: "Locking"),
         .target(name: "PathBytes"),
-        .target(name: "FolderWatch", dependencies: ["CInotifyTools", "PollSupport", "PathBytes"]),
+        .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
         .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
@@ -121,7 +123,7 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "CSystemShims"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

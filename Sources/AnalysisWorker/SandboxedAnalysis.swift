@@ -2,6 +2,7 @@ import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 import Synchronization
+import Locking
 
 /// Analysis in a separate, confined process: the service (or agent) that may move files never
 /// parses them. Each file is opened here and handed to the worker as a descriptor; the worker
@@ -71,7 +72,7 @@ public final class SandboxedAnalysis: Sendable {
     }
 
     public let options: Options
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Opening files runs here (never on Swift's cooperative threads).
     let pool: WorkerPool
     let videoPool: WorkerPool

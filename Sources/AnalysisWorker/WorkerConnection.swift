@@ -3,6 +3,7 @@ import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
 import Synchronization
+import Locking
 
 /// One running analysis worker process, seen from the service: it spawns it, hands it files,
 /// gathers what it answers, and notices when it dies or hangs.
@@ -38,7 +39,7 @@ final class WorkerConnection: Sendable {
 
     let pid: pid_t
     let socket: LocalSocket
-    let state = Mutex(State())
+    let state = Locked(State())
     let deadline: Duration
 
     private init(pid: pid_t, socket: LocalSocket, deadline: Duration) {

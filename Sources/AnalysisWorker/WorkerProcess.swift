@@ -3,6 +3,7 @@ import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
 import Synchronization
+import Locking
 
 /// The analysis worker: the only process that parses what arrives (decoders, models). It starts
 /// with its socket as descriptor 3, enters ``AnalysisSandbox`` before anything else (no
@@ -132,7 +133,7 @@ final class RunningFiles: Sendable {
         /// Finished before they were added.
         var finishedEarly: Set<UInt64> = []
     }
-    let state = Mutex(State())
+    let state = Locked(State())
 
     func add(_ id: UInt64, _ task: Task<Void, Never>) {
         state.withLock { s in

@@ -115,10 +115,6 @@ int qsys_accept_cloexec(int socket) {
     return fd;
 }
 
-size_t qsys_heap_in_use(void) {
-    return mallinfo2().uordblks;
-}
-
 unsigned long long qsys_thread_cpu_ns(void) {
     struct timespec now;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;

@@ -1,6 +1,7 @@
 import Glibc
 import PollSupport
 import Synchronization
+import Locking
 
 /// What other threads ask of the inotify thread.
 enum Command: Sendable {
@@ -16,7 +17,7 @@ enum Command: Sendable {
 final class Control: Sendable {
     let stopRequested = Atomic<Bool>(false)
     let watchedDirectories = Atomic<Int>(0)
-    private let commands = Mutex<[Command]>([])
+    private let commands = Locked<[Command]>([])
     /// Polled by the inotify thread next to the inotify descriptor.
     let wakePipe: WakePipe
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import Locking
 
 /// Watches one file and calls `onChange` after it has been written, replaced or removed, so that a
 /// service picks up a hand-edited configuration file without being sent a signal.
@@ -22,7 +23,7 @@ public final class FileChangeWatcher: Sendable {
     public let path: String
     private let quietPeriod: Duration
     private let onChange: @Sendable () -> Void
-    private let running = Mutex<(control: Control, exited: DispatchSemaphore)?>(nil)
+    private let running = Locked<(control: Control, exited: DispatchSemaphore)?>(nil)
 
     /// While the file's folder is missing (deleted after `start()`), it is looked for this often.
     static let missingFolderRetry = Duration.seconds(5)

@@ -3,6 +3,7 @@ import Foundation
 import CInotifyTools
 import Glibc
 import Synchronization
+import Locking
 
 /// Watches folders recursively with inotify and reports files that are ready to be examined.
 ///
@@ -36,7 +37,7 @@ public final class FolderWatcher: Sendable {
     public let events: AsyncStream<FolderWatchEvent>
     private let continuation: AsyncStream<FolderWatchEvent>.Continuation
     private let options: FolderWatchOptions
-    private let lifecycle: Mutex<Lifecycle>
+    private let lifecycle: Locked<Lifecycle>
 
     /// A watcher for `roots` (absent roots are fine: they are armed when they appear).
     /// Nothing happens until `start()`.
@@ -45,7 +46,7 @@ public final class FolderWatcher: Sendable {
         events = stream
         self.continuation = continuation
         self.options = options
-        lifecycle = Mutex(.idle(roots))
+        lifecycle = Locked(.idle(roots))
         continuation.onTermination = { [weak self] _ in
             // The consumer went away: let the threads end (without waiting for them here).
             self?.requestStop()
@@ -91,7 +92,7 @@ public final class FolderWatcher: Sendable {
 
         let exited = DispatchSemaphore(value: 0)
         let startedSignal = DispatchSemaphore(value: 0)
-        let startError = Mutex<FolderWatchError?>(nil)
+        let startError = Locked<FolderWatchError?>(nil)
         let thread = Thread {
             qit_set_thread_name("fw-inotify")
             engine.run(roots: roots) { error in

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import PathBytes
 import Synchronization
+import Locking
 
 /// One media file opened for analysis: never through a symbolic link, only if it is a regular
 /// file, with its identity recorded at open time and its type sniffed from its bytes.
@@ -114,7 +115,7 @@ extension MediaFile {
             var descriptors: [String: Int32] = [:]
             var exclusive = false
         }
-        static let table = Mutex(Table())
+        static let table = Locked(Table())
 
         /// Analysis of `path` reads `descriptor` (which the caller keeps and closes after
         /// ``remove(_:)``). False when another descriptor stands for `path` already.

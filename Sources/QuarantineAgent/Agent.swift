@@ -12,6 +12,7 @@ import ServiceLifecycle
 import ServiceSupport
 import Synchronization
 import UnixSignals
+import Locking
 
 /// The agent: watches the folders where media arrives, and deals with each new file before the
 /// person opens it.
@@ -53,7 +54,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// Files held out of reach while they are checked (child mode, or `hold_while_checking`).
     let holding: Holding
     let lock: AgentLock
-    let state: Mutex<State>
+    let state: Locked<State>
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
     /// Requests for ``publisher()`` and ``flusher()``: timers owned by ``run()``.
@@ -112,7 +113,7 @@ public final class QuarantineAgent: Service, Sendable {
         vault = try Vault.standard(environment: options.environment)
         holding = Holding(store: vault.store)
         let settings = try Self.loadSettings(options, store: vault.store)
-        state = Mutex(State(settings: settings))
+        state = Locked(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PathBytes
 import Synchronization
+import Locking
 
 /// Plain log lines on standard error that journald shows well.
 ///
@@ -17,7 +18,7 @@ public struct JournalLogHandler: LogHandler {
     let label: String
     let journal: Bool
 
-    private static let output = Mutex<Void>(())
+    private static let output = Locked<Void>(())
 
     public init(label: String, level: Logger.Level, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.label = label

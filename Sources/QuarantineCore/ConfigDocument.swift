@@ -1,5 +1,6 @@
 import Synchronization
 import TOMLKit
+import Locking
 
 /// A configuration value read out of a TOML document into plain Swift values.
 public indirect enum ConfigValue: Sendable, Equatable {
@@ -51,11 +52,15 @@ public enum ConfigDocument {
     /// How many distinct texts are kept (a configuration rarely has more than two versions alive:
     /// the file and an edit being checked).
     static let kept = 8
-    private static let cache = Mutex<[(text: String, result: Result<ConfigTable, ParseError>)]>([])
-    private static let parses = Atomic<Int>(0)
+    private static let cache = Locked<[(text: String, result: Result<ConfigTable, ParseError>)]>([])
+    /// Tests: how many times one text was handed to TOMLKit (other suites parse their own texts
+    /// at the same time, so a global count would not tell).
+    private static let watched = Locked<(text: String?, parses: Int)>((nil, 0))
 
-    /// The number of texts handed to TOMLKit so far in this process (tests).
-    public static var parseCount: Int { parses.load(ordering: .relaxed) }
+    /// Counts from now on the parses of `text` (tests).
+    static func countParses(of text: String) { watched.withLock { $0 = (text, 0) } }
+    /// The parses of the text given to ``countParses(of:)`` since then (tests).
+    static var countedParses: Int { watched.withLock { $0.parses } }
 
     /// The document's top-level table.
     public static func parse(_ text: String) throws(ParseError) -> ConfigTable {
@@ -72,7 +77,7 @@ public enum ConfigDocument {
 
     /// Parses without the cache (every call leaks TOMLKit's copy of the text: tests and the fuzzer).
     static func parseUncached(_ text: String) -> Result<ConfigTable, ParseError> {
-        parses.add(1, ordering: .relaxed)
+        watched.withLock { if $0.text == text { $0.parses += 1 } }
         do {
             try checkCharacters(text)
             return .success(convert(try TOMLTable(string: text)))

@@ -4,6 +4,7 @@ import QuarantineStore
 import SensitivityAnalysis
 import PathBytes
 import Synchronization
+import Locking
 
 /// What happens to one file that arrived in a watched folder: a crash guard, the allow and block
 /// lists, the verdict cache, the analysis, `on_error`, hiding it in the vault, and what the audit
@@ -276,7 +277,7 @@ public struct Intake: Sendable {
                               detail: "video resumed: \(Int(earlier.measure.rounded())) s covered before it was interrupted")
         }
         struct Saved { var covered = CoveredRanges(); var at = ContinuousClock.now - .seconds(10); var written = CoveredRanges() }
-        let saved = Mutex(Saved(covered: earlier, written: earlier))
+        let saved = Locked(Saved(covered: earlier, written: earlier))
         @Sendable func save(_ covered: CoveredRanges, force: Bool) {
             let due = saved.withLock { s -> Bool in
                 s.covered = covered

@@ -5,6 +5,7 @@ import MediaDecoding
 import PathBytes
 import SensitivityAnalysis
 import Synchronization
+import Locking
 
 /// A file held out of reach while it is checked: renamed into a private folder of its watched
 /// folder (same filesystem: one rename, every byte, the mode, owner, times, extended attributes
@@ -52,7 +53,7 @@ public final class Holding: Sendable {
 
     public let store: AuditStore
     /// Open private folders, by watched folder.
-    let folders = Mutex<[String: (fd: Int32, path: String)]>([:])
+    let folders = Locked<[String: (fd: Int32, path: String)]>([:])
 
     public init(store: AuditStore) { self.store = store }
 

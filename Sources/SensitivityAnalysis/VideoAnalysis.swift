@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import MediaDecoding
 import Synchronization
+import Locking
 
 /// How far a video analysis has got.
 public struct VideoProgress: Sendable, Equatable, Codable {
@@ -73,7 +74,7 @@ public final class VideoAnalysisHandler: Sendable {
     let options: VideoOptions
     /// The policy every sampled frame is judged by.
     let policy: SensitivityPolicy
-    let state = Mutex<State>(State())
+    let state = Locked<State>(State())
     private let updates: AsyncStream<VideoProgress>.Continuation
     /// Progress as it happens; finishes when the analysis ends.
     public let progressUpdates: AsyncStream<VideoProgress>

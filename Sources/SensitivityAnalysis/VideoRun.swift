@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import MediaDecoding
 import Synchronization
+import Locking
 
 /// One video analysis under way: the samples the decoders hand over, their verdicts (inference
 /// runs on the analyzer's workers, behind any picture), coverage, progress, and the final
@@ -20,7 +21,7 @@ final class VideoRun: @unchecked Sendable {
     /// behind the models.
     let inFlight = DispatchSemaphore(value: 3)
     let pending = DispatchGroup()
-    let state = Mutex(State())
+    let state = Locked(State())
 
     struct Record {
         var time: Double
@@ -216,7 +217,7 @@ final class VideoRun: @unchecked Sendable {
         if let another = try second() { decoders.append(another) }
 
         // Coarse: keyframes alone, spread over the file.
-        let thumbnails = Mutex<[Int: GreyThumbnail]>([:])
+        let thumbnails = Locked<[Int: GreyThumbnail]>([:])
         let coarse = plan.coarseOrder.filter { j in state.withLock { $0.pickState[j] == .unknown } }
         try runInParallel(decoders, tasks: coarse) { decoder, j in
             guard !self.stopping else { return false }
@@ -412,7 +413,7 @@ final class VideoRun: @unchecked Sendable {
     /// first error ends every thread's work and is thrown.
     func runInParallel(_ decoders: [VideoDecoder], tasks: [Int], _ body: @escaping @Sendable (VideoDecoder, Int) throws -> Bool) throws {
         let next = Atomic<Int>(0)
-        let failed = Mutex<(any Error)?>(nil)
+        let failed = Locked<(any Error)?>(nil)
         let work: @Sendable (VideoDecoder) -> Void = { decoder in
             while failed.withLock({ $0 == nil }) {
                 let i = next.wrappingAdd(1, ordering: .relaxed).oldValue

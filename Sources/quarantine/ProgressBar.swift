@@ -2,6 +2,7 @@ import Foundation
 import PathBytes
 import SensitivityAnalysis
 import Synchronization
+import Locking
 
 /// A one-line progress bar on standard error, drawn only on a terminal: files done, rate, ETA,
 /// and for each video being analysed its percent, media time and ETA. Safe to update from any
@@ -15,7 +16,7 @@ final class ProgressBar: Sendable {
     private let total: Int
     private let enabled: Bool
     private let start = Date()
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(total: Int, enabled: Bool) {
         self.total = total

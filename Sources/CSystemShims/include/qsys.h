@@ -17,8 +17,6 @@ int qsys_lower_thread_priority(int nice);
 int qsys_thread_io_class(void);
 /// CPU time the calling thread has used, nanoseconds (CLOCK_THREAD_CPUTIME_ID).
 unsigned long long qsys_thread_cpu_ns(void);
-/// Bytes the C heap has handed out and not had back (glibc's mallinfo2 uordblks; tests of leaks).
-size_t qsys_heap_in_use(void);
 /// Names the calling thread (what ps, top and /proc/<pid>/task/<tid>/comm show; 15 bytes kept).
 void qsys_set_thread_name(const char *name);
 /// sendmsg of `length` bytes with `count` descriptors as SCM_RIGHTS (none when count is 0),
