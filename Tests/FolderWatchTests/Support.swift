@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import Synchronization
 @testable import FolderWatch
+import Locking
 
 /// Collects everything a watcher reports, for bounded waits in tests.
 final class Recorder: Sendable {
-    private let log = Mutex<[FolderWatchEvent]>([])
+    private let log = Locked<[FolderWatchEvent]>([])
     private let done = Atomic<Bool>(false)
 
     init(_ watcher: FolderWatcher) {

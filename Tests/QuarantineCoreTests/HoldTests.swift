@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import QuarantineCore
+import Locking
 
 /// Hold while checking, in process: a real vault, database and private folder; the analysis is
 /// a stand-in (named so) that also looks at where the file is while it judges it.
@@ -22,7 +23,7 @@ struct HoldTests {
     }
 
     final class Log: Sendable {
-        let seen = Mutex<[Seen]>([])
+        let seen = Locked<[Seen]>([])
         init() {}
         func withLock<T>(_ body: (inout [Seen]) -> T) -> T { seen.withLock { body(&$0) } }
     }

@@ -5,6 +5,7 @@ import SensitivityAnalysis
 import Synchronization
 import Testing
 @testable import QuarantineCore
+import Locking
 
 /// The intake use case in process: a real vault and database in a fresh folder; the analysis is
 /// a stand-in (named so) where the point is the decision, and the real analyzer where it is not.
@@ -44,7 +45,7 @@ struct IntakeTests {
 
     /// A stand-in for the analysis: answers what the test says, and counts its calls.
     final class StandInAnalysis: Sendable {
-        let calls = Mutex(0)
+        let calls = Locked(0)
         let answer: @Sendable (String, Settings) -> FileReport
 
         init(_ answer: @escaping @Sendable (String, Settings) -> FileReport) { self.answer = answer }
@@ -248,8 +249,8 @@ struct IntakeResumeTests {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
         let bytes = Array("not really a video, the stand-in does not read it".utf8)
         let entry = try place.arrive("long.mp4", bytes)
-        let seen = Mutex<[CoveredRanges?]>([])
-        let interrupt = Mutex(true)
+        let seen = Locked<[CoveredRanges?]>([])
+        let interrupt = Locked(true)
         let intake = Intake(vault: place.vault, blocking: { _, work in try work() }, analysis: { path, settings, progress in
             seen.withLock { $0.append(settings.video.alreadyCovered) }
             var update = VideoProgress(fraction: 0.5, samples: 40, mediaTime: 300, duration: 600)

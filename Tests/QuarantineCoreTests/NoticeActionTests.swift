@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import QuarantineCore
+import Locking
 
 /// The notification as an intervention: which buttons each mode offers, what each does through
 /// the core's rules, and the wording of a file hidden because its site is blocked.
@@ -120,7 +121,7 @@ struct OriginIntakeTests {
     @Test("the history's URL and page are recorded with the hidden item; a block of its site then hides the next download from it on sight; xattrs win; off means no lookup")
     func lookedUp() async throws {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
-        let asked = Mutex<[String]>([])
+        let asked = Locked<[String]>([])
         var intake = IntakeTests.StandInAnalysis.judging(sensitive: true).intake(place.vault)
         intake.originLookup = { path in
             asked.withLock { $0.append(path) }
@@ -157,7 +158,7 @@ struct OriginIntakeTests {
     @Test("a browser that writes its history seconds later (Chromium): a clean file is left only once its origin is known, when some site is blocked, and hidden if that site is; a hidden one gets its origin recorded afterwards; nothing is awaited when no site is blocked")
     func foundLater() async throws {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
-        let calls = Mutex(0)
+        let calls = Locked(0)
         var intake = IntakeTests.StandInAnalysis.judging(sensitive: false).intake(place.vault)
         // Stand-in history: knows a download from the second question on, as Chromium's commit does.
         intake.originLookup = { _ in

@@ -4,6 +4,7 @@ import SensitivityAnalysis
 import Synchronization
 import Testing
 @testable import QuarantineCore
+import Locking
 
 /// The review use cases in process: consent by the rules, then the action, recorded with its actor.
 @Suite("Review")
@@ -105,6 +106,6 @@ struct ReviewTests {
 
 /// A clock a test sets by hand.
 final class TestClock: Sendable {
-    let now: Mutex<Date>
-    init(_ start: Date) { now = Mutex(start) }
+    let now: Locked<Date>
+    init(_ start: Date) { now = Locked(start) }
 }

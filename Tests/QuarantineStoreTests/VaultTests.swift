@@ -5,6 +5,7 @@ import MediaDecoding
 import Synchronization
 import Testing
 @testable import QuarantineStore
+import Locking
 
 /// The vault and the audit database, on real files in fresh temporary folders.
 @Suite("Vault", .serialized)
@@ -324,8 +325,8 @@ struct VaultTests {
         }
         // Another thread opens, uses and closes files all the while: a descriptor closed twice
         // by the copy would close one of its files under it (EBADF).
-        let stop = Mutex(false)
-        let badDescriptors = Mutex(0)
+        let stop = Locked(false)
+        let badDescriptors = Locked(0)
         let probe = Thread {
             while !stop.withLock({ $0 }) {
                 let fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)
@@ -390,7 +391,7 @@ struct VaultTests {
                 let place = try Place(vaultParent: vaultParent)
                 defer { place.cleanUp() }
                 let (url, digest) = try place.download("a.jpg", bytes: 3_000_000)
-                let armed = Mutex(true)
+                let armed = Locked(true)
                 let crashing = try Vault(root: place.vault.root, store: place.vault.store) { reached in
                     if reached == step, armed.withLock({ $0 }) { throw Vault.SimulatedCrash() }
                 }

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import SensitivityAnalysis
+import Locking
 
 /// The plan (which keyframes first, in which order), covered stretches, the near-identical
 /// test, the picture lane, and on real videos: the early verdict, resuming, and skipping.
@@ -106,7 +107,7 @@ struct CoarseToFinePlanTests {
     func pictureLane() async throws {
         let pool = WorkerPool(threads: 1, name: "lanetest")
         let gate = DispatchSemaphore(value: 0)
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         pool.enqueue { gate.wait() }
         for i in 0..<3 { pool.enqueue(background: true) { order.withLock { $0.append("frame \(i)") } } }
         pool.enqueue { order.withLock { $0.append("picture") } }

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import SensitivityAnalysis
+import Locking
 
 /// Videos made in the test with ffmpeg: a moving test pattern with the test card shown full
 /// frame at a known time, in several codecs and containers.
@@ -119,7 +120,7 @@ struct VideoAnalysisTests {
         let url = dir.appendingPathComponent("p.mp4")
         try VideoFixtures.make(url, seconds: 10, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
         let handler = try analyzer().videoAnalysis(forFileAt: url.path)
-        let seen = Mutex<[VideoProgress]>([])
+        let seen = Locked<[VideoProgress]>([])
         let watcher = Task { for await p in handler.progressUpdates { seen.withLock { $0.append(p) } } }
         _ = try await handler.hasSensitiveContent()
         await watcher.value
