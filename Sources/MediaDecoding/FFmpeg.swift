@@ -1,14 +1,40 @@
 import CFFmpeg
+import Locking
 
 /// Helpers shared by every libav* caller: error codes to ``MediaError``, logging, and
 /// frame conversion with swscale.
 enum FFmpeg {
-    /// libav* print to stderr by default; quarantine reports errors itself.
+    /// libav* print to stderr by default; quarantine reports errors itself. And no single
+    /// libav* allocation may exceed ``allocationCap`` (libavutil's own default is 2 GiB).
     static let loggingConfigured: Void = {
         av_log_set_level(AV_LOG_QUIET)
+        av_max_alloc(allocationCap)
     }()
 
+    /// Called before any use of libav*.
     static func configureLogging() { _ = loggingConfigured }
+
+    /// The largest single allocation libav* may make: 256 MiB, the default decode memory budget
+    /// (a picture that needs more is refused by ``ImageDecoder`` before any decoding, and a 4K
+    /// video frame is 12 MiB). Without it, a 1.5 KB MP4 whose sample tables declare billions of
+    /// entries made libavformat's mov demuxer reallocate to 2 GiB (2.8 GB resident, 5 s, for
+    /// `quarantine scan` on the file; found by `make fuzz`, video harness); now that allocation
+    /// fails and the file is refused as needing too much memory. Raised, never lowered, by
+    /// ``raiseAllocationCap(to:)`` when a larger decode budget is configured.
+    static let defaultAllocationCap = 256 << 20
+    nonisolated(unsafe) static var allocationCap = defaultAllocationCap
+    private static let capLock = Locked<Void>(())
+
+    /// Lets libav* allocate up to `bytes` at once (a configured `analysis.decode_memory_mib` over
+    /// the default): pictures within the budget must still decode.
+    static func raiseAllocationCap(to bytes: Int) {
+        configureLogging()
+        capLock.withLock { _ in
+            guard bytes > allocationCap else { return }
+            allocationCap = bytes
+            av_max_alloc(bytes)
+        }
+    }
 
     static func message(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)

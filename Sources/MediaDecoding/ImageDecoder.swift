@@ -19,6 +19,7 @@ public struct ImageDecoder: Sendable {
         self.minimumLongSide = minimumLongSide
         self.minimumShortSide = minimumShortSide
         self.budget = DecodeMemoryBudget(capacity: limits.decodeMemoryBytes)
+        FFmpeg.raiseAllocationCap(to: limits.decodeMemoryBytes)
     }
 
     /// Decodes an opened file within the memory budget: the file's bytes plus its decoder's
