@@ -66,7 +66,12 @@ extension QuarantineAgent {
             var failures = 0
             while !Task.isCancelled && !flushCandidates() {
                 failures += 1
-                try? await Task.sleep(for: .seconds(min(30, 1 << min(failures - 1, 5))))
+                // Cut short when the database is found working again (``databaseRecovered``).
+                let deadline = ContinuousClock.now + .seconds(min(30, 1 << min(failures - 1, 5)))
+                while !Task.isCancelled, ContinuousClock.now < deadline,
+                      !state.withLock({ s in defer { s.retryFlushNow = false }; return s.retryFlushNow }) {
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
             }
             if Task.isCancelled { return }
         }
@@ -86,6 +91,7 @@ extension QuarantineAgent {
             let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
             if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }
         } catch {
+            noteDatabaseFaults()
             // Said once, not at every attempt.
             let failures = state.withLock { s -> Int in
                 s.intakeFailures += 1
@@ -148,7 +154,9 @@ extension QuarantineAgent {
         let (engine, busy, settings, videos) = state.withLock {
             ($0.engine, Set($0.inFlight.keys), $0.settings, $0.videosInFlight)
         }
-        guard let engine else { return [] }
+        noteDatabaseFaults()
+        // While the database refuses writes, no verdict could be recorded: nothing starts.
+        guard let engine, state.withLock({ $0.databaseFault == nil }) else { return [] }
         let workers = engine.workers
         var freeImages = workers - (busy.count - videos)
         var freeVideos = max(1, workers / 2) - videos
@@ -201,6 +209,8 @@ extension QuarantineAgent {
     }
 
     func finished(_ path: String, video: Bool) {
+        // A write of this file's record that failed closes the gate before the next one starts.
+        noteDatabaseFaults()
         state.withLock { s in
             s.inFlight[path] = nil
             if video { s.videosInFlight -= 1 }
@@ -330,7 +340,8 @@ extension QuarantineAgent {
             logger.info("changed while it was checked; it is checked again", metadata: metadata)
             requeueIfChanged(entry)
         case .databaseUnavailable(let message):
-            logger.error("cannot consult the audit database, will try again: \(message)", metadata: metadata)
+            // A fault of the database is said once by the gate (``noteDatabaseFaults()``).
+            logger.debug("left where it is and queued, the audit database refused: \(message)", metadata: metadata)
         case .unreadable(let then):
             // Checked (again) as soon as it can be read: the watcher follows its mode.
             watcher()?.retryWhenReadable(entry.path)
@@ -389,24 +400,6 @@ extension QuarantineAgent {
 
     // MARK: - Status
 
-    /// Says, once and loudly, when the audit database was deleted or replaced under the agent:
-    /// what it records from then on is in a file no one else sees. Nothing hidden is lost (each
-    /// vault folder keeps its meta.json), and the message says how to recover.
-    func checkDatabaseInPlace() {
-        guard !vault.store.isStillInPlace else { return }
-        let message = "the audit database \(vault.store.path) was deleted or replaced while the agent runs: "
-            + "restart the agent (systemctl --user restart quarantine), then run 'quarantine doctor --repair' to rebuild "
-            + "the list of hidden items from the vault"
-        let first = state.withLock { s -> Bool in
-            defer { s.databaseProblem = message }
-            return s.databaseProblem == nil
-        }
-        if first {
-            logger.critical("\(message)")
-            _ = systemd?.notify("STATUS=\(message)")
-        }
-    }
-
     /// Asks ``publisher()`` for a status update (at most one every ``statusInterval``).
     func publishSoon() {
         publishContinuation.yield()
@@ -423,16 +416,24 @@ extension QuarantineAgent {
     }
 
     func publishNow() {
-        checkDatabaseInPlace()
+        noteDatabaseFaults()
         let depth = (try? vault.store.backlogCount()) ?? -1
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
-                               problem: s.problem ?? s.databaseProblem, notifications: s.notificationState)
+                               problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
+                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue)
+        }
+        // While the database refuses writes (a lock would hold this thread for the busy timeout),
+        // the status goes beside the agent's lock, where `quarantine status` looks too.
+        if status.databaseFault != nil {
+            publishBesideTheLock(status)
+            return
         }
         do {
             try vault.store.publish(status)
+            publishBesideTheLock(nil)
             if state.withLock({ s in defer { s.publishFailing = false }; return s.publishFailing }) {
                 logger.notice("the status is published again")
             }
@@ -440,6 +441,13 @@ extension QuarantineAgent {
             let first = state.withLock { s in defer { s.publishFailing = true }; return !s.publishFailing }
             if first { logger.warning("cannot publish the status ('quarantine status' shows the last one until this works): \(error)") }
             else { logger.debug("status still not published: \(error)") }
+            noteDatabaseFaults()
+            if state.withLock({ $0.databaseFault != nil }) { publishSoon() }
         }
     }
+}
+
+extension String {
+    /// Nil for the empty string.
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

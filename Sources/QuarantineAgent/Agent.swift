@@ -80,8 +80,13 @@ public final class QuarantineAgent: Service, Sendable {
         /// this process when `agent.sandbox = false`.
         var engine: (any AnalysisEngine)?
         var problem: String?
-        /// The audit database was deleted or replaced under the agent (said once).
+        /// What is wrong with the audit database, while it lasts (shown by `status`).
         var databaseProblem: String?
+        /// The gate: while a fault of the audit database lasts, no new analysis starts
+        /// (``noteDatabaseFaults()``, ``watchDatabase()``).
+        var databaseFault: DatabaseFault?
+        /// The database works again: the flusher writes the files it kept at once.
+        var retryFlushNow = false
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
@@ -149,6 +154,17 @@ public final class QuarantineAgent: Service, Sendable {
         // Files held when the last run ended go back (and are checked again as new arrivals).
         let holding = self.holding
         for line in try await onOwnThread("hold-recovery", { holding.recover() }) { logger.notice("put back a file held when the agent stopped: \(line)") }
+        // A damaged file is found before anything is analysed into it. Startup: a database that
+        // cannot be opened at all made init throw (exit 1: systemd restarts the agent every 5 s,
+        // and each start looks through the folders again, so nothing waits unseen); one that
+        // opens but cannot be written or is damaged runs degraded, watching and queueing with
+        // the gate closed, and recovers by itself when the database does, without a restart storm.
+        let store = vault.store
+        if let damage = try? await onOwnThread("database-check", { () -> DatabaseFaultError? in
+            do { try store.probe(checkIntegrity: true); return nil } catch let error as DatabaseFaultError { return error }
+        }) {
+            closeDatabaseGate(damage.fault, detail: damage.underlying)
+        }
         await loadAnalyzer(settings)
         setUpNotifications(settings)
 
@@ -175,6 +191,7 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.retryAnalyzer() }
                 group.addTask { await self.publisher() }
                 group.addTask { await self.flusher() }
+                group.addTask { await self.watchDatabase() }
                 group.addTask { await self.notificationActions() }
                 group.addTask { await self.followOrigins() }
                 group.addTask { await self.withdrawStaleNotifications() }

@@ -118,8 +118,11 @@ public struct Intake: Sendable {
                        progress: @escaping @Sendable (VideoProgress) -> Void = { _ in }) async -> Outcome {
         let store = vault.store
         let path = entry.path, mode = settings.mode
-        // Only crashes count: every way out of here ends the attempt.
-        let attempts = (try? store.beginAttempt(entry)) ?? 1
+        // Only crashes count: every way out of here ends the attempt. An attempt that cannot be
+        // recorded is not made: its verdict could not be recorded either, and the file would be
+        // analysed again and again. It stays where it is, queued, until the database works.
+        let attempts: Int
+        do { attempts = try store.beginAttempt(entry) } catch { return .databaseUnavailable("\(error)") }
         defer { try? store.endAttempt(entry) }
         if attempts > maxCrashes {
             let crashes = attempts - 1
@@ -345,6 +348,10 @@ public struct Intake: Sendable {
                 : .hidden(id: id, kind: kind, mode: mode, because: because)
             return .hidden(item, verdict: verdict, reasons: reasons, notice: notice)
         } catch {
+            // The database refused (locked, read-only, damaged...): nothing was moved, and the
+            // entry stays queued, so the file is judged again once it works. Taking it off the
+            // backlog here would leave a flagged file where it is with its verdict lost.
+            if DatabaseFault(error) != nil { return .databaseUnavailable("\(error)") }
             // The vault refused (the file changed or vanished since it was read, or the disk is
             // full): nothing was moved.
             try? store.complete(entry, seen: nil)

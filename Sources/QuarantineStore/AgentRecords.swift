@@ -142,9 +142,13 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     public var problem: String?
     /// "desktop notifications (server)" or "log only: ..."
     public var notifications: String
+    /// While the audit database refuses writes, which fault (``DatabaseFault``'s raw value:
+    /// "read_only", "locked", "damaged", ...): no analysis starts until it is gone.
+    public var databaseFault: String?
 
     public init(pid: Int32, startedAt: Date, updatedAt: Date = Date(), state: String, mode: String, roots: [Root] = [],
-                queueDepth: Int = 0, inFlight: [Work] = [], counters: [String: Int] = [:], problem: String? = nil, notifications: String = "") {
+                queueDepth: Int = 0, inFlight: [Work] = [], counters: [String: Int] = [:], problem: String? = nil, notifications: String = "",
+                databaseFault: String? = nil) {
         self.pid = pid
         self.startedAt = startedAt
         self.updatedAt = updatedAt
@@ -156,6 +160,16 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         self.counters = counters
         self.problem = problem
         self.notifications = notifications
+        self.databaseFault = databaseFault
+    }
+
+    /// The status an agent wrote beside its lock while the database refused it (see
+    /// ``AgentLock/statusPath(environment:)``), if there is one.
+    public static func besideTheLock(environment: [String: String] = ProcessInfo.processInfo.environment) -> AgentStatus? {
+        guard let data = FileManager.default.contents(atPath: AgentLock.statusPath(environment: environment)) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(AgentStatus.self, from: data)
     }
 }
 
@@ -371,6 +385,11 @@ public final class AgentLock: Sendable {
             return runtime + "/quarantine/agent.lock"
         }
         return Vault.baseDirectory(environment: environment) + "/agent.lock"
+    }
+
+    /// Where the agent writes its status while the audit database refuses it: beside the lock.
+    public static func statusPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        (path(environment: environment) as NSString).deletingLastPathComponent + "/agent-status.json"
     }
 
     /// Takes the lock, or throws saying which pid holds it.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import SensitivityAnalysis
+import Synchronization
 
 /// The audit database shared by the CLI and the agent: vault items, every event, the allow and
 /// block lists, and the intent journal that makes moves recoverable.
@@ -9,23 +10,57 @@ import SensitivityAnalysis
 /// use it at once; migrations are named and append-only.
 public final class AuditStore: Sendable {
     public let path: String
-    let pool: DatabasePool
-    /// The database file's device and inode when it was opened.
-    let fileIdentity: (device: UInt64, inode: UInt64)?
+    /// The open database and the file it is (swapped by ``reopen()``).
+    private let opened: Mutex<Opened>
+    /// The last fault a write ran into since ``takeWriteFault()`` was last asked.
+    private let lastWriteFault = Mutex<DatabaseFault?>(nil)
+    /// How long a write waits for another process's lock before it fails.
+    public let busyTimeout: Double
 
-    /// Opens (creating if needed) the database at `path`.
-    public init(path: String) throws {
+    struct Opened {
+        var pool: DatabasePool
+        /// The database file's device and inode when it was opened.
+        var fileIdentity: (device: UInt64, inode: UInt64)?
+    }
+
+    var pool: DatabasePool { opened.withLock { $0.pool } }
+
+    /// Opens (creating if needed) the database at `path`. A database that cannot be opened
+    /// throws a ``DatabaseFaultError`` naming the fault when SQLite's answer names one.
+    /// `busyTimeout` is how long a write waits for another process's lock (tests shorten it).
+    public init(path: String, busyTimeout: Double = 10) throws {
         self.path = path
+        self.busyTimeout = busyTimeout
+        opened = Mutex(try Self.open(path, busyTimeout: busyTimeout))
+    }
+
+    static func open(_ path: String, busyTimeout: Double) throws -> Opened {
         // Created private before SQLite opens it: SQLite gives its -wal and -shm the same mode.
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd >= 0 { Glibc.close(fd) }
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try Self.migrator.migrate(pool)
-        var info = stat()
-        fileIdentity = stat(path, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // Migrated only when something is missing: a read first, so that a command (status,
+            // list) still opens the database while another process holds its write lock.
+            if try !pool.read({ db in try Self.migrator.hasCompletedMigrations(db) }) { try Self.migrator.migrate(pool) }
+            var info = stat()
+            return Opened(pool: pool, fileIdentity: stat(path, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil)
+        } catch {
+            guard let fault = DatabaseFault(error) else { throw error }
+            throw DatabaseFaultError(fault: fault, path: path, underlying: "\(error)")
+        }
+    }
+
+    /// Opens the file now at ``path`` again (a new, empty database when none is there): after
+    /// it was deleted or replaced (``isStillInPlace`` is false), or when the open connection can
+    /// no longer write what the file now allows (SQLite opens a file it cannot write read-only
+    /// and stays so). Connections of the old database close once their last request ends.
+    public func reopen() throws {
+        let fresh = try Self.open(path, busyTimeout: busyTimeout)
+        opened.withLock { $0 = fresh }
     }
 
     /// Named, append-only migrations: never edit one that has shipped; add a new one.
@@ -117,13 +152,58 @@ public final class AuditStore: Sendable {
     /// was deleted or replaced meanwhile (this process then writes into a file no one else sees).
     public var isStillInPlace: Bool {
         var info = stat()
-        guard let fileIdentity, stat(path, &info) == 0 else { return false }
+        guard let fileIdentity = opened.withLock({ $0.fileIdentity }), stat(path, &info) == 0 else { return false }
         return UInt64(info.st_dev) == fileIdentity.device && UInt64(info.st_ino) == fileIdentity.inode
     }
 
     // MARK: - Writing
 
-    func write<T>(_ body: (Database) throws -> T) throws -> T { try pool.write(body) }
+    /// Every write of this program goes through here: a fault of the database (not of one
+    /// request) is kept for ``takeWriteFault()``, so one that a caller ignores is still seen.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch {
+            if let fault = DatabaseFault(error) { lastWriteFault.withLock { $0 = fault } }
+            throw error
+        }
+    }
+
+    /// The fault the last failed write ran into since the previous call (nil: none), and
+    /// forgets it. The agent asks after each file, so a write the core made with `try?` (an
+    /// attempt's count, a verdict) still stops it from going on as if it had been recorded.
+    public func takeWriteFault() -> DatabaseFault? {
+        lastWriteFault.withLock { fault in defer { fault = nil }; return fault }
+    }
+
+    /// Whether the database can be written now: a real write (a row added and removed, committed)
+    /// waiting at most `timeout` seconds for another process's lock, and with `checkIntegrity`
+    /// SQLite's `quick_check` of every page. Throws a ``DatabaseFaultError`` naming what is wrong.
+    public func probe(timeout: Double = 0.5, checkIntegrity: Bool = false) throws {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA busy_timeout = \(Int(timeout * 1000))")
+                defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Int(busyTimeout * 1000))") }
+                try db.inTransaction(.immediate) {
+                    try db.execute(sql: "INSERT OR REPLACE INTO agentStatus (id, json) VALUES (-1, 'probe')")
+                    try db.execute(sql: "DELETE FROM agentStatus WHERE id = -1")
+                    return .commit
+                }
+            }
+            if checkIntegrity, let problem = try quickCheck() {
+                throw DatabaseFaultError(fault: .damaged, path: path, underlying: problem)
+            }
+        } catch let error as DatabaseFaultError {
+            throw error
+        } catch {
+            throw DatabaseFaultError(fault: DatabaseFault(error) ?? .ioError, path: path, underlying: "\(error)")
+        }
+    }
+
+    /// SQLite's `PRAGMA quick_check` (every page and index entry read, in about the time of a
+    /// full read): nil when the file is sound, else SQLite's first findings.
+    public func quickCheck() throws -> String? {
+        let lines = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check(5)") }
+        return lines == ["ok"] ? nil : lines.joined(separator: "; ")
+    }
     func read<T>(_ body: (Database) throws -> T) throws -> T { try pool.read(body) }
 
     /// Records one event.

@@ -274,7 +274,11 @@ struct StatusCommand: ParsableCommand {
         let pid = AgentLock.runningAgent()
         let running = pid != nil
         var status = try? vault.store.agentStatus()
-        let waiting = (try? vault.store.backlogCount()) ?? 0
+        // While the database refuses its writes, the agent writes its status beside its lock.
+        if let pid, let beside = AgentStatus.besideTheLock(), beside.pid == pid, beside.updatedAt > status?.updatedAt ?? .distantPast {
+            status = beside
+        }
+        let waiting = (try? vault.store.backlogCount()) ?? status?.queueDepth ?? 0
         if !running, status != nil { status?.inFlight = [] }
         if json {
             var object: [String: Any] = ["running": running, "queue_depth": waiting]

@@ -10,9 +10,10 @@ struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.",
         discussion: """
-        Also checks that every file in the vault is listed in the audit database; with --repair, files \
-        whose item was lost (the database deleted or replaced) are listed again from the meta.json kept \
-        beside each one.
+        Also checks the audit database (writable, not locked by another process, every page sound) and \
+        that every file in the vault is listed in it; with --repair, a damaged database is moved aside \
+        (kept, never deleted) and a new one made, and files whose item was lost (the database deleted, \
+        replaced or damaged) are listed again from the meta.json kept beside each one.
 
         Exit status: 0 everything needed works, 1 something is missing (each line says how to fix it).
         """
@@ -21,7 +22,7 @@ struct Doctor: AsyncParsableCommand {
     @Flag(name: .long, help: "Print one JSON object instead of text.")
     var json = false
 
-    @Flag(name: .long, help: "List again the vault's files that the audit database lost, from their meta.json.")
+    @Flag(name: .long, help: "Move a damaged audit database aside, and list again the vault's files that the database lost, from their meta.json.")
     var repair = false
 
     struct Check: Encodable {
@@ -90,6 +91,7 @@ struct Doctor: AsyncParsableCommand {
         } else {
             checks.append(Check(name: "browser history", ok: true, detail: "not read (agent.browser_history = false)"))
         }
+        checks += Self.databaseChecks(path: Vault.baseDirectory() + "/audit.sqlite3", repair: repair)
         do {
             let vault = try Vault.standard()
             if repair {

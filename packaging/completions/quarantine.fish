@@ -279,7 +279,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" json' -l 'json' -d 'Print one JSON object instead of text.'
-complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" repair' -l 'repair' -d 'List again the vault\'s files that the audit database lost, from their meta.json.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" repair' -l 'repair' -d 'Move a damaged audit database aside, and list again the vault\'s files that the database lost, from their meta.json.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine doctor" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine help" version' -l 'version' -d 'Show the version.'

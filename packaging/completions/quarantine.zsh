@@ -520,7 +520,7 @@ _quarantine_doctor() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print one JSON object instead of text.]'
-        '--repair[List again the vault'\''s files that the audit database lost, from their meta.json.]'
+        '--repair[Move a damaged audit database aside, and list again the vault'\''s files that the database lost, from their meta.json.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

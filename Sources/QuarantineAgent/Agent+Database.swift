@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import QuarantineStore
+
+extension QuarantineAgent {
+    /// How often a database that refused a write is tried again, and how often the agent looks
+    /// whether the file at its path is still the one it opened.
+    static let databaseProbeInterval = Duration.seconds(3)
+
+    // MARK: - The database's health gate
+
+    /// Closes the gate when a write ran into a fault of the database (read-only, locked past the
+    /// busy timeout, damaged, an I/O error, a full disk): no new analysis starts, since its verdict
+    /// could not be recorded (the file would be analysed again and again, its verdict lost each
+    /// time). Files stay where they are and queued (in the backlog, or in memory when even that
+    /// cannot be written). Says what is wrong once; ``watchDatabase()`` tries it again.
+    func noteDatabaseFaults() {
+        guard let fault = vault.store.takeWriteFault() else { return }
+        closeDatabaseGate(fault, detail: nil)
+    }
+
+    func closeDatabaseGate(_ fault: DatabaseFault, detail: String?) {
+        let message = fault.message(path: vault.store.path)
+            + "; files that arrive are left where they are and checked once it works again (tried every \(Self.databaseProbeInterval.components.seconds) s)"
+        let changed = state.withLock { s -> Bool in
+            defer { s.databaseFault = fault; s.databaseProblem = message }
+            return s.databaseFault != fault
+        }
+        guard changed else { return }
+        logger.error("\(message)\(detail.map { " [\($0)]" } ?? "")")
+        _ = systemd?.notify("STATUS=\(message)")
+        publishSoon()
+    }
+
+    /// Every ``databaseProbeInterval``: when the file at the database's path is no longer the one
+    /// open (deleted, or replaced by `quarantine doctor --repair`), opens the one there; while
+    /// the gate is closed, tries a real write (and, for a damaged file, SQLite's quick_check)
+    /// and reopens the gate when it works. A child task of ``run()``.
+    func watchDatabase() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.databaseProbeInterval)
+            if Task.isCancelled { return }
+            if !vault.store.isStillInPlace { await reopenReplacedDatabase() }
+            noteDatabaseFaults()
+            guard let fault = state.withLock({ $0.databaseFault }) else { continue }
+            let store = vault.store
+            let failure = try? await onOwnThread("database-probe") { () -> DatabaseFaultError? in
+                do {
+                    // SQLite opens a file it cannot write read-only, and that connection stays so.
+                    if fault == .readOnly || fault == .cannotOpen { try store.reopen() }
+                    try store.probe(checkIntegrity: fault == .damaged)
+                    return nil
+                } catch let error as DatabaseFaultError {
+                    return error
+                } catch {
+                    return DatabaseFaultError(fault: fault, path: store.path, underlying: "\(error)")
+                }
+            }
+            if let failure {
+                if failure.fault != fault { closeDatabaseGate(failure.fault, detail: failure.underlying) }
+                else { logger.debug("the audit database still refuses: \(failure.underlying)") }
+                continue
+            }
+            databaseRecovered(from: fault)
+        }
+    }
+
+    /// The database works again: analyses resume, the kept files are queued, the status goes back
+    /// into the database.
+    func databaseRecovered(from fault: DatabaseFault) {
+        state.withLock { s in
+            s.databaseFault = nil
+            s.databaseProblem = nil
+            s.retryFlushNow = true
+        }
+        _ = vault.store.takeWriteFault()
+        logger.notice("the audit database \(vault.store.path) works again (it was \(fault.rawValue.replacingOccurrences(of: "_", with: " "))): the files waiting are checked now")
+        _ = systemd?.notify("STATUS=Watching")
+        flushContinuation.yield()
+        wakeContinuation.yield()
+        publishSoon()
+    }
+
+    /// The file at the database's path is not the one open: deleted (a new, empty one is made) or
+    /// replaced (`doctor --repair` moved a damaged one aside). Opens what is there, lists again the
+    /// vault's items it lacks (from each folder's meta.json) and looks through the watched folders
+    /// again, so the files its backlog lacks are queued again. Said once, loudly: the history and
+    /// the allow and block lists are those of the file now there.
+    func reopenReplacedDatabase() async {
+        let (store, vault, actor) = (self.vault.store, self.vault, options.actor)
+        let existed = FileManager.default.fileExists(atPath: store.path)
+        do {
+            let relisted = try await onOwnThread("database-reopen") { () -> [String] in
+                try store.reopen()
+                return try vault.repair(actor: actor)
+            }
+            logger.critical("the audit database \(store.path) was deleted or replaced while the agent runs: opened \(existed ? "the file now there" : "a new one"), listed again \(relisted.count) vault item(s) from their meta.json, and the watched folders are looked through again; the history and the allow and block lists are those of the file now there")
+            for line in relisted { logger.notice("listed again: \(line)") }
+            _ = store.takeWriteFault()
+            let fault = state.withLock { s -> DatabaseFault? in
+                defer { s.databaseFault = nil; s.databaseProblem = nil; s.retryFlushNow = true }
+                return s.databaseFault
+            }
+            if let fault { logger.notice("the audit database works again (it was \(fault.rawValue.replacingOccurrences(of: "_", with: " ")))") }
+            watcher()?.rescan()
+            flushContinuation.yield()
+            wakeContinuation.yield()
+            publishSoon()
+        } catch {
+            closeDatabaseGate(DatabaseFault(error) ?? .cannotOpen, detail: "\(error)")
+        }
+    }
+
+    /// Writes the status beside the agent's lock while the database refuses it, so `quarantine
+    /// status` still shows what is wrong; removed once the database takes it again.
+    func publishBesideTheLock(_ status: AgentStatus?) {
+        let path = AgentLock.statusPath(environment: options.environment)
+        guard let status else { unlink(path); return }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(status) else { return }
+        let scratch = path + ".\(getpid())"
+        guard FileManager.default.createFile(atPath: scratch, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+        if rename(scratch, path) != 0 { unlink(scratch) }
+    }
+}

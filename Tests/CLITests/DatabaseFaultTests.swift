@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The agent end to end while its audit database refuses it: locked by another process, damaged.
+/// Same harness as ``AgentTests``.
+@Suite("Agent: database faults")
+struct DatabaseFaultTests {
+    static func databasePath(_ agent: AgentHarness) -> String {
+        agent.cli.home.appendingPathComponent(".local/share/quarantine/audit.sqlite3").path
+    }
+
+    @Test("locked by another process for 13 s (the issue's 30 s scaled to just past the 10-s busy timeout): files stay where they are, nothing is analysed in a loop, the problem is said once and shown by status; once released the card is hidden and the photo left, each analysed once")
+    func lockedByAnotherProcess() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        let card = agent.downloads.appendingPathComponent("card.jpg"), photo = agent.downloads.appendingPathComponent("photo.jpg")
+        let scratch = agent.cli.home.appendingPathComponent("card-scratch.jpg")
+        _ = try agent.cli.run(["testcard", scratch.path])
+        let locker = try DatabaseLocker(path: Self.databasePath(agent))
+        let locked = Date()
+        try FileManager.default.moveItem(at: scratch, to: card)
+        try FileManager.default.copyItem(at: AgentTests.benign, to: photo)
+        #expect(agent.wait(timeout: 15) { agent.logText.contains("is locked by another process") }, "log:\n\(agent.logText)")
+        // The status is written beside the agent's lock meanwhile; `status` still opens the database.
+        var last: [String: Any]?
+        #expect(agent.wait(timeout: 5) { last = try agent.status()["last_status"] as? [String: Any]; return last?["databaseFault"] as? String == "locked" },
+                "\(String(describing: last))")
+        #expect((last?["problem"] as? String)?.contains("is locked by another process") == true)
+        Thread.sleep(forTimeInterval: max(0, 13 - Date().timeIntervalSince(locked)))
+        #expect(FileManager.default.fileExists(atPath: card.path) && FileManager.default.fileExists(atPath: photo.path), "both stay where they are")
+        locker.release()
+
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 && (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: card.path) && FileManager.default.fileExists(atPath: photo.path))
+        let log = agent.logText
+        #expect(log.components(separatedBy: "is locked by another process").count - 1 == 1, "said once:\n\(log)")
+        #expect(log.contains("works again"), "\(log)")
+        #expect(log.components(separatedBy: "not sensitive").count - 1 == 1, "the photo was analysed once:\n\(log)")
+        #expect(try agent.counters()["quarantined"] == 1 && (try agent.counters()["not_moved"] ?? 0) == 0)
+        #expect((try agent.status()["last_status"] as? [String: Any])?["databaseFault"] == nil)
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("a torn page: doctor names the damage and the fix; the agent starts and says so (or refuses clearly), moving nothing; doctor --repair moves the file aside and lists the vault again; the agent then judges what waited")
+    func tornPage() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try agent.start()
+        try agent.writeCard(agent.downloads.appendingPathComponent("first.jpg"))
+        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.stop().status == 0)
+
+        // Everything into the main file first (the agent's exit leaves the WAL to the next opener).
+        let path = Self.databasePath(agent)
+        let checkpoint = Process()
+        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        checkpoint.arguments = ["python3", "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')", path]
+        try checkpoint.run()
+        checkpoint.waitUntilExit()
+        // One page in the middle overwritten, as a torn write leaves it (page size from the header).
+        let header = try #require(FileHandle(forReadingAtPath: path)).readData(ofLength: 100)
+        let pageSize = Int(header[16]) << 8 | Int(header[17])
+        let pages = (try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int) / pageSize
+        #expect(pageSize >= 512 && pages >= 4, "page size \(pageSize), \(pages) pages")
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seek(toFileOffset: UInt64(pages / 2 * pageSize))
+        handle.write(Data((0..<pageSize).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+        try handle.close()
+
+        let doctor = try agent.run(["doctor"])
+        #expect(doctor.status == 1 && doctor.stdout.contains("is damaged") && doctor.stdout.contains("quarantine doctor --repair"), "\(doctor.stdout)")
+
+        let second = agent.downloads.appendingPathComponent("second.jpg")
+        try agent.start(waitForReady: false)
+        #expect(agent.wait(timeout: 30) { agent.logText.contains("is damaged") || agent.process?.isRunning == false }, "log:\n\(agent.logText)")
+        #expect(agent.logText.contains("is damaged") && agent.logText.contains("quarantine doctor --repair"), "named with the fix:\n\(agent.logText)")
+        if agent.process?.isRunning == true {
+            try agent.writeCard(second, size: "648x480")
+            Thread.sleep(forTimeInterval: 4)
+            #expect(FileManager.default.fileExists(atPath: second.path), "nothing moved while the database is damaged:\n\(agent.logText)")
+            #expect(agent.stop().status == 0)
+        } else {
+            #expect(agent.process?.terminationStatus == 1)
+            agent.process = nil
+            try agent.writeCard(second, size: "648x480")
+        }
+
+        let repair = try agent.run(["doctor", "--repair"])
+        #expect(repair.stdout.contains("moved aside to") && repair.stdout.contains("first.jpg"), "\(repair.stdout)")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent).filter { $0.contains(".damaged-") }
+        #expect(!aside.isEmpty, "the damaged file is kept")
+        try agent.start()
+        #expect(agent.wait(timeout: 30) { !FileManager.default.fileExists(atPath: second.path) }, "log:\n\(agent.logText)")
+        let listed = Set(try agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } })
+        #expect(listed == ["first.jpg", "second.jpg"], "\(listed)")
+        #expect(agent.stop().status == 0)
+        let after = try agent.run(["doctor"])
+        #expect(after.stdout.contains("every page is sound") && after.stdout.contains("every file in"), "\(after.stdout)")
+    }
+}
