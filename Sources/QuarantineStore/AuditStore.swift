@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Locking
 import SensitivityAnalysis
 import Synchronization
 
@@ -11,9 +12,9 @@ import Synchronization
 public final class AuditStore: Sendable {
     public let path: String
     /// The open database and the file it is (swapped by ``reopen()``).
-    private let opened: Mutex<Opened>
+    private let opened: Locked<Opened>
     /// The last fault a write ran into since ``takeWriteFault()`` was last asked.
-    private let lastWriteFault = Mutex<DatabaseFault?>(nil)
+    private let lastWriteFault = Locked<DatabaseFault?>(nil)
     /// How long a write waits for another process's lock before it fails.
     public let busyTimeout: Double
 
@@ -31,7 +32,7 @@ public final class AuditStore: Sendable {
     public init(path: String, busyTimeout: Double = 10) throws {
         self.path = path
         self.busyTimeout = busyTimeout
-        opened = Mutex(try Self.open(path, busyTimeout: busyTimeout))
+        opened = Locked(try Self.open(path, busyTimeout: busyTimeout))
     }
 
     static func open(_ path: String, busyTimeout: Double) throws -> Opened {
