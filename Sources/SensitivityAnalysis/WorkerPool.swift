@@ -58,10 +58,12 @@ public final class WorkerPool: Sendable {
 /// The jobs of one ``WorkerPool`` and the condition its threads wait on.
 private final class JobQueue: @unchecked Sendable {
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    /// Jobs in order from `head`; a taken job's slot is emptied at once, so nothing it captured
+    /// (a video's run, its decoders and their open file) outlives the job.
+    private var jobs: [(@Sendable () -> Void)?] = []
     private var head = 0
     /// Jobs that wait for `jobs` to be empty.
-    private var background: [@Sendable () -> Void] = []
+    private var background: [(@Sendable () -> Void)?] = []
     private var backgroundHead = 0
     private var stopping = false
 
@@ -84,12 +86,18 @@ private final class JobQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The first job of `queue` past `head`, if any (the taken part is dropped now and then).
-    private static func take(_ queue: inout [@Sendable () -> Void], _ head: inout Int) -> (@Sendable () -> Void)? {
+    /// The first job of `queue` past `head`, if any. Its slot is emptied (the taken part is
+    /// dropped now and then, and whenever the queue runs empty). Keeping taken jobs in the array
+    /// until 64 had gathered kept up to 64 finished video runs alive, each with its decoders
+    /// (about 4 MB) and an open descriptor of its file: the analysis worker grew with every
+    /// video it judged (found by the soak, issue 16).
+    private static func take(_ queue: inout [(@Sendable () -> Void)?], _ head: inout Int) -> (@Sendable () -> Void)? {
         guard head < queue.count else { return nil }
         let job = queue[head]
+        queue[head] = nil
         head += 1
-        if head > 64 && head * 2 > queue.count { queue.removeFirst(head); head = 0 }
+        if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
+        else if head > 64 && head * 2 > queue.count { queue.removeFirst(head); head = 0 }
         return job
     }
 
