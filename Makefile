@@ -6,7 +6,7 @@ RELEASE_BIN := .build/release/quarantine
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent attack desktop-test man clean
+.PHONY: help setup build run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent soak attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
 	@echo "make bench-agent  the agent part of make bench alone (scripts/bench-agent.py; ARGS='--only videos' for one part)"
+	@echo "make soak   the release agent for an hour of steady arrivals: memory, descriptors, threads, every file checked (scripts/soak.py; SOAK_MINUTES=60)"
 	@echo "make fuzz   libFuzzer harnesses for every parser of untrusted bytes, FUZZ_SECONDS (60) each, from Tests/Fuzz/corpus (scripts/fuzz.sh)"
 	@echo "make test-asan / make test-tsan  the whole suite under AddressSanitizer / ThreadSanitizer (a full build each, slow)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
@@ -83,6 +84,11 @@ bench-video: build testdata
 # The agent part alone (ARGS='--only videos' for pictures arriving during two videos).
 bench-agent: build testdata
 	scripts/bench-agent.py $(ARGS)
+
+# The soak test (scripts/soak.py): one file every 2 s for SOAK_MINUTES (60), the agent's RSS, descriptors and
+# threads sampled; report.md, soak.csv and soak.png in .build/soak/<date-time>/; exit 1 if a goal is missed.
+soak: build testdata
+	scripts/soak.py $(ARGS)
 
 # The attacks of issue 11 (scripts/attack.py): each against a fresh release agent in a temporary home;
 # exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.
