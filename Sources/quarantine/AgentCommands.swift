@@ -41,6 +41,26 @@ struct AgentCommand: AsyncParsableCommand {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil { throw ValidationError("--log-level must be one of: debug, info, notice, warning, error") }
     }
 
+    /// The folder of the vault, the audit database (and, without XDG_RUNTIME_DIR, the agent's
+    /// lock) on a read-only file system (remounted read-only after an error, a read-only home):
+    /// the agent could neither take its lock nor record anything. It waits, saying so once and
+    /// checking every 3 s, instead of exiting: the unit would restart it every 5 s and log the
+    /// same failure each time. Files that arrive meanwhile stay where they are; once the file
+    /// system is writable the agent starts and looks through the watched folders, as every
+    /// start does. A stop (SIGTERM) while waiting ends the process as usual.
+    static func waitForWritableData(environment: [String: String], logger: Logger) async {
+        var folder = Vault.baseDirectory(environment: environment)
+        while !FileManager.default.fileExists(atPath: folder), folder != "/" { folder = (folder as NSString).deletingLastPathComponent }
+        func readOnly() -> Bool {
+            var info = statvfs()
+            return statvfs(folder, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
+        }
+        guard readOnly() else { return }
+        logger.critical("the folder of the vault and the audit database, \(folder), is on a read-only file system: waiting for it to be writable (checked every 3 s); files that arrive meanwhile stay where they are and are checked once it is")
+        while readOnly() { try? await Task.sleep(for: .seconds(3)) }
+        logger.notice("\(folder) is writable again: starting")
+    }
+
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         let level = (logLevel ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -48,6 +68,7 @@ struct AgentCommand: AsyncParsableCommand {
         let logger = Logger(label: "quarantine")
         // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await Self.waitForWritableData(environment: environment, logger: logger)
         let agent: QuarantineAgent
         do {
             agent = try QuarantineAgent(options: .init(environment: environment, configPath: config, workers: workers), logger: logger, hangups: hangups)

@@ -97,4 +97,35 @@ struct DatabaseFaultTests {
         let after = try agent.run(["doctor"])
         #expect(after.stdout.contains("every page is sound") && after.stdout.contains("every file in"), "\(after.stdout)")
     }
+
+    @Test("on a read-only file system at start (the vault, the database, the lock): the agent waits, says so once, moves nothing; once the file system is writable it starts and hides what waited",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (file modes do not stop root)"))
+    func readOnlyFileSystem() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        // The vault and the audit database on a file system of their own, made once by a first run.
+        let data = agent.cli.home.appendingPathComponent(".local/share")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        #expect(mount("tmpfs", data.path, "tmpfs", 0, "size=16m") == 0, "mount a tmpfs: \(String(cString: strerror(errno)))")
+        defer { _ = umount2(data.path, Int32(MNT_DETACH)) }
+        try agent.start()
+        #expect(agent.stop().status == 0)
+        // Remounted read-only while nothing has it open for writing (as a file system that went
+        // read-only after an error would be).
+        #expect(mount(nil, data.path, nil, UInt(MS_REMOUNT | MS_RDONLY), nil) == 0, "remount read-only: \(String(cString: strerror(errno)))")
+
+        try agent.start(waitForReady: false)
+        let card = agent.downloads.appendingPathComponent("card.jpg")
+        #expect(agent.wait(timeout: 20) { agent.logText.contains("is on a read-only file system") || agent.process?.isRunning == false }, "log:\n\(agent.logText)")
+        try agent.writeCard(card)
+        Thread.sleep(forTimeInterval: 7) // two checks
+        #expect(agent.process?.isRunning == true, "the agent waits, it does not exit:\n\(agent.logText)")
+        #expect(FileManager.default.fileExists(atPath: card.path), "nothing is moved while the vault and database cannot be written")
+        #expect(agent.logText.components(separatedBy: "read-only file system").count - 1 == 1, "said once:\n\(agent.logText)")
+
+        #expect(mount(nil, data.path, nil, UInt(MS_REMOUNT), nil) == 0, "remount read-write: \(String(cString: strerror(errno)))")
+        #expect(agent.wait(timeout: 30) { !FileManager.default.fileExists(atPath: card.path) }, "log:\n\(agent.logText)")
+        #expect(agent.logText.contains("is writable again"), "\(agent.logText)")
+        #expect(try agent.items().count == 1)
+        #expect(agent.stop().status == 0)
+    }
 }
