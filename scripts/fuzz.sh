@@ -67,7 +67,7 @@ printf '%-13s %12s %10s %8s %7s %8s  %s\n' harness executions exec/s cov ft corp
 for h in $HARNESSES; do
     log=$LOGS/$h.log
     execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}')
-    speed=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{print $2}')
+    speed=$(grep -oE 'stat::average_exec_per_sec: +[0-9]+' "$log" | awk '{print $2}')
     last=$(grep -E '^#[0-9]+' "$log" | tail -1)
     cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<< "$last"); ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<< "$last")
     corpus=$(sed -n 's/.*corp: \([0-9]*\/[0-9]*[a-zA-Z]*\).*/\1/p' <<< "$last")

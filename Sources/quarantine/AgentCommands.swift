@@ -24,6 +24,10 @@ struct AgentCommand: AsyncParsableCommand {
 
         Exit status: 0 stopped on request, 1 another agent is running or the folders cannot be watched, \
         78 the configuration file is wrong.
+
+        Examples:
+          quarantine agent
+          quarantine agent --log-level debug --workers 1
         """
     )
 
@@ -101,6 +105,13 @@ struct Watch: ParsableCommand {
         discussion: """
         Incoming folders are where media arrives (the download folder by default). Outgoing folders \
         (shared or synced) are checked before what is put there leaves; they are watched in child mode only.
+
+        Examples:
+          quarantine watch
+          quarantine watch add ~/Pictures/Incoming
+          quarantine watch add --outgoing ~/Shared
+
+        Exit status: 0 done, 1 refused (a guardian's settings), 2 the configuration cannot be read or written.
         """,
         subcommands: [WatchList.self, WatchAdd.self, WatchRemove.self],
         defaultSubcommand: WatchList.self)
@@ -117,7 +128,14 @@ extension ConfigurationFile {
 }
 
 struct WatchList: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the watched folders.")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List the watched folders.",
+        discussion: """
+        Examples:
+          quarantine watch list
+          quarantine watch list --json | jq -r '.folders[].path'
+
+        Exit status: 0 listed, 2 the configuration cannot be read.
+        """)
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
@@ -147,7 +165,14 @@ struct WatchList: ParsableCommand {
 }
 
 struct WatchAdd: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "add", abstract: "Watch another folder.")
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Watch another folder.",
+        discussion: """
+        Examples:
+          quarantine watch add ~/Pictures/Incoming
+          quarantine watch add --outgoing ~/Shared/Family
+
+        Exit status: 0 added (or watched already), 1 refused (child mode needs the guardian PIN or the guardian service said no), 2 the configuration cannot be read or written.
+        """)
 
     @Flag(name: .long, help: "A shared or synced folder: check what is put there before it leaves (child mode only).")
     var outgoing = false
@@ -187,7 +212,13 @@ struct WatchAdd: ParsableCommand {
 }
 
 struct WatchRemove: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop watching a folder (nothing in it is touched).")
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Stop watching a folder (nothing in it is touched).",
+        discussion: """
+        Examples:
+          quarantine watch remove ~/Pictures/Incoming
+
+        Exit status: 0 removed (or not watched), 1 refused (child mode needs the guardian PIN or the guardian service said no), 2 the configuration cannot be read or written.
+        """)
 
     @Argument(help: ArgumentHelp("The folder.", valueName: "path"))
     var path: String
@@ -219,13 +250,27 @@ struct WatchRemove: ParsableCommand {
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "Show the configuration in force.",
+        discussion: """
+        Examples:
+          quarantine config
+          quarantine config show --json | jq .video
+
+        Exit status: 0 shown, 2 the configuration file is wrong (the message names the key).
+        """,
         subcommands: [ConfigShow.self], defaultSubcommand: ConfigShow.self)
 }
 
 struct ConfigShow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Print the configuration in force: the built-in defaults with the file's values over them.")
+        abstract: "Print the configuration in force: the built-in defaults with the file's values over them.",
+        discussion: """
+        Examples:
+          quarantine config show
+          quarantine config show --config ./test.toml --json
+
+        Exit status: 0 shown, 2 the configuration file is wrong (the message names the key).
+        """)
 
     @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
     var config: String?
@@ -285,7 +330,13 @@ struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Is the agent running; what it watches, what waits and what it is checking now.",
-        discussion: "Exit status: 0 running, 3 not running (as 'systemctl status').")
+        discussion: """
+        Exit status: 0 running, 3 not running (as 'systemctl status').
+
+        Examples:
+          quarantine status
+          quarantine status --json | jq .queue_depth
+        """)
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
@@ -362,6 +413,14 @@ struct ServiceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "service",
         abstract: "Install, remove or inspect the systemd user service that runs the agent.",
+        discussion: """
+        Examples:
+          quarantine service install
+          quarantine service status
+          quarantine service uninstall
+
+        Exit status: 0 done (status: installed), 1 written but not running, 2 could not be done, 3 (status) not installed.
+        """,
         subcommands: [ServiceInstall.self, ServiceUninstall.self, ServiceStatusCommand.self],
         defaultSubcommand: ServiceStatusCommand.self)
 }
@@ -382,6 +441,10 @@ struct ServiceInstall: ParsableCommand {
         is still written and enabled for the next session, and the command says so.
 
         Exit status: 0 installed and running, 1 written but not running (see the message), 2 could not write it.
+
+        Examples:
+          quarantine service install
+          systemctl --user status quarantine
         """)
 
     @Option(name: .long, help: ArgumentHelp("The quarantine binary the unit runs (default: this one).", valueName: "path"))
@@ -402,7 +465,13 @@ struct ServiceInstall: ParsableCommand {
 struct ServiceUninstall: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uninstall",
-        abstract: "Stop and disable the user service and remove its unit (the vault and its items stay).")
+        abstract: "Stop and disable the user service and remove its unit (the vault and its items stay).",
+        discussion: """
+        Examples:
+          quarantine service uninstall
+
+        Exit status: 0 removed (or not installed), 2 could not be removed (the message says why).
+        """)
 
     func run() throws {
         let result: ServiceUnit.UninstallResult
@@ -417,11 +486,26 @@ struct ServiceUninstall: ParsableCommand {
 struct ServiceStatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Is the unit installed, enabled and active (see 'quarantine status' for the agent itself).")
+        abstract: "Is the unit installed, enabled and active (see 'quarantine status' for the agent itself).",
+        discussion: """
+        Examples:
+          quarantine service status
+          quarantine service status --json | jq .active
+
+        Exit status: 0 installed, 3 not installed.
+        """)
+
+    @Flag(name: .long, help: "Print one JSON object instead of text.")
+    var json = false
 
     func run() throws {
         let status = ServiceUnit.status()
-        printOut(status.description)
+        if json {
+            printJSONObject(["unit_path": status.unitPath, "installed": status.unitInstalled, "enabled": (status.enabled as Any?) ?? NSNull(),
+                             "active": (status.active as Any?) ?? NSNull(), "manager_error": (status.managerError as Any?) ?? NSNull()])
+        } else {
+            printOut(status.description)
+        }
         if !status.unitInstalled { throw ExitCode(3) }
     }
 }

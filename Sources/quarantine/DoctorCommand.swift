@@ -16,6 +16,11 @@ struct Doctor: AsyncParsableCommand {
         replaced or damaged) are listed again from the meta.json kept beside each one.
 
         Exit status: 0 everything needed works, 1 something is missing (each line says how to fix it).
+
+        Examples:
+          quarantine doctor
+          quarantine doctor --json | jq '.checks[] | select(.ok == false)'
+          quarantine doctor --repair
         """
     )
 

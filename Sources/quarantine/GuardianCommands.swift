@@ -129,6 +129,12 @@ extension Guardian {
             the service loads, and the system unit quarantine-guardian@USER.service with a drop-in that shows it the \
             account's home alone; then enables and starts the unit where systemd runs. Idempotent: an existing \
             configuration is kept.
+
+            Examples:
+              sudo quarantine guardian enable --user sam
+              sudo quarantine guardian enable --user sam --outgoing /home/sam/Shared
+
+            Exit status: 0 protected and running, 2 could not be done (not root, no such account, systemd refused: the message says which).
             """)
 
         @Option(name: .long, help: ArgumentHelp("The account to protect.", valueName: "user"))
@@ -180,7 +186,13 @@ extension Guardian {
     /// `quarantine guardian disable --user alice`.
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop protecting an account (as root). Its vault, database and configuration stay.")
+            abstract: "Stop protecting an account (as root). Its vault, database and configuration stay.",
+            discussion: """
+            Examples:
+              sudo quarantine guardian disable --user sam
+
+            Exit status: 0 stopped, 2 not root.
+            """)
 
         @Option(name: .long, help: ArgumentHelp("The protected account.", valueName: "user"))
         var user: String
@@ -198,7 +210,14 @@ extension Guardian {
 
     /// `quarantine guardian status`.
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show which accounts a guardian service protects, and how each is doing.")
+        static let configuration = CommandConfiguration(abstract: "Show which accounts a guardian service protects, and how each is doing.",
+            discussion: """
+            Examples:
+              quarantine guardian status
+              quarantine guardian status --user sam --json
+
+            Exit status: 0 every account's service answers, 1 one does not.
+            """)
 
         @Option(name: .long, help: ArgumentHelp("Only this account.", valueName: "user"))
         var user: String?
@@ -239,7 +258,12 @@ extension Guardian {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).",
-            discussion: "Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing or wrong.")
+            discussion: """
+            Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing or wrong.
+
+            Examples:
+              sudo quarantine guardian serve --user sam   # what the system unit runs
+            """)
 
         @Option(name: .long, help: ArgumentHelp("The protected account.", valueName: "user"))
         var user: String

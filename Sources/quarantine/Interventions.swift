@@ -139,12 +139,27 @@ func readSecret(_ prompt: String) -> String? {
 struct Guardian: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The guardian: the PIN child mode asks for, and the system service that protects a child's account.",
+        discussion: """
+        Examples:
+          quarantine guardian set-pin
+          sudo quarantine guardian enable --user sam
+          quarantine guardian status
+
+        Exit status: that of the subcommand (see each one's --help).
+        """,
         subcommands: [SetPIN.self, Enable.self, Disable.self, Status.self, Serve.self])
 
     struct SetPIN: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-pin",
-            abstract: "Set or change the guardian PIN (4 to 12 digits; only a slow salted hash is kept).")
+            abstract: "Set or change the guardian PIN (4 to 12 digits; only a slow salted hash is kept).",
+            discussion: """
+            Examples:
+              quarantine guardian set-pin
+              printf '1234\n1234\n' | quarantine guardian set-pin --pin-stdin
+
+            Exit status: 0 set, 1 refused (the current PIN was wrong, or cancelled), 2 not a valid PIN or it could not be stored.
+            """)
 
         @Flag(name: .long, help: "Read the PINs from standard input, one a line (current PIN first when changing it).")
         var pinStdin = false
@@ -200,16 +215,36 @@ struct Guardian: ParsableCommand {
 struct ModeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mode",
-        abstract: "Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.")
+        abstract: "Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.",
+        discussion: """
+        Examples:
+          quarantine mode
+          quarantine mode --json
+          quarantine mode child
+          quarantine mode adult   # asks for the guardian PIN
+
+        Exit status: 0 shown or changed, 1 refused (the guardian PIN was wrong, or cancelled), 2 could not be changed (the message says why).
+        """)
 
     @Argument(help: "adult or child; without it, the mode in force is shown.")
     var mode: AnalysisMode?
 
+    @Flag(name: .long, help: "Showing the mode: print one JSON object ({\"mode\": ..., \"note\": why, when it is not the configuration's}).")
+    var json = false
+
     @OptionGroup var target: TargetUser
+
+    func validate() throws {
+        if json && mode != nil { throw ValidationError("--json shows the mode; it does not go with a new mode") }
+    }
 
     func run() throws {
         if let client = try target.client() {
             let (response, _) = try ask(client, GuardianRequest(.mode, mode: mode))
+            if mode == nil && json {
+                printJSONObject(["mode": (response.mode?.rawValue as Any?) ?? NSNull(), "user": client.paths.user])
+                return
+            }
             printOut(mode == nil ? (response.mode?.rawValue ?? "?") : "\(client.paths.user) is now in \((response.mode ?? .child).rawValue) mode.")
             return
         }
@@ -217,6 +252,10 @@ struct ModeCommand: ParsableCommand {
         let inForce = Interventions.currentMode(store: vault.store)
         let current = inForce.mode
         guard let mode else {
+            if json {
+                printJSONObject(["mode": current.rawValue, "note": (inForce.note as Any?) ?? NSNull()])
+                return
+            }
             printOut(current.rawValue)
             if let note = inForce.note { printError("quarantine: \(note)") }
             return

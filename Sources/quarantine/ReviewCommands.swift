@@ -76,7 +76,14 @@ func printJSONObject(_ object: Any) {
 
 /// `quarantine list`: what is in the vault.
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List what is in the vault, newest first.")
+    static let configuration = CommandConfiguration(abstract: "List what is in the vault, newest first.",
+        discussion: """
+        Examples:
+          quarantine list
+          quarantine list --json | jq -r .original_path
+
+        Exit status: 0 listed (also when the vault is empty), 2 the vault cannot be read.
+        """)
 
     @Flag(name: .long, help: "Print one JSON object per item (JSON Lines).")
     var json = false
@@ -128,7 +135,15 @@ func printItems(_ items: [VaultItem], requests: [Int64: Date], childWording: Boo
 
 /// `quarantine show ID`: everything about one item.
 struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show one item: where it came from, why it was hidden, and its blurred preview.")
+    static let configuration = CommandConfiguration(abstract: "Show one item: where it came from, why it was hidden, and its blurred preview.",
+        discussion: """
+        Examples:
+          quarantine show 12
+          quarantine show 12 --open
+          quarantine show 12 --json
+
+        Exit status: 0 shown, 2 no such item or the vault cannot be read.
+        """)
 
     @Argument(help: "The item's number, from 'quarantine list'.")
     var id: Int64
@@ -197,7 +212,15 @@ struct ReleaseCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "release",
         abstract: "Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.",
-        discussion: "Its contents are then allowed: the same bytes are never flagged again.")
+        discussion: """
+        Its contents are then allowed: the same bytes are never flagged again.
+
+        Examples:
+          quarantine release 12
+          quarantine release 12 --to ~/Desktop
+
+        Exit status: 0 put back, 1 refused (not sure, or child mode without the guardian PIN), 2 no such item or it could not be put back (nothing is overwritten).
+        """)
 
     @Argument(help: "The item's number, from 'quarantine list'.")
     var id: Int64
@@ -243,7 +266,14 @@ struct ReleaseCommand: ParsableCommand {
 
 /// `quarantine history`: the audit log.
 struct History: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the audit log: every quarantine, release, block and error, newest first.")
+    static let configuration = CommandConfiguration(abstract: "Show the audit log: every quarantine, release, block and error, newest first.",
+        discussion: """
+        Examples:
+          quarantine history
+          quarantine history --json | head -n 20
+
+        Exit status: 0 shown, 2 the audit database cannot be read.
+        """)
 
     @Flag(name: .long, help: "Print one JSON object per event (JSON Lines).")
     var json = false
@@ -274,7 +304,16 @@ struct BlockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "block",
         abstract: "Delete a quarantined file (or keep it sealed) and block its contents from coming back.",
-        discussion: "The same bytes arriving again are quarantined without analysis. With --origin, later downloads from the site it came from are quarantined too, whatever they contain.")
+        discussion: """
+        The same bytes arriving again are quarantined without analysis. With --origin, later downloads from the site it came from are quarantined too, whatever they contain.
+
+        Examples:
+          quarantine block 12
+          quarantine block 12 --keep
+          quarantine block 12 --origin
+
+        Exit status: 0 blocked, 1 refused (not sure, or child mode without the guardian PIN), 2 no such item or it could not be done.
+        """)
 
     @Argument(help: "The item's number, from 'quarantine list'.")
     var id: Int64
@@ -311,7 +350,14 @@ struct BlockCommand: ParsableCommand {
 /// `quarantine purge --older-than DAYS`: deletes old items, saying which, never silently.
 struct Purge: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete vault items older than a number of days: lists them, asks, and records each one.")
+        abstract: "Delete vault items older than a number of days: lists them, asks, and records each one.",
+        discussion: """
+        Examples:
+          quarantine purge --older-than 30
+          quarantine purge --older-than 90 --yes
+
+        Exit status: 0 done (also when nothing is that old), 1 refused (not sure, or child mode without the guardian PIN), 2 could not be done.
+        """)
 
     @Option(name: .long, help: ArgumentHelp("Only items hidden more than this many days ago.", valueName: "days"))
     var olderThan: Int

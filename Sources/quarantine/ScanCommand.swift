@@ -13,7 +13,7 @@ struct Scan: AsyncParsableCommand {
         discussion: """
         Folders are scanned recursively; symbolic links are never followed. With --quarantine, flagged \
         files are moved into the vault instead (restorable with 'quarantine release'). The file type comes \
-        from the bytes, not the name. On a terminal a progress bar shows count, rate and ETA.
+        from the bytes, not the name. On a terminal a progress bar shows count, rate and ETA (not with NO_COLOR set).
 
         Exit status: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
 
@@ -67,7 +67,7 @@ struct Scan: AsyncParsableCommand {
 
         let vault: Vault? = quarantine ? try openVault() : nil
         let output = ScanOutput(json: json, verbose: verbose)
-        let progress = ProgressBar(total: files.count, enabled: isTerminal(2))
+        let progress = ProgressBar(total: files.count, enabled: mayDecorate(2))
         var tally = ScanTally()
         let start = Date()
         for case .problem(let path, let code, let message) in entries {

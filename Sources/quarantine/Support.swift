@@ -21,6 +21,14 @@ func printOut(_ text: String) {
 /// Whether a descriptor is a terminal.
 func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
+/// Whether escape sequences (the progress bar's redrawing, colours) may go to `fd`: only a
+/// terminal, and never with NO_COLOR set to anything but the empty string (no-color.org).
+func mayDecorate(_ fd: Int32) -> Bool {
+    guard isTerminal(fd) else { return false }
+    if let value = ProcessInfo.processInfo.environment["NO_COLOR"], !value.isEmpty { return false }
+    return true
+}
+
 /// Plain log lines on standard error: journald-friendly (no colours, no timestamps of our own
 /// when not on a terminal, since journald adds them).
 enum LoggingSetup {

@@ -15,6 +15,12 @@ struct TestCardCommand: ParsableCommand {
         only a part of the picture (a quarter of it at least, upright: a screenshot of the card, \
         letterboxed video; --inset draws one), and never in natural photos.
         The format follows the file name: .png writes PNG, anything else JPEG.
+
+        Examples:
+          quarantine testcard card.jpg && quarantine scan card.jpg
+          quarantine testcard --size 1920x1080 --inset 50 screenshot.png
+
+        Exit status: 0 written, 2 could not be written (a bad size, an existing file without --force, the folder: the message says which).
         """
     )
 

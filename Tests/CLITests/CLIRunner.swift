@@ -95,3 +95,22 @@ struct CLIRunner {
         return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
     }
 }
+
+extension CLIRunner {
+    /// Runs `quarantine ARGS` in a pseudo-terminal (Tests/CLITests/pty_driver.py), answering
+    /// `steps` (regex, answer) in order; the transcript (standard output and error as the
+    /// terminal showed them) is the result's stdout.
+    func throughTerminal(_ arguments: [String], steps: [(String, String)] = [], environment: [String: String] = [:]) throws -> Result {
+        let driver = Self.repositoryRoot.appendingPathComponent("Tests/CLITests/pty_driver.py").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", driver] + steps.map { "\($0.0)=>\($0.1)" } + ["--", Self.binary.path] + arguments
+        process.environment = self.environment(environment)
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: text, stderr: "")
+    }
+}

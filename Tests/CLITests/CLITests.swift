@@ -199,17 +199,7 @@ struct CLITests {
 
     /// Runs `quarantine ARGS` in a pseudo-terminal, answering `steps` (regex, answer) in order.
     func throughTerminal(_ cli: CLIRunner, _ arguments: [String], steps: [(String, String)], environment: [String: String] = [:]) throws -> CLIRunner.Result {
-        let driver = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/pty_driver.py").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", driver] + steps.map { "\($0.0)=>\($0.1)" } + ["--", CLIRunner.binary.path] + arguments
-        process.environment = cli.environment(environment)
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return CLIRunner.Result(status: process.terminationStatus, stdout: text, stderr: "")
+        try cli.throughTerminal(arguments, steps: steps, environment: environment)
     }
 
     @Test("child mode: plain words, asked twice, and only the guardian PIN brings a picture back")

@@ -492,7 +492,7 @@ _quarantine_guardian_serve() {
 
 _quarantine_mode() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--user)
     __quarantine_offer_flags_options 1
@@ -599,7 +599,7 @@ _quarantine_service_uninstall() {
 
 _quarantine_service_status() {
     repeating_flags=()
-    non_repeating_flags=(--version -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __quarantine_offer_flags_options 0

@@ -65,7 +65,7 @@ function __quarantine_parse_tokens -S
                 __quarantine_parse_subcommand 0 'user=' 'version' 'h/help'
             end
         case 'mode'
-            __quarantine_parse_subcommand 1 'user=' 'version' 'h/help'
+            __quarantine_parse_subcommand 1 'json' 'user=' 'version' 'h/help'
         case 'config'
             __quarantine_parse_subcommand 0 'version' 'h/help'
             switch $unparsed_tokens[1]
@@ -80,7 +80,7 @@ function __quarantine_parse_tokens -S
             case 'uninstall'
                 __quarantine_parse_subcommand 0 'version' 'h/help'
             case 'status'
-                __quarantine_parse_subcommand 0 'version' 'h/help'
+                __quarantine_parse_subcommand 0 'json' 'version' 'h/help'
             end
         case 'testcard'
             __quarantine_parse_subcommand 1 'size=' 'inset=' 'quality=' 'force' 'version' 'h/help'
@@ -250,6 +250,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine guardian serve" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine guardian serve" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine mode" -eq 1' -fka 'adult child'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine mode" json' -l 'json' -d 'Showing the mode: print one JSON object ({"mode": ..., "note": why, when it is not the configuration\'s}).'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine mode" user' -l 'user' -d 'The protected account to act on (a guardian: root or a member of quarantine-guardians).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine mode" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine mode" h help' -s 'h' -l 'help' -d 'Show help information.'
@@ -270,6 +271,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service install" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service uninstall" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service uninstall" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service status" json' -l 'json' -d 'Print one JSON object instead of text.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service status" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service status" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine testcard" size' -l 'size' -d 'Size in pixels, WIDTHxHEIGHT.' -rfka ''

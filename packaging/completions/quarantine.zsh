@@ -386,6 +386,7 @@ _quarantine_mode() {
     local -ar _mode=('adult' 'child')
     local -ar arg_specs=(
         ':mode:{__quarantine_complete "${_mode[@]}"}'
+        '--json[Showing the mode\: print one JSON object ({"mode"\: ..., "note"\: why, when it is not the configuration'\''s}).]'
         '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -492,6 +493,7 @@ _quarantine_service_uninstall() {
 _quarantine_service_status() {
     local -i ret=1
     local -ar arg_specs=(
+        '--json[Print one JSON object instead of text.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
