@@ -50,8 +50,8 @@ public enum ConfigDocument {
     }
 
     /// How many distinct texts are kept (a configuration rarely has more than two versions alive:
-    /// the file and an edit being checked).
-    static let kept = 8
+    /// the file and an edit being checked; a guardian service reads one per protected account).
+    static let kept = 16
     private static let cache = Locked<[(text: String, result: Result<ConfigTable, ParseError>)]>([])
     /// Tests: how many times one text was handed to TOMLKit (other suites parse their own texts
     /// at the same time, so a global count would not tell).
@@ -95,6 +95,7 @@ public enum ConfigDocument {
     /// `make fuzz`, config harness; the agent died at start on such a file):
     /// - a table header whose name starts with anything but a bare-key character or a quote
     ///   (`[!agent]`, or `[` then U+FFFD): toml++'s `parse_key` asserts on its first character;
+    /// - a `}` where an array expects a value (`[2, }`): toml++'s `parse_value` asserts;
     /// - more generally any character outside ASCII outside strings and comments (TOML 1.0
     ///   allows none there: keys are ASCII).
     /// Strings, comments and the brackets of values (nested arrays on their own lines) are
@@ -104,9 +105,10 @@ public enum ConfigDocument {
         let b = Array(text.utf8)
         var state = State.plain
         var line = 1, i = 0
-        /// Brackets and braces open in a value (after `=`); a `[` first on a line outside any
-        /// value starts a table header.
-        var depth = 0, inValue = false, lineStart = true
+        /// Brackets and braces open in a value (after `=`), innermost last; a `[` first on a line
+        /// outside any value starts a table header. `arrayValueNext`: the innermost is an array
+        /// and a value (or its `]`) comes next.
+        var open: [UInt8] = [], inValue = false, lineStart = true, arrayValueNext = false
         func starts(_ quote: UInt8, count: Int) -> Bool {
             i + count <= b.count && b[i..<(i + count)].allSatisfy { $0 == quote }
         }
@@ -129,14 +131,25 @@ public enum ConfigDocument {
             case .plain:
                 if c == 0x0A {
                     lineStart = true
-                    if depth == 0 { inValue = false }
-                } else if !isBlank(c) && c != 0x0D {
+                    if open.isEmpty { inValue = false }
+                } else if !isBlank(c) && c != 0x0D && c != UInt8(ascii: "#") {
                     defer { lineStart = false }
-                    if c == UInt8(ascii: "=") && depth == 0 { inValue = true }
+                    if arrayValueNext && c == UInt8(ascii: "}") {
+                        throw ParseError(description: "line \(line): '}' where an array needs a value or its closing ']'")
+                    }
+                    arrayValueNext = false
+                    if c == UInt8(ascii: "=") && open.isEmpty { inValue = true }
                     if c == UInt8(ascii: "[") || c == UInt8(ascii: "{") {
-                        if depth > 0 || inValue { depth += 1 } else if c == UInt8(ascii: "[") && lineStart { try checkHeader() }
-                    } else if (c == UInt8(ascii: "]") || c == UInt8(ascii: "}")) && depth > 0 {
-                        depth -= 1
+                        if !open.isEmpty || inValue {
+                            open.append(c)
+                            arrayValueNext = c == UInt8(ascii: "[")
+                        } else if c == UInt8(ascii: "[") && lineStart {
+                            try checkHeader()
+                        }
+                    } else if (c == UInt8(ascii: "]") || c == UInt8(ascii: "}")) && !open.isEmpty {
+                        open.removeLast()
+                    } else if c == UInt8(ascii: ",") && open.last == UInt8(ascii: "[") {
+                        arrayValueNext = true
                     }
                 }
                 if c >= 0x80 {

@@ -10,7 +10,7 @@ struct ConfigDocumentTests {
     @Test("the fuzzer's crash inputs are refused with a reason, not an abort (toml++ asserted on them, release builds too)")
     func crashInputs() throws {
         let inputs = try FileManager.default.contentsOfDirectory(atPath: Self.regressions.path).sorted()
-        #expect(inputs.count >= 4)
+        #expect(inputs.count >= 6)
         for name in inputs {
             let bytes = try [UInt8](Data(contentsOf: Self.regressions.appendingPathComponent(name)))
             #expect(throws: Settings.ConfigurationError.self, "\(name)") {
@@ -42,7 +42,7 @@ struct ConfigDocumentTests {
             [[extra]]
             matrix = [
             [+1, -2],
-            [{ a = 1 }, { "b" = [ [ 3 ] ] }],
+            [{ a = 1 }, { "b" = [ [ 3 ] ] }, { c = [], d = {} }],
             ]
             [ "quoted table" ]
             ['literal'.dotted]
@@ -52,7 +52,7 @@ struct ConfigDocumentTests {
         #expect(table["watch"]?.table?["incoming"]?.array == [.string("~/Downloads")])
         #expect(table["quoted table"]?.table != nil)
         #expect(table["literal"]?.table?["dotted"]?.table?["x"]?.int == 1)
-        for bad in ["[!agent]\n", "[[ %x]]\n", "a = 1\n[ @b ]\n"] {
+        for bad in ["[!agent]\n", "[[ %x]]\n", "a = 1\n[ @b ]\n", "a = [ }\n", "a = [1, # c\n }\n", "a = { b = [ [1], } }\n"] {
             #expect(throws: ConfigDocument.ParseError.self, "\(bad)") { try ConfigDocument.parse(bad) }
         }
     }
@@ -80,8 +80,9 @@ struct ConfigDocumentTests {
         for _ in 0..<3000 { _ = try Settings().applying(toml: text, from: "c.toml") }
         // Each parse of it through TOMLKit leaked about 1.5 KB (its table and its accessors'
         // mallocs): measured 4.4 MB over these 3000 reads when every read parsed.
-        #expect(ConfigDocument.countedParses == 1)
+        // Other suites parse their own texts meanwhile and may push this one out of the cache
+        // now and then: a few parses, not 3000.
+        #expect(ConfigDocument.countedParses < 10, "\(ConfigDocument.countedParses) parses")
         #expect(try ConfigDocument.parse(text) == ConfigDocument.parse(text))
-        #expect(ConfigDocument.countedParses == 1)
     }
 }
