@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
+        // toml++'s assertions (inside TOMLKit) become a refused configuration, not an abort.
+        .target(name: "CTOMLGuard", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CTIFFPages", linkerSettings: [.linkedLibrary("tiff")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
@@ -64,7 +66,7 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins",
+            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "CTOMLGuard",
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 

@@ -1,3 +1,5 @@
+import CTOMLGuard
+import Glibc
 import Synchronization
 import TOMLKit
 import Locking
@@ -80,6 +82,7 @@ public enum ConfigDocument {
         watched.withLock { if $0.text == text { $0.parses += 1 } }
         do {
             try checkCharacters(text)
+            try survives(text)
             return .success(convert(try TOMLTable(string: text)))
         } catch let error as ParseError {
             return .failure(error)
@@ -176,6 +179,19 @@ public enum ConfigDocument {
             }
             i += 1
         }
+    }
+
+    /// The net under ``checkCharacters(_:)``: toml++ asserts on more malformed documents than
+    /// that check knows (the fuzzer kept finding new ones: `1979-05-27Tx07:32:00Z` asserted in
+    /// `parse_time`); parsed once under CTOMLGuard, an assertion refuses the text instead of
+    /// aborting the process.
+    static func survives(_ text: String) throws(ParseError) {
+        var assertion: UnsafeMutablePointer<CChar>? = nil
+        let survived = text.withCString { qtoml_survives($0, &assertion) }
+        guard !survived else { return }
+        let expression = assertion.map { String(cString: $0) } ?? "?"
+        free(assertion)
+        throw ParseError(description: "malformed beyond what the TOML parser can report (it stopped on its own check `\(expression)`)")
     }
 
     private static func convert(_ table: TOMLTable) -> ConfigTable {

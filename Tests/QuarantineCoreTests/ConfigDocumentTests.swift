@@ -10,7 +10,7 @@ struct ConfigDocumentTests {
     @Test("the fuzzer's crash inputs are refused with a reason, not an abort (toml++ asserted on them, release builds too)")
     func crashInputs() throws {
         let inputs = try FileManager.default.contentsOfDirectory(atPath: Self.regressions.path).sorted()
-        #expect(inputs.count >= 6)
+        #expect(inputs.count >= 7)
         for name in inputs {
             let bytes = try [UInt8](Data(contentsOf: Self.regressions.appendingPathComponent(name)))
             #expect(throws: Settings.ConfigurationError.self, "\(name)") {
@@ -30,6 +30,20 @@ struct ConfigDocumentTests {
         } catch {
             #expect(error.message.contains("line 2") && error.message.contains("outside ASCII"), "\(error.message)")
         }
+    }
+
+    @Test("what the character check does not know: toml++ asserting on its own invariants refuses the text, the process goes on")
+    func assertionsRefuse() throws {
+        for bad in ["x = 1979-05-27Tx07:32:00Z\n", "x = 1979-05-27T07:3\n"] {
+            do {
+                _ = try ConfigDocument.parseUncached(bad).get()
+                Issue.record("accepted \(bad)")
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
+        // Still a parser: a good document after a refused one parses.
+        #expect(try ConfigDocument.parseUncached("x = 1979-05-27T07:32:00Z\ny = 2\n").get()["y"]?.int == 2)
     }
 
     @Test("valid TOML the header check could mistake for a header stays accepted: nested arrays on their own lines, inline tables in arrays")
