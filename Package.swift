@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
+        // The git commit of the build, for --version (scripts/embed-version.sh writes it).
+        .target(name: "CBuildInfo"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CTIFFPages", linkerSettings: [.linkedLibrary("tiff")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
@@ -97,7 +99,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "DownloadOrigins",
+            "CBuildInfo", "DownloadOrigins",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
