@@ -52,10 +52,12 @@ PREFIX=$(mktemp -d /var/tmp/quarantine-prefix.XXXXXX)
 EMPTY=$(mktemp -d /var/tmp/quarantine-empty.XXXXXX)
 START=$(date +%s)
 failed=0
-mounted=()
 
 cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null; done
+  # Whatever is mounted under the root (the steps run in subshells, so read the kernel's list),
+  # deepest first; only then may its files go.
+  local m
+  for m in $(awk -v r="$R/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$m" 2>/dev/null; done
   if ((KEEP)); then echo "package-test: root kept in $R"; else rm -rf --one-file-system "$R"; fi
   rm -rf "$PREFIX" "$EMPTY"
 }
@@ -71,6 +73,8 @@ step() { # NAME, then the command; prints PASS/FAIL with the time and, on failur
     failed=1
   fi
 }
+# Paths that do not count: the home and /tmp (the test's own files), dpkg's and apt's records.
+OUTSIDE_RECORDS="grep -v -e '^/root/' -e '^/tmp/' -e '^/var/lib/dpkg/' -e '^/var/cache/apt/' -e '^/var/log/'"
 in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive /bin/sh -c "$1"; }
 
 # ---- 1. the root ------------------------------------------------------------------------
@@ -89,12 +93,12 @@ make_root() {
   fi
   tar -C "$R" -xzf "$TARBALL"
   cp /etc/resolv.conf "$R/etc/resolv.conf"
-  mount -t proc proc "$R/proc" && mounted+=("$R/proc")
-  mount -t sysfs sysfs "$R/sys" && mounted+=("$R/sys")
-  mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
+  mount -t proc proc "$R/proc"
+  mount -t sysfs sysfs "$R/sys"
+  mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev"
   cp "$DEB" "$R/tmp/"
   # Every path named quarantine before the package: the purge check compares against it.
-  in_root 'find / -xdev -name "*quarantine*" 2>/dev/null | sort' > "$R/tmp/before.txt"
+  in_root "find / -xdev -name '*quarantine*' 2>/dev/null | $OUTSIDE_RECORDS | sort" > "$R/tmp/before.txt"
   [[ -x $R/usr/bin/apt-get ]]
 }
 step "clean bookworm minbase root (cached: ${TARBALL#$ROOT/})" make_root
@@ -116,7 +120,7 @@ step "files in their places (units, sysusers, tmpfiles, completions, man, conffi
 step "apt-get remove: program gone, conffile kept" \
   in_root 'apt-get remove -y -qq quarantine && [ ! -e /usr/bin/quarantine ] && [ ! -e /usr/lib/quarantine ] && [ ! -e /usr/share/quarantine ] && [ -f /etc/quarantine/config.toml ] && dpkg -l quarantine | grep -q "^rc"'
 step "apt-get purge: nothing left but the home folders" \
-  in_root 'apt-get purge -y -qq quarantine && ! dpkg -L quarantine >/dev/null 2>&1 && [ ! -e /etc/quarantine ] && find / -xdev -name "*quarantine*" 2>/dev/null | grep -v -e "^/root/" -e "^/tmp/" -e "^/var/lib/dpkg/" -e "^/var/cache/apt/" -e "^/var/log/" | sort > /tmp/after.txt; diff /tmp/before.txt /tmp/after.txt'
+  in_root 'apt-get purge -y -qq quarantine && ! dpkg -L quarantine >/dev/null 2>&1 && [ ! -e /etc/quarantine ] && find / -xdev -name "*quarantine*" 2>/dev/null | '"$OUTSIDE_RECORDS"' | sort > /tmp/after.txt; diff /tmp/before.txt /tmp/after.txt'
 
 # ---- 8. make install into an empty prefix -------------------------------------------------------
 install_test() {
