@@ -19,7 +19,10 @@
 #   6. apt-get remove: the program gone, the conffile kept (Policy)
 #   7. apt-get purge: dpkg knows nothing of it, and no file or folder named quarantine is left
 #      outside the home folders and dpkg's and apt's own records
-#   8. make install PREFIX=<empty dir> on this machine: doctor healthy with XDG_DATA_HOME on an
+#   8. the same with systemd in the root: postinst creates the system user, its group and the
+#      folders (twice: idempotent); purge removes a guardian's configuration, drop-in and state
+#      and keeps the user (Debian keeps system users)
+#   9. make install PREFIX=<empty dir> on this machine: doctor healthy with XDG_DATA_HOME on an
 #      empty folder (so not 'make setup''s files), then make uninstall leaves the prefix empty
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -122,7 +125,15 @@ step "apt-get remove: program gone, conffile kept" \
 step "apt-get purge: nothing left but the home folders" \
   in_root 'apt-get purge -y -qq quarantine && ! dpkg -L quarantine >/dev/null 2>&1 && [ ! -e /etc/quarantine ] && find / -xdev -name "*quarantine*" 2>/dev/null | '"$OUTSIDE_RECORDS"' | sort > /tmp/after.txt; diff /tmp/before.txt /tmp/after.txt'
 
-# ---- 8. make install into an empty prefix -------------------------------------------------------
+# ---- 8. with systemd: the maintainer scripts' system user and folders --------------------------
+# minbase has no systemd, so steps 2-7 met the postinst that skips systemd-sysusers; this one has it.
+DEBNAME=$(basename "$DEB")
+step "with systemd: postinst makes the user, group and folders, twice" \
+  in_root "apt-get install -y -qq --no-install-recommends systemd >/dev/null && cd /tmp && apt-get install -y -qq ./$DEBNAME && apt-get install -y -qq --reinstall ./$DEBNAME && getent passwd quarantine && getent group quarantine-guardians && [ \"\$(stat -c %U:%a /var/lib/quarantine)\" = quarantine:700 ] && [ -d /run/quarantine ]"
+step "with systemd: purge removes a guardian's configuration and state, keeps the user" \
+  in_root 'install -d -o quarantine -m 0700 /var/lib/quarantine/alice && echo "mode = \"child\"" > /etc/quarantine/alice.toml && mkdir -p /etc/systemd/system/quarantine-guardian@alice.service.d && touch /etc/systemd/system/quarantine-guardian@alice.service.d/home.conf && apt-get purge -y -qq quarantine && [ ! -e /var/lib/quarantine ] && [ ! -e /etc/quarantine ] && [ ! -e /run/quarantine ] && [ ! -e /etc/systemd/system/quarantine-guardian@alice.service.d ] && getent passwd quarantine >/dev/null && find / -xdev -name "*quarantine*" 2>/dev/null | '"$OUTSIDE_RECORDS"' | sort > /tmp/after.txt; diff /tmp/before.txt /tmp/after.txt'
+
+# ---- 9. make install into an empty prefix -------------------------------------------------------
 install_test() {
   [[ -x $BINARY ]] || { echo "no $BINARY: run 'make deb' or 'make install' first"; return 1; }
   "$HERE/install.sh" install "$PREFIX" "$BINARY" || return 1
