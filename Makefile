@@ -3,10 +3,15 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 SWIFT ?= swift
 RELEASE_BIN := .build/release/quarantine
+# The program that is installed (make deb, make install): the Swift runtime and Foundation linked in
+# statically (no Debian root has them), no $$ORIGIN search path, bound at start (BIND_NOW).
+# Only the link differs from 'make build', so switching between the two relinks in seconds.
+STATIC_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
+PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent soak attack desktop-test man clean
+.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent soak attack desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -17,6 +22,9 @@ help:
 	@echo "make soak   the release agent for an hour of steady arrivals: memory, descriptors, threads, every file checked (scripts/soak.py; SOAK_MINUTES=60)"
 	@echo "make fuzz   libFuzzer harnesses for every parser of untrusted bytes, FUZZ_SECONDS (60) each, from Tests/Fuzz/corpus (scripts/fuzz.sh)"
 	@echo "make test-asan / make test-tsan  the whole suite under AddressSanitizer / ThreadSanitizer (a full build each, slow)"
+	@echo "make deb    the Debian package .build/deb/quarantine_VERSION_ARCH.deb (packaging/build-deb.sh; packaging/README)"
+	@echo "make package-test  the .deb in a clean debootstrapped Debian 12 root, and make install into an empty prefix (root)"
+	@echo "make install PREFIX=~/.local / make uninstall PREFIX=~/.local  without packages (PREFIX default /usr/local)"
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
@@ -26,7 +34,29 @@ setup:
 	@scripts/setup.sh
 
 build: setup
+	@scripts/embed-version.sh
 	$(SWIFT) build -c release --product quarantine
+
+build-static: setup
+	@scripts/embed-version.sh
+	nice -n 10 $(SWIFT) build $(STATIC_FLAGS) --product quarantine
+
+# The Debian package (packaging/build-deb.sh): the runtime and models from make setup, sha256-checked.
+deb: build-static
+	packaging/build-deb.sh
+
+# The package in a clean Debian 12 root (debootstrap, cached in .build/package-test), installed,
+# run (doctor, the test card), removed and purged; then make install into an empty prefix. Root.
+package-test: deb
+	packaging/package-test.sh
+
+# Without packages: program, runtime, models, man page and completions under PREFIX; the program finds
+# its runtime and models from its own path (PREFIX/lib/quarantine, PREFIX/share/quarantine/models).
+install: build-static
+	packaging/install.sh install "$(PREFIX)" $(RELEASE_BIN)
+
+uninstall:
+	packaging/install.sh uninstall "$(PREFIX)"
 
 # The agent in the foreground: watches the download folder (and what 'quarantine watch add' added),
 # logs to the terminal; Ctrl-C stops it gracefully. 'quarantine service install' runs it under systemd.

@@ -43,6 +43,8 @@ let package = Package(
         .target(name: "CSystemShims"),
         // toml++'s assertions (inside TOMLKit) become a refused configuration, not an abort.
         .target(name: "CTOMLGuard", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // The git commit of the build, for --version (scripts/embed-version.sh writes it).
+        .target(name: "CBuildInfo"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
         .target(name: "CTIFFPages", linkerSettings: [.linkedLibrary("tiff")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
@@ -99,7 +101,7 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: [
-            "DownloadOrigins",
+            "CBuildInfo", "DownloadOrigins",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

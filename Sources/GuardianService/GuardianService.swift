@@ -21,9 +21,17 @@ public enum GuardianService {
 
     /// The account's user id, group id and home.
     public static func account(_ user: String) throws(StartError) -> (uid: uid_t, gid: gid_t, home: String) {
+        // An account named so would share a path with something else: /etc/quarantine/config.toml
+        // is the system-wide configuration (adult mode), /var/lib/quarantine/runtime the services' models.
+        guard !reservedNames.contains(user) else {
+            throw StartError(description: "an account named \(user) cannot be protected: its files would be \(GuardianPaths(user: user).configuration) or \(GuardianPaths(user: user).state), which belong to quarantine itself", exitStatus: 78)
+        }
         guard let entry = getpwnam(user) else { throw StartError(description: "there is no user \(user)", exitStatus: 78) }
         return (entry.pointee.pw_uid, entry.pointee.pw_gid, String(cString: entry.pointee.pw_dir))
     }
+
+    /// Account names whose per-account paths are quarantine's own files.
+    public static let reservedNames: Set<String> = ["config", "runtime"]
 
     /// The agent's environment: the account's home for its folders, the state folder, and the
     /// guardian's own copy of the runtime and models. Nothing of the account's own settings

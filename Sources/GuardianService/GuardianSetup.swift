@@ -78,7 +78,7 @@ public struct GuardianSetup: Sendable {
         let text = """
             # The guardian service's configuration for \(paths.user), written by 'quarantine guardian enable'.
             # Only root (and the service, for a guardian's 'quarantine --user \(paths.user) mode') changes it;
-            # the account's own ~/.config/quarantine is not read. Keys as in /usr/share/doc/quarantine/config.toml.
+            # neither the account's own ~/.config/quarantine nor /etc/quarantine/config.toml is read. Keys as in /etc/quarantine/config.toml.
             mode = "child"
 
             [watch]
@@ -153,8 +153,10 @@ public struct GuardianSetup: Sendable {
         return words
     }
 
-    /// The accounts with a configuration in /etc/quarantine.
+    /// The accounts with a configuration in /etc/quarantine (`config.toml` there is the
+    /// system-wide configuration, no account's).
     public static func protectedAccounts() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/etc/quarantine")) ?? []).filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/etc/quarantine")) ?? []).filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }
+            .filter { !GuardianService.reservedNames.contains($0) }.sorted()
     }
 }

@@ -12,13 +12,23 @@ public struct ConfigurationFile: Sendable {
     public var text: String
     public var settings: Settings
 
-    /// Reads and parses the file at `path` (default: the user's); missing: the defaults.
-    public static func load(_ path: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws(Settings.ConfigurationError) -> ConfigurationFile {
+    /// Reads and parses the file at `path`, over the built-in defaults; missing: the defaults.
+    /// Without `path`, the user's file over the system-wide one (`/etc/quarantine/config.toml`,
+    /// the package's conffile, where an administrator changes the defaults of every account);
+    /// a file named explicitly (`--config`, a guardian service's `/etc/quarantine/USER.toml`)
+    /// stands alone over the built-in defaults.
+    public static func load(_ path: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            systemPath: String = Settings.systemConfigurationPath) throws(Settings.ConfigurationError) -> ConfigurationFile {
+        var base = Settings()
+        if path == nil {
+            let system = try load(systemPath, environment: environment)
+            if system.exists { base = system.settings }
+        }
         let path = path ?? Settings.userConfigurationPath(environment: environment)
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT {
-                return ConfigurationFile(path: path, exists: false, text: "", settings: Settings())
+                return ConfigurationFile(path: path, exists: false, text: "", settings: base)
             }
             throw Settings.ConfigurationError(path: path, message: "cannot be read: \(String(cString: strerror(errno)))")
         }
@@ -28,7 +38,7 @@ public struct ConfigurationFile: Sendable {
         guard let text = String(data: data, encoding: .utf8) else {
             throw Settings.ConfigurationError(path: path, message: "cannot be read as UTF-8 text")
         }
-        return ConfigurationFile(path: path, exists: true, text: text, settings: try Settings().applying(toml: text, from: path))
+        return ConfigurationFile(path: path, exists: true, text: text, settings: try base.applying(toml: text, from: path))
     }
 
     /// Writes `text` after checking that it parses: a broken file is never left behind.

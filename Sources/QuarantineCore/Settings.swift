@@ -4,7 +4,8 @@ import SensitivityAnalysis
 /// What a configuration file decides for analysis: the mode, each mode's policy, and tuning.
 ///
 /// Built-in defaults (documented, with reasons, in `etc/quarantine/config.toml`) are overridden
-/// key by key by the user's `${XDG_CONFIG_HOME:-~/.config}/quarantine/config.toml`.
+/// key by key by the system-wide `/etc/quarantine/config.toml` (installed by the package with
+/// the same values), then by the user's `${XDG_CONFIG_HOME:-~/.config}/quarantine/config.toml`.
 public struct Settings: Sendable, Equatable {
     public var mode: AnalysisMode
     public var policies: [AnalysisMode: SensitivityPolicy]
@@ -33,6 +34,9 @@ public struct Settings: Sendable, Equatable {
     /// Whether a settled file is held out of reach until its verdict: always in child mode,
     /// in adult mode with `agent.hold_while_checking`.
     public var holdsWhileChecking: Bool { mode == .child || agent.holdWhileChecking }
+
+    /// The system-wide configuration file (the package's conffile), read under the user's.
+    public static let systemConfigurationPath = "/etc/quarantine/config.toml"
 
     /// The user's configuration file.
     public static func userConfigurationPath(environment: [String: String] = ProcessEnvironment.current) -> String {

@@ -7,7 +7,9 @@ import Glibc
 ///
 /// Search order, first match wins: `$QUARANTINE_DATA_DIR` (only that, when set), then the
 /// per-user `${XDG_DATA_HOME:-~/.local/share}/quarantine/{lib,models}` that `make setup`
-/// fills, then an installed package's `/usr/lib/quarantine` and `/usr/share/quarantine/models`.
+/// fills, then the program's own prefix (`BIN/../lib/quarantine` and
+/// `BIN/../share/quarantine/models`, where `make install PREFIX=...` puts them), then an installed
+/// package's `/usr/lib/quarantine` and `/usr/share/quarantine/models`.
 public struct ModelCatalog: Sendable {
     /// One pinned file, and where `make setup` takes it from. These three definitions are the
     /// only place the pins are written: `scripts/setup.sh` reads them from this file
@@ -57,14 +59,43 @@ public struct ModelCatalog: Sendable {
         self.modelDirectories = modelDirectories
     }
 
-    /// The standard search path, from the environment.
-    public static func standard(environment: [String: String] = ProcessEnvironment.current) -> ModelCatalog {
+    /// The standard search path, from the environment and the running program's own path
+    /// (`executablePath`: nil when it cannot be found, then the prefix is not searched).
+    public static func standard(environment: [String: String] = ProcessEnvironment.current,
+                                executablePath: String? = ModelCatalog.executablePath()) -> ModelCatalog {
         if let dir = environment["QUARANTINE_DATA_DIR"], !dir.isEmpty {
             return ModelCatalog(runtimeDirectories: [dir + "/lib"], modelDirectories: [dir + "/models"])
         }
         let user = XDG.dataHome(environment) + "/quarantine"
-        return ModelCatalog(runtimeDirectories: [user + "/lib", "/usr/lib/quarantine"],
-                            modelDirectories: [user + "/models", "/usr/share/quarantine/models"])
+        var runtime = [user + "/lib"], models = [user + "/models"]
+        if let prefix = executablePath.flatMap(installPrefix(ofExecutable:)) {
+            runtime.append(prefix + "/lib/quarantine")
+            models.append(prefix + "/share/quarantine/models")
+        }
+        // The package's folders last; the program's own prefix is /usr for the package, so a
+        // folder is listed once.
+        if !runtime.contains("/usr/lib/quarantine") { runtime.append("/usr/lib/quarantine") }
+        if !models.contains("/usr/share/quarantine/models") { models.append("/usr/share/quarantine/models") }
+        return ModelCatalog(runtimeDirectories: runtime, modelDirectories: models)
+    }
+
+    /// The prefix a program at `path` is installed under: `/usr` for `/usr/bin/quarantine`,
+    /// `~/.local` for `~/.local/bin/quarantine`, "" for `/bin/quarantine`. Nil unless the path
+    /// is absolute and the program is in a folder named `bin` (a build folder such as
+    /// `.build/release` is no prefix).
+    public static func installPrefix(ofExecutable path: String) -> String? {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard path.hasPrefix("/"), parts.count >= 3, parts.removeLast() != "", parts.removeLast() == "bin" else { return nil }
+        return parts.joined(separator: "/")
+    }
+
+    /// The running program's path, from the kernel (`/proc/self/exe`: symbolic links resolved,
+    /// so a `~/bin/quarantine` link to an installed program still finds that program's prefix).
+    public static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Where `artifact` is, or nil when no searched folder has it.

@@ -1,5 +1,6 @@
 import AnalysisWorker
 import ArgumentParser
+import CBuildInfo
 import Foundation
 import PathBytes
 import QuarantineCore
@@ -22,9 +23,21 @@ struct Quarantine: AsyncParsableCommand {
 
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
-        version: "quarantine \(version) (ONNX Runtime \(ModelCatalog.runtime.fileName.replacingOccurrences(of: "libonnxruntime.so.", with: "")), NudeNet 320n, open_nsfw)",
+        version: versionText,
         subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self]
     )
+
+    /// What `--version` prints: the version, the commit it was built from, and each pinned
+    /// file (the runtime, then the models) with the release it comes from and its sha256's start:
+    ///
+    ///     quarantine 0.1.0 (commit e401525820b5)
+    ///     ONNX Runtime 1.31.1: libonnxruntime.so.1.31.1 from onnxruntime 1.31.1, sha256 fc44112fbe06
+    static var versionText: String {
+        let pins = ModelCatalog.all.map { artifact in
+            "\(artifact.name): \(artifact.fileName) from \(artifact.wheel.replacingOccurrences(of: "==", with: " ")), sha256 \(artifact.sha256.prefix(12))"
+        }
+        return (["quarantine \(version) (commit \(String(cString: qbuild_commit())))"] + pins).joined(separator: "\n")
+    }
 
     /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
     static func main() async {

@@ -107,6 +107,28 @@ struct CoreRulesTests {
         #expect(!FileManager.default.fileExists(atPath: file.path), "a broken text is never written")
     }
 
+    @Test("the system-wide file (/etc/quarantine/config.toml) is read under the user's, never under a file named explicitly")
+    func systemWideFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("quarantine"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let system = folder.appendingPathComponent("system.toml").path
+        let environment = ["XDG_CONFIG_HOME": folder.path, "HOME": folder.path]
+        let user = folder.appendingPathComponent("quarantine/config.toml").path
+        #expect(try ConfigurationFile.load(environment: environment, systemPath: system).settings == Settings(), "neither file: the defaults")
+        try "mode = \"child\"\n[agent]\nsettle_ms = 250\n".write(toFile: system, atomically: true, encoding: .utf8)
+        let systemOnly = try ConfigurationFile.load(environment: environment, systemPath: system)
+        #expect(systemOnly.settings.mode == .child && systemOnly.settings.agent.settleMilliseconds == 250 && !systemOnly.exists)
+        #expect(systemOnly.path == user, "edits still go to the user's file")
+        try "[agent]\nsettle_ms = 300\n".write(toFile: user, atomically: true, encoding: .utf8)
+        let both = try ConfigurationFile.load(environment: environment, systemPath: system)
+        #expect(both.settings.mode == .child && both.settings.agent.settleMilliseconds == 300, "the user's keys over the system's, the rest kept")
+        #expect(try ConfigurationFile.load(user, environment: environment, systemPath: system).settings.mode == .adult, "--config FILE stands alone")
+        try "mode = [\n".write(toFile: system, atomically: true, encoding: .utf8)
+        let error = #expect(throws: Settings.ConfigurationError.self) { _ = try ConfigurationFile.load(environment: environment, systemPath: system) }
+        #expect(error?.description.hasPrefix(system) == true, "a broken system file is named, never skipped")
+    }
+
     // MARK: - Lists
 
     @Test("lists first: allowed, blocked bytes, blocked site, a clean verdict reused only when asked")
