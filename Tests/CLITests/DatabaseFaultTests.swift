@@ -10,7 +10,7 @@ struct DatabaseFaultTests {
         agent.cli.home.appendingPathComponent(".local/share/quarantine/audit.sqlite3").path
     }
 
-    @Test("locked by another process for 13 s (the issue's 30 s scaled to just past the 10-s busy timeout): files stay where they are, nothing is analysed in a loop, the problem is said once and shown by status; once released the card is hidden and the photo left, each analysed once")
+    @Test("locked by another process for 30 s: files stay where they are, nothing is analysed in a loop, the problem is said once and shown by status; once released the card is hidden and the photo left, each analysed once")
     func lockedByAnotherProcess() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try agent.start()
@@ -27,7 +27,7 @@ struct DatabaseFaultTests {
         #expect(agent.wait(timeout: 5) { last = try agent.status()["last_status"] as? [String: Any]; return last?["databaseFault"] as? String == "locked" },
                 "\(String(describing: last))")
         #expect((last?["problem"] as? String)?.contains("is locked by another process") == true)
-        Thread.sleep(forTimeInterval: max(0, 13 - Date().timeIntervalSince(locked)))
+        Thread.sleep(forTimeInterval: max(0, 30 - Date().timeIntervalSince(locked)))
         #expect(FileManager.default.fileExists(atPath: card.path) && FileManager.default.fileExists(atPath: photo.path), "both stay where they are")
         locker.release()
 
