@@ -20,10 +20,14 @@ STAMP=$(date +%Y%m%d-%H%M%S)
 LOGS=.build/fuzz/logs/$STAMP
 
 echo "building the harnesses (.build/fuzz, -sanitize=fuzzer,address)"
-"$SWIFT" build --product quarantine-fuzz --scratch-path .build/fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link,address 2>&1 \
-    | grep -v "Cannot export local symbol" | tail -3
-[ -x "$BIN" ] || { echo "make fuzz: the build failed" >&2; exit 1; }
+# A failed build must stop here: the harnesses left by an earlier build would test old code.
+if ! "$SWIFT" build --product quarantine-fuzz --scratch-path .build/fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xcc -fsanitize=fuzzer-no-link,address > .build/fuzz-build.log 2>&1; then
+    grep -v "Cannot export local symbol" .build/fuzz-build.log | grep -E "error|warning: " | head -20 >&2
+    echo "make fuzz: the build failed (.build/fuzz-build.log)" >&2
+    exit 1
+fi
+tail -1 .build/fuzz-build.log
 mkdir -p "$LOGS"
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:handle_abort=1
