@@ -156,7 +156,7 @@ struct Guardian: ParsableCommand {
             discussion: """
             Examples:
               quarantine guardian set-pin
-              printf '1234\n1234\n' | quarantine guardian set-pin --pin-stdin
+              quarantine guardian set-pin --pin-stdin < pin.txt   # the PIN twice, a line each
 
             Exit status: 0 set, 1 refused (the current PIN was wrong, or cancelled), 2 not a valid PIN or it could not be stored.
             """)
