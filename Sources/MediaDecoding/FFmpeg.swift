@@ -5,10 +5,10 @@ import Locking
 /// frame conversion with swscale.
 enum FFmpeg {
     /// libav* print to stderr by default; quarantine reports errors itself. And no single
-    /// libav* allocation may exceed ``allocationCap`` (libavutil's own default is 2 GiB).
+    /// libav* allocation may exceed ``defaultAllocationCap`` (or what ``raiseAllocationCap(to:)`` set) (libavutil's own default is 2 GiB).
     static let loggingConfigured: Void = {
         av_log_set_level(AV_LOG_QUIET)
-        av_max_alloc(allocationCap)
+        av_max_alloc(defaultAllocationCap)
     }()
 
     /// Called before any use of libav*.
@@ -22,16 +22,15 @@ enum FFmpeg {
     /// fails and the file is refused as needing too much memory. Raised, never lowered, by
     /// ``raiseAllocationCap(to:)`` when a larger decode budget is configured.
     static let defaultAllocationCap = 256 << 20
-    nonisolated(unsafe) static var allocationCap = defaultAllocationCap
-    private static let capLock = Locked<Void>(())
+    private static let allocationCap = Locked(defaultAllocationCap)
 
     /// Lets libav* allocate up to `bytes` at once (a configured `analysis.decode_memory_mib` over
     /// the default): pictures within the budget must still decode.
     static func raiseAllocationCap(to bytes: Int) {
         configureLogging()
-        capLock.withLock { _ in
-            guard bytes > allocationCap else { return }
-            allocationCap = bytes
+        allocationCap.withLock { cap in
+            guard bytes > cap else { return }
+            cap = bytes
             av_max_alloc(bytes)
         }
     }

@@ -1,4 +1,5 @@
 import CSystemShims
+import DequeModule
 import Foundation
 
 /// A fixed set of dedicated threads for blocking work (decoding, inference), so that it never
@@ -58,18 +59,18 @@ public final class WorkerPool: Sendable {
 /// The jobs of one ``WorkerPool`` and the condition its threads wait on.
 private final class JobQueue: @unchecked Sendable {
     private let condition = NSCondition()
-    /// Jobs in order from `head`; a taken job's slot is emptied at once, so nothing it captured
-    /// (a video's run, its decoders and their open file) outlives the job.
-    private var jobs: [(@Sendable () -> Void)?] = []
-    private var head = 0
+    /// Jobs in order. A taken job leaves its deque at once, so nothing it captured (a video's
+    /// run, its decoders and their open file) outlives the job: a hand-kept array that dropped
+    /// taken jobs only once 64 had gathered kept up to 64 finished video runs alive, and the
+    /// analysis worker grew with every video it judged (found by the soak, issue 16).
+    private var jobs = Deque<@Sendable () -> Void>()
     /// Jobs that wait for `jobs` to be empty.
-    private var background: [(@Sendable () -> Void)?] = []
-    private var backgroundHead = 0
+    private var background = Deque<@Sendable () -> Void>()
     private var stopping = false
 
     var pending: Int {
         condition.lock(); defer { condition.unlock() }
-        return jobs.count - head + background.count - backgroundHead
+        return jobs.count + background.count
     }
 
     func push(_ job: @escaping @Sendable () -> Void, background isBackground: Bool = false) {
@@ -86,27 +87,12 @@ private final class JobQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The first job of `queue` past `head`, if any. Its slot is emptied (the taken part is
-    /// dropped now and then, and whenever the queue runs empty). Keeping taken jobs in the array
-    /// until 64 had gathered kept up to 64 finished video runs alive, each with its decoders
-    /// (about 4 MB) and an open descriptor of its file: the analysis worker grew with every
-    /// video it judged (found by the soak, issue 16).
-    private static func take(_ queue: inout [(@Sendable () -> Void)?], _ head: inout Int) -> (@Sendable () -> Void)? {
-        guard head < queue.count else { return nil }
-        let job = queue[head]
-        queue[head] = nil
-        head += 1
-        if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
-        else if head > 64 && head * 2 > queue.count { queue.removeFirst(head); head = 0 }
-        return job
-    }
-
     /// Runs jobs until stopped and empty.
     func drain() {
         while true {
             condition.lock()
-            while head == jobs.count && backgroundHead == background.count && !stopping { condition.wait() }
-            guard let job = Self.take(&jobs, &head) ?? Self.take(&background, &backgroundHead) else {
+            while jobs.isEmpty && background.isEmpty && !stopping { condition.wait() }
+            guard let job = jobs.popFirst() ?? background.popFirst() else {
                 condition.unlock()
                 return
             }
