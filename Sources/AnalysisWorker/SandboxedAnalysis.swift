@@ -1,7 +1,6 @@
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
-import Synchronization
 import Locking
 
 /// Analysis in a separate, confined process: the service (or agent) that may move files never

@@ -2,7 +2,6 @@ import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
-import Synchronization
 import Locking
 
 /// One running analysis worker process, seen from the service: it spawns it, hands it files,

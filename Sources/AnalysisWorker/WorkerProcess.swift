@@ -2,7 +2,6 @@ import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
-import Synchronization
 import Locking
 
 /// The analysis worker: the only process that parses what arrives (decoders, models). It starts

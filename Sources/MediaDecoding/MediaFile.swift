@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import PathBytes
-import Synchronization
 import Locking
 
 /// One media file opened for analysis: never through a symbolic link, only if it is a regular

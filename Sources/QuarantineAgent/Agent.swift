@@ -10,7 +10,6 @@ import QuarantineStore
 import SensitivityAnalysis
 import ServiceLifecycle
 import ServiceSupport
-import Synchronization
 import UnixSignals
 import Locking
 

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import PathBytes
-import Synchronization
 import Locking
 
 /// Plain log lines on standard error that journald shows well.

@@ -1,6 +1,5 @@
 import CTOMLGuard
 import Glibc
-import Synchronization
 import TOMLKit
 import Locking
 
@@ -86,8 +85,6 @@ public enum ConfigDocument {
             return .success(convert(try TOMLTable(string: text)))
         } catch let error as ParseError {
             return .failure(error)
-        } catch let error as TOMLParseError {
-            return .failure(ParseError(description: "\(error)"))
         } catch {
             return .failure(ParseError(description: "\(error)"))
         }

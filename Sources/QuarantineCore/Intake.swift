@@ -3,7 +3,6 @@ import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
 import PathBytes
-import Synchronization
 import Locking
 
 /// What happens to one file that arrived in a watched folder: a crash guard, the allow and block

@@ -4,7 +4,6 @@ import GRDB
 import MediaDecoding
 import PathBytes
 import SensitivityAnalysis
-import Synchronization
 import Locking
 
 /// A file held out of reach while it is checked: renamed into a private folder of its watched

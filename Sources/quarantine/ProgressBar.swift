@@ -1,7 +1,6 @@
 import Foundation
 import PathBytes
 import SensitivityAnalysis
-import Synchronization
 import Locking
 
 /// A one-line progress bar on standard error, drawn only on a terminal: files done, rate, ETA,

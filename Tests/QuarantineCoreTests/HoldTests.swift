@@ -2,7 +2,6 @@ import Foundation
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
-import Synchronization
 import Testing
 import TestSupport
 @testable import QuarantineCore

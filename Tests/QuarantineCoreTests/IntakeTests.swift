@@ -2,7 +2,6 @@ import Foundation
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
-import Synchronization
 import Testing
 @testable import QuarantineCore
 import Locking

@@ -1,7 +1,6 @@
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
-import Synchronization
 import Testing
 @testable import QuarantineCore
 import Locking

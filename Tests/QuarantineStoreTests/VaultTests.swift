@@ -2,7 +2,6 @@ import CSystemShims
 import Foundation
 import GRDB
 import MediaDecoding
-import Synchronization
 import Testing
 @testable import QuarantineStore
 import Locking

@@ -1,6 +1,5 @@
 import Foundation
 import MediaDecoding
-import Synchronization
 import Testing
 import TestSupport
 @testable import SensitivityAnalysis
