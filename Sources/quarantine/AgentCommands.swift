@@ -501,8 +501,9 @@ struct ServiceStatusCommand: ParsableCommand {
     func run() throws {
         let status = ServiceUnit.status()
         if json {
-            printJSONObject(["unit_path": status.unitPath, "installed": status.unitInstalled, "enabled": (status.enabled as Any?) ?? NSNull(),
-                             "active": (status.active as Any?) ?? NSNull(), "manager_error": (status.managerError as Any?) ?? NSNull()])
+            let object: [String: Any?] = ["unit_path": status.unitPath, "installed": status.unitInstalled, "enabled": status.enabled,
+                                          "active": status.active, "manager_error": status.managerError]
+            printJSONObject(object.compactMapValues { $0 })
         } else {
             printOut(status.description)
         }

@@ -242,7 +242,7 @@ struct ModeCommand: ParsableCommand {
         if let client = try target.client() {
             let (response, _) = try ask(client, GuardianRequest(.mode, mode: mode))
             if mode == nil && json {
-                printJSONObject(["mode": (response.mode?.rawValue as Any?) ?? NSNull(), "user": client.paths.user])
+                printJSONObject(["mode": response.mode?.rawValue, "user": client.paths.user].compactMapValues { $0 })
                 return
             }
             printOut(mode == nil ? (response.mode?.rawValue ?? "?") : "\(client.paths.user) is now in \((response.mode ?? .child).rawValue) mode.")
@@ -253,7 +253,7 @@ struct ModeCommand: ParsableCommand {
         let current = inForce.mode
         guard let mode else {
             if json {
-                printJSONObject(["mode": current.rawValue, "note": (inForce.note as Any?) ?? NSNull()])
+                printJSONObject(["mode": current.rawValue, "note": inForce.note].compactMapValues { $0 })
                 return
             }
             printOut(current.rawValue)
