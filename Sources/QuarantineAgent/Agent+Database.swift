@@ -110,17 +110,4 @@ extension QuarantineAgent {
             closeDatabaseGate(DatabaseFault(error) ?? .cannotOpen, detail: "\(error)")
         }
     }
-
-    /// Writes the status beside the agent's lock while the database refuses it, so `quarantine
-    /// status` still shows what is wrong; removed once the database takes it again.
-    func publishBesideTheLock(_ status: AgentStatus?) {
-        let path = AgentLock.statusPath(environment: options.environment)
-        guard let status else { unlink(path); return }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        guard let data = try? encoder.encode(status) else { return }
-        let scratch = path + ".\(getpid())"
-        guard FileManager.default.createFile(atPath: scratch, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-        if rename(scratch, path) != 0 { unlink(scratch) }
-    }
 }

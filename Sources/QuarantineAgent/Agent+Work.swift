@@ -428,12 +428,12 @@ extension QuarantineAgent {
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.
         if status.databaseFault != nil {
-            publishBesideTheLock(status)
+            AgentStatus.writeBesideTheLock(status, environment: options.environment)
             return
         }
         do {
             try vault.store.publish(status)
-            publishBesideTheLock(nil)
+            AgentStatus.writeBesideTheLock(nil, environment: options.environment)
             if state.withLock({ s in defer { s.publishFailing = false }; return s.publishFailing }) {
                 logger.notice("the status is published again")
             }

@@ -163,13 +163,36 @@ public struct AgentStatus: Codable, Sendable, Equatable {
         self.databaseFault = databaseFault
     }
 
+    /// The status as stored, in the database or beside the lock: JSON with ISO 8601 dates.
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+
+    init(encoded data: Data) throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        self = try decoder.decode(AgentStatus.self, from: data)
+    }
+
     /// The status an agent wrote beside its lock while the database refused it (see
     /// ``AgentLock/statusPath(environment:)``), if there is one.
     public static func besideTheLock(environment: [String: String] = ProcessInfo.processInfo.environment) -> AgentStatus? {
         guard let data = FileManager.default.contents(atPath: AgentLock.statusPath(environment: environment)) else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(AgentStatus.self, from: data)
+        return try? AgentStatus(encoded: data)
+    }
+
+    /// Writes `status` beside the agent's lock (atomically, private), or removes what is there
+    /// when `status` is nil: while the database refuses the status, `quarantine status` reads it
+    /// there (``besideTheLock(environment:)``).
+    public static func writeBesideTheLock(_ status: AgentStatus?, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let path = AgentLock.statusPath(environment: environment)
+        guard let status else { unlink(path); return }
+        guard let data = try? status.encoded() else { return }
+        let scratch = path + ".\(getpid())"
+        guard FileManager.default.createFile(atPath: scratch, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
+        if rename(scratch, path) != 0 { unlink(scratch) }
     }
 }
 
@@ -354,9 +377,7 @@ extension AuditStore {
     // MARK: - Status
 
     public func publish(_ status: AgentStatus) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let json = String(decoding: try encoder.encode(status), as: UTF8.self)
+        let json = String(decoding: try status.encoded(), as: UTF8.self)
         try write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO agentStatus (id, json) VALUES (1, ?)", arguments: [json])
         }
@@ -365,9 +386,7 @@ extension AuditStore {
     /// The last status an agent published (it may have stopped since: see ``AgentLock``).
     public func agentStatus() throws -> AgentStatus? {
         guard let json = try read({ db in try String.fetchOne(db, sql: "SELECT json FROM agentStatus WHERE id = 1") }) else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(AgentStatus.self, from: Data(json.utf8))
+        return try AgentStatus(encoded: Data(json.utf8))
     }
 }
 
