@@ -54,11 +54,7 @@ public final class SandboxedAnalysis: Sendable {
         public static let ownExecutable = "/proc/self/exe"
 
         /// The path of this process's binary (for messages and `ps`).
-        public static var ownPath: String {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-            return count > 0 ? String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
-        }
+        public static var ownPath: String { ModelCatalog.executablePath() ?? CommandLine.arguments[0] }
     }
 
     struct State {

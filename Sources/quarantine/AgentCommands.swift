@@ -427,7 +427,7 @@ struct ServiceCommand: ParsableCommand {
 
 /// The directory of the running executable (for the unit's ExecStart).
 func executableDirectory() -> String {
-    let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let resolved = ModelCatalog.executablePath() ?? CommandLine.arguments[0]
     return (resolved as NSString).deletingLastPathComponent
 }
 
