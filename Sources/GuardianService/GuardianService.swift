@@ -62,6 +62,7 @@ public enum GuardianService {
         options.actor = "guardian service"
         // The account's browsers keep their history in its own ~/.config (only that is read there).
         options.browserConfigHome = account.home + "/.config"
+        options.protectedHome = account.home
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)
