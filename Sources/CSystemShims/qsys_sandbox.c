@@ -15,6 +15,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <grp.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -123,6 +126,22 @@ static void qsys_deny_when_one_of(struct qsys_filter *f, long nr, int arg, uint3
     qsys_return(f, QSYS_RET_ERRNO(err));
 }
 
+/* `nr` is allowed only when each argument `args[i]` (all 64 bits) is `values[i]` (at most 3);
+ * otherwise it fails with `err`. An argument whose upper half is not zero never matches, so
+ * garbage in the upper half of an `int` argument is refused, never let through. */
+static void qsys_allow_only_when(struct qsys_filter *f, long nr, const int *args, const uint32_t *values, unsigned count, int err) {
+    uint8_t deny = (uint8_t)(4 * count + 1);
+    qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, (uint8_t)(4 * count + 2));
+    for (unsigned i = 0; i < count; i++) {
+        qsys_load_arg(f, args[i]);
+        qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, values[i], 0, (uint8_t)(deny - (4 * i + 2)));
+        qsys_emit(f, BPF_LD | BPF_W | BPF_ABS, QSYS_ARG_LOW(args[i]) + 4, 0, 0);
+        qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (uint8_t)(deny - (4 * i + 4)));
+    }
+    qsys_return(f, SECCOMP_RET_ALLOW);
+    qsys_return(f, QSYS_RET_ERRNO(err));
+}
+
 #define QSYS_COUNT(array) ((unsigned)(sizeof(array) / sizeof((array)[0])))
 
 /* System calls that fail with EPERM whatever their arguments. */
@@ -205,6 +224,13 @@ static const long qsys_denied_calls[] = {
     __NR_unshare, __NR_setns, __NR_init_module, __NR_finit_module, __NR_delete_module,
     __NR_kexec_load, __NR_kexec_file_load, __NR_reboot,
     __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+    /* Resource limits (RLIMIT_CORE is set before the filter) and locks: another process of the
+     * same user (a sibling worker) could otherwise be given a lower limit, or a file lock could
+     * stall whoever waits for it. prlimit64 is allowed only to read (below). */
+    __NR_setrlimit, __NR_flock, __NR_migrate_pages,
+#ifdef __NR_fanotify_init
+    __NR_fanotify_init,
+#endif
 };
 
 /* ioctl requests that change a file through a descriptor opened read-only, inject input into a
@@ -219,11 +245,20 @@ static const uint32_t qsys_denied_ioctls[] = {
  * flags, verity, encryption policies), FS_IOC_GETVERSION/SETVERSION ('v'), XFS and fsxattr
  * ('X'), Btrfs and FICLONE (0x94, snapshots), F2FS (0xf5). */
 static const uint32_t qsys_denied_ioctl_types[] = { 'f' << 8, 'v' << 8, 'X' << 8, 0x94 << 8, 0xf5 << 8 };
-/* fcntl commands that route SIGIO/SIGURG to another process: F_SETOWN, F_SETOWN_EX. */
-static const uint32_t qsys_denied_fcntls[] = { F_SETOWN, F_SETOWN_EX };
-/* setpriority and ioprio_set for a whole process group or user (others' processes). */
-static const uint32_t qsys_group_or_user[] = { 1, 2 };   /* PRIO_PGRP, PRIO_USER */
-static const uint32_t qsys_io_group_or_user[] = { 2, 3 }; /* IOPRIO_WHO_PGRP, IOPRIO_WHO_USER */
+/* fcntl commands that route SIGIO/SIGURG to another process (F_SETOWN, F_SETOWN_EX), take a
+ * lock that others would wait for (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW), a lease, or
+ * watch a folder (F_NOTIFY). */
+static const uint32_t qsys_denied_fcntls[] = { F_SETOWN, F_SETOWN_EX, 6 /* F_SETLK */, 7 /* F_SETLKW */,
+                                               37 /* F_OFD_SETLK */, 38 /* F_OFD_SETLKW */, 1024 /* F_SETLEASE */, 1026 /* F_NOTIFY */ };
+/* Calls that may change only the calling thread: (which, who) = (PRIO_PROCESS, 0) for
+ * setpriority, (IOPRIO_WHO_PROCESS, 0) for ioprio_set, pid 0 for the sched_set* calls. A thread
+ * id or another pid would reach a sibling worker of the same user: refused. */
+static const int qsys_first_two[] = { 0, 1 };
+static const int qsys_first[] = { 0 };
+static const int qsys_third[] = { 2 };
+static const uint32_t qsys_process_self[] = { 0, 0 };      /* PRIO_PROCESS, 0 */
+static const uint32_t qsys_io_process_self[] = { 1, 0 };   /* IOPRIO_WHO_PROCESS, 0 */
+static const uint32_t qsys_zero[] = { 0 };
 
 static void qsys_build_filter(struct qsys_filter *f, pid_t self) {
     /* Another calling convention (i386 via int 0x80 on x86_64) has other numbers: kill. */
@@ -257,8 +292,16 @@ static void qsys_build_filter(struct qsys_filter *f, pid_t self) {
     qsys_deny_unless_equal(f, __NR_rt_sigqueueinfo, 0, (uint32_t)self, EPERM);
     qsys_deny_unless_equal(f, __NR_rt_tgsigqueueinfo, 0, (uint32_t)self, EPERM);
     qsys_deny_when_one_of(f, __NR_fcntl, 1, 0xffffffffu, qsys_denied_fcntls, QSYS_COUNT(qsys_denied_fcntls), EPERM);
-    qsys_deny_when_one_of(f, __NR_setpriority, 0, 0xffffffffu, qsys_group_or_user, QSYS_COUNT(qsys_group_or_user), EPERM);
-    qsys_deny_when_one_of(f, __NR_ioprio_set, 0, 0xffffffffu, qsys_io_group_or_user, QSYS_COUNT(qsys_io_group_or_user), EPERM);
+    qsys_allow_only_when(f, __NR_setpriority, qsys_first_two, qsys_process_self, 2, EPERM);
+    qsys_allow_only_when(f, __NR_ioprio_set, qsys_first_two, qsys_io_process_self, 2, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setaffinity, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setscheduler, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setparam, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setattr, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_move_pages, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_get_robust_list, qsys_first, qsys_zero, 1, EPERM);
+    /* prlimit64 only reads: a new limit (argument 2 not NULL) is refused, for itself too. */
+    qsys_allow_only_when(f, __NR_prlimit64, qsys_third, qsys_zero, 1, EPERM);
 
     /* ioctl: JEQ ioctl,0,skip | LD arg1 | JEQ request_i -> ERRNO | AND 0xff00 | JEQ type_j -> ERRNO
      * | ALLOW | ERRNO. */
@@ -294,10 +337,10 @@ static int qsys_fail_text(char *reason, size_t reason_size, const char *text, in
     return -1;
 }
 
-/* Closes every descriptor above 3: close_range, else each entry of /proc/self/fd, else every
- * number below the descriptor limit. */
-static int qsys_close_descriptors_above_3(void) {
-    if (syscall(__NR_close_range, 4u, ~0u, 0u) == 0) return 0;
+/* Closes every descriptor above `highest`: close_range, else each entry of /proc/self/fd, else
+ * every number below the descriptor limit. */
+static int qsys_close_descriptors_above(int highest) {
+    if (syscall(__NR_close_range, (unsigned)highest + 1, ~0u, 0u) == 0) return 0;
     DIR *folder = opendir("/proc/self/fd");
     if (folder) {
         int own = dirfd(folder);
@@ -305,7 +348,7 @@ static int qsys_close_descriptors_above_3(void) {
         while ((entry = readdir(folder)) != NULL) {
             char *end;
             long fd = strtol(entry->d_name, &end, 10);
-            if (*end == 0 && end != entry->d_name && fd > 3 && fd != own) close((int)fd);
+            if (*end == 0 && end != entry->d_name && fd > highest && fd != own) close((int)fd);
         }
         closedir(folder);
         return 0;
@@ -313,7 +356,7 @@ static int qsys_close_descriptors_above_3(void) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
     rlim_t top = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > (1u << 20) ? (1u << 20) : limit.rlim_cur;
-    for (rlim_t fd = 4; fd < top; fd++) close((int)fd);
+    for (rlim_t fd = (rlim_t)highest + 1; fd < top; fd++) close((int)fd);
     return 0;
 }
 
@@ -389,29 +432,44 @@ static long qsys_thread_with_capabilities(void) {
  *      flags a filter can see), System V IPC and POSIX message queues; kill, tgkill and
  *      rt_(tg)sigqueueinfo unless aimed at the worker's own pid (compared on the low 32 bits;
  *      known when the filter is built); tkill; F_SETOWN(_EX), FIOSETOWN and SIOCSPGRP (SIGIO to
- *      another process), TIOCSTI and TIOCLINUX (typing into a terminal); setpriority and
- *      ioprio_set for a whole group or user. Plain clone stays allowed, for threads (glibc's
- *      fork() is a clone too: such a child inherits the filter and can do no more);
+ *      another process), TIOCSTI and TIOCLINUX (typing into a terminal). Plain clone stays
+ *      allowed, for threads (glibc's fork() is a clone too: such a child inherits the filter
+ *      and can do no more);
+ *    - what a process may do to another of the same user (a sibling worker, or the service
+ *      when they share a user): setpriority unless (PRIO_PROCESS, 0), ioprio_set unless
+ *      (IOPRIO_WHO_PROCESS, 0), sched_setaffinity, sched_setscheduler, sched_setparam,
+ *      sched_setattr, move_pages and get_robust_list unless pid 0 (0 is the calling thread:
+ *      the worker lowers its threads' priority that way; a thread id cannot be told from a
+ *      sibling's pid, so any other number is refused), prlimit64 with a new limit (reading
+ *      stays; RLIMIT_CORE is set before the filter), setrlimit, migrate_pages;
+ *    - locks and leases others would wait for: flock, fcntl F_SETLK, F_SETLKW, F_OFD_SETLK,
+ *      F_OFD_SETLKW, F_SETLEASE, and F_NOTIFY; fanotify_init;
  *    - identities: set*uid, set*gid, setgroups;
  *    - keyrings, bpf, perf_event_open, userfaultfd, unshare, setns, modules, kexec, reboot,
  *      io_uring (which would bypass the filter).
  *    Allowed on purpose: memfd_create, write, ftruncate, sendmsg and recvmsg on descriptors the
  *    worker has, mmap and mprotect, clone for threads.
  *
- * Not covered, being a deny-list: calls that name another process of the same user to change
- * its scheduling (setpriority PRIO_PROCESS, sched_setaffinity, prlimit64 with a pid), since the
- * worker's own threads make them with thread ids the filter cannot know. A parent that died
- * before step 1 sends no signal: the worker can compare getppid() with the pid it expects.
+ * Not covered, being a deny-list (no allow-list yet): a system call added to a kernel after
+ * this list (below 470) that reaches another process; reading another same-user process's
+ * limits (prlimit64 without a new limit) or scheduling. A parent that died before step 1 sends no
+ * signal: the worker can compare getppid() with the pid it expects. The worker's own user
+ * (qsys_become_worker_identity) and Landlock (qsys_landlock_seal) are separate steps.
  *
  * Returns 0, or -1 with errno set and "step: error text" in `reason`. A failure can leave the
  * process partly confined: the caller must then exit, never serve requests.
  */
 int qsys_enter_analysis_sandbox(char *reason, size_t reason_size) {
+    return qsys_enter_analysis_sandbox_keeping(3, reason, reason_size);
+}
+
+int qsys_enter_analysis_sandbox_keeping(int highest_kept, char *reason, size_t reason_size) {
     if (reason && reason_size > 0) reason[0] = 0;
+    if (highest_kept < 3) highest_kept = 3;
 
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return qsys_fail(reason, reason_size, "prctl(PR_SET_PDEATHSIG)", errno);
 
-    if (qsys_close_descriptors_above_3() != 0) return qsys_fail(reason, reason_size, "close descriptors", errno);
+    if (qsys_close_descriptors_above(highest_kept) != 0) return qsys_fail(reason, reason_size, "close descriptors", errno);
 
     struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
     struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
@@ -459,4 +517,219 @@ int qsys_enter_analysis_sandbox(char *reason, size_t reason_size) {
         return qsys_fail_text(reason, reason_size, text, EBUSY);
     }
     return 0;
+}
+
+/* MARK: - The worker's own identity */
+
+/*
+ * qsys_become_worker_identity: the analysis worker gives up the service's user for its own, before
+ * it loads anything: no supplementary groups, real, effective and saved group `gid`, real and
+ * effective user `uid`. The saved user id is left as `saved_uid` (the service's user) only so
+ * that the service, without CAP_KILL, may still SIGKILL a worker that hangs (the kernel lets a
+ * process signal one whose saved user id is its own); the seccomp filter entered next refuses
+ * every set*uid call in every thread, so the worker can never take that id back, and file access
+ * is decided by the effective (file-system) user id alone. Needs CAP_SETUID and CAP_SETGID (the
+ * guardian service has them). Checked afterwards with getresuid/getresgid/getgroups.
+ */
+int qsys_become_worker_identity(unsigned uid, unsigned gid, unsigned saved_uid, char *reason, size_t reason_size) {
+    if (reason && reason_size > 0) reason[0] = 0;
+    if (setgroups(0, NULL) != 0) return qsys_fail(reason, reason_size, "setgroups", errno);
+    if (setresgid(gid, gid, gid) != 0) return qsys_fail(reason, reason_size, "setresgid", errno);
+    if (setresuid(uid, uid, saved_uid) != 0) return qsys_fail(reason, reason_size, "setresuid", errno);
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
+    if (getresuid(&r, &e, &s) != 0 || getresgid(&gr, &ge, &gs) != 0) return qsys_fail(reason, reason_size, "getresuid", errno);
+    if (r != uid || e != uid || s != saved_uid || gr != gid || ge != gid || gs != gid || getgroups(0, NULL) != 0)
+        return qsys_fail_text(reason, reason_size, "the worker's user and groups did not change as asked", EPERM);
+    return 0;
+}
+
+/* MARK: - Landlock */
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+#define QSYS_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+
+/* The kernel's struct landlock_ruleset_attr as of ABI 6 (older kernels accept it with the fields
+ * they do not know left zero). */
+struct qsys_landlock_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+
+int qsys_landlock_abi(void) {
+    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, QSYS_LANDLOCK_CREATE_RULESET_VERSION);
+    return abi < 0 ? -1 : (int)abi;
+}
+
+/* Every file-system right the kernel's ABI knows: ABI 1 has 13 (execute ... make_sym), 2 adds
+ * REFER, 3 TRUNCATE, 5 IOCTL_DEV. */
+static uint64_t qsys_landlock_fs_rights(int abi) {
+    if (abi >= 5) return (1ULL << 16) - 1;
+    if (abi >= 3) return (1ULL << 15) - 1;
+    if (abi >= 2) return (1ULL << 14) - 1;
+    return (1ULL << 13) - 1;
+}
+
+/* The threads to restrict, each with its state: 0 signalled, 1 restricted, 2 gone, 3 failed. */
+#define QSYS_LANDLOCK_SLOTS 1024
+static struct { _Atomic long tid; _Atomic int state; _Atomic int error; } qsys_ll_slots[QSYS_LANDLOCK_SLOTS];
+static _Atomic int qsys_ll_count;
+static _Atomic int qsys_ll_ruleset = -1;
+
+/* Runs in each thread that is signalled: the thread restricts itself (landlock_restrict_self is
+ * per thread and a plain system call, safe in a handler). */
+static void qsys_ll_handler(int sig, siginfo_t *info, void *context) {
+    (void)sig; (void)info; (void)context;
+    int saved = errno;
+    long tid = syscall(SYS_gettid);
+    long result = syscall(__NR_landlock_restrict_self, atomic_load(&qsys_ll_ruleset), 0);
+    int error = result == 0 ? 0 : errno;
+    int count = atomic_load(&qsys_ll_count);
+    for (int i = 0; i < count; i++) {
+        if (atomic_load(&qsys_ll_slots[i].tid) == tid) {
+            atomic_store(&qsys_ll_slots[i].error, error);
+            atomic_store(&qsys_ll_slots[i].state, result == 0 ? 1 : 3);
+            break;
+        }
+    }
+    errno = saved;
+}
+
+static int qsys_ll_known(long tid) {
+    int count = atomic_load(&qsys_ll_count);
+    for (int i = 0; i < count; i++) if (atomic_load(&qsys_ll_slots[i].tid) == tid) return 1;
+    return 0;
+}
+
+static int qsys_ll_thread_exists(long tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld", tid);
+    return access(path, F_OK) == 0;
+}
+
+/*
+ * qsys_landlock_seal: the analysis worker, its models loaded and every decoder's lazily loaded
+ * part loaded, gives up the file system for good: a Landlock ruleset that handles every
+ * file-system right the kernel's ABI knows (and on ABI 4 and up TCP bind and connect, on ABI 6
+ * and up the abstract-socket and signal scopes) and allows nothing. Descriptors already open
+ * (its socket, the files the service passes) still work; no path can be opened, listed,
+ * executed, created or changed, by any thread.
+ *
+ * landlock_restrict_self restricts the calling thread only (the kernel here has no flag to
+ * restrict the others), and threads inherit their creator's domain. So every other thread is
+ * made to restrict itself: each thread listed in /proc/self/task is sent signal `signal_number`
+ * (a handler installed for the occasion calls landlock_restrict_self) and must confirm within a
+ * second; /proc/self/task is listed again until a listing shows no thread not yet restricted
+ * (a thread started meanwhile by one not yet restricted shows up in the next listing; one started
+ * later by a restricted thread inherits its domain). The calling thread restricts itself last.
+ * A thread that does not confirm (it blocks the signal) is a failure.
+ *
+ * `signal_number` 0 or less means SIGPROF: libdispatch's worker threads (Swift's cooperative
+ * pool runs on them) block every signal but the synchronous ones and SIGPROF, and nothing in the
+ * worker profiles itself (the handler is put back as it was afterwards).
+ *
+ * Returns the ABI used (>= 1); 0 when the kernel has no Landlock (reason: why, errno ENOSYS or
+ * EOPNOTSUPP); -1 on failure (reason), after which the caller must not analyse anything.
+ */
+int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size) {
+    if (reason && reason_size > 0) reason[0] = 0;
+    if (signal_number <= 0) signal_number = SIGPROF;
+    int abi = qsys_landlock_abi();
+    if (abi < 0) {
+        int err = errno;
+        if (err == ENOSYS || err == EOPNOTSUPP) {
+            qsys_fail_text(reason, reason_size, err == ENOSYS ? "the kernel has no Landlock" : "Landlock is disabled at boot (lsm=)", err);
+            return 0;
+        }
+        return qsys_fail(reason, reason_size, "landlock_create_ruleset(version)", err);
+    }
+    struct qsys_landlock_ruleset_attr attributes = { 0, 0, 0 };
+    attributes.handled_access_fs = qsys_landlock_fs_rights(abi);
+    if (abi >= 4) attributes.handled_access_net = 1 | 2;   /* BIND_TCP, CONNECT_TCP */
+    if (abi >= 6) attributes.scoped = 1 | 2;               /* ABSTRACT_UNIX_SOCKET, SIGNAL */
+    long ruleset = syscall(__NR_landlock_create_ruleset, &attributes, sizeof attributes, 0);
+    if (ruleset < 0) return qsys_fail(reason, reason_size, "landlock_create_ruleset", errno);
+    atomic_store(&qsys_ll_ruleset, (int)ruleset);
+    atomic_store(&qsys_ll_count, 0);
+
+    struct sigaction action, previous;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = qsys_ll_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(signal_number, &action, &previous) != 0) {
+        int err = errno;
+        close((int)ruleset);
+        return qsys_fail(reason, reason_size, "sigaction", err);
+    }
+    int failed = 0;
+    char text[160] = "";
+    long self = syscall(SYS_gettid);
+    pid_t pid = getpid();
+    for (int round = 0; round < 64 && !failed; round++) {
+        DIR *folder = opendir("/proc/self/task");
+        if (!folder) { failed = 1; snprintf(text, sizeof text, "cannot list /proc/self/task: %s", strerror(errno)); break; }
+        int added = 0;
+        struct dirent *entry;
+        while ((entry = readdir(folder)) != NULL) {
+            char *end;
+            long tid = strtol(entry->d_name, &end, 10);
+            if (*end != 0 || end == entry->d_name || tid == self || qsys_ll_known(tid)) continue;
+            int slot = atomic_load(&qsys_ll_count);
+            if (slot >= QSYS_LANDLOCK_SLOTS) { failed = 1; snprintf(text, sizeof text, "more than %d threads", QSYS_LANDLOCK_SLOTS); break; }
+            atomic_store(&qsys_ll_slots[slot].tid, tid);
+            atomic_store(&qsys_ll_slots[slot].state, 0);
+            atomic_store(&qsys_ll_count, slot + 1);
+            added++;
+            if (syscall(SYS_tgkill, pid, tid, signal_number) != 0) {
+                if (errno == ESRCH) atomic_store(&qsys_ll_slots[slot].state, 2);
+                else { failed = 1; snprintf(text, sizeof text, "cannot signal thread %ld: %s", tid, strerror(errno)); break; }
+            }
+        }
+        closedir(folder);
+        if (failed || added == 0) break;
+        /* Wait (up to a second) for every signalled thread to confirm. */
+        for (int waited = 0; waited <= 1000; waited++) {
+            int pending = 0, count = atomic_load(&qsys_ll_count);
+            for (int i = 0; i < count; i++) if (atomic_load(&qsys_ll_slots[i].state) == 0) pending++;
+            if (pending == 0) break;
+            struct timespec pause = { 0, 1000000 };
+            nanosleep(&pause, NULL);
+        }
+        int count = atomic_load(&qsys_ll_count);
+        for (int i = 0; i < count && !failed; i++) {
+            int state = atomic_load(&qsys_ll_slots[i].state);
+            long tid = atomic_load(&qsys_ll_slots[i].tid);
+            if (state == 0 && !qsys_ll_thread_exists(tid)) { atomic_store(&qsys_ll_slots[i].state, 2); continue; }
+            if (state == 0) { failed = 1; snprintf(text, sizeof text, "thread %ld did not take the Landlock domain (does it block signal %d?)", tid, signal_number); }
+            if (state == 3) { failed = 1; snprintf(text, sizeof text, "thread %ld: landlock_restrict_self: %s", tid, strerror(atomic_load(&qsys_ll_slots[i].error))); }
+        }
+    }
+    if (!failed && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
+        failed = 1;
+        snprintf(text, sizeof text, "landlock_restrict_self: %s", strerror(errno));
+    }
+    sigaction(signal_number, &previous, NULL);
+    close((int)ruleset);
+    if (failed) return qsys_fail_text(reason, reason_size, text, EPERM);
+    return abi;
+}
+
+/* MARK: - Small helpers for the worker */
+
+int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved) {
+    uid_t r, e, s;
+    if (getresuid(&r, &e, &s) != 0) return -1;
+    *real = r; *effective = e; *saved = s;
+    return 0;
+}
+
+int qsys_memfd(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
 }
