@@ -44,6 +44,8 @@ public enum GuardianService {
         environment["QUARANTINE_STATE_DIR"] = paths.state
         environment["XDG_CONFIG_HOME"] = paths.state + "/config"
         environment["QUARANTINE_DATA_DIR"] = inherited["QUARANTINE_GUARDIAN_RUNTIME"] ?? GuardianPaths.runtime
+        // The analysis workers run as a user of their own, which owns nothing of any account.
+        environment[SandboxedAnalysis.Options.workerUserVariable] = SandboxedAnalysis.Options.guardianWorkerUser
         return environment
     }
 
