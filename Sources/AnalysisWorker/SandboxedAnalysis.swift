@@ -92,6 +92,8 @@ public final class SandboxedAnalysis: Sendable {
     /// Opening files runs here (never on Swift's cooperative threads).
     let pool: WorkerPool
     let videoPool: WorkerPool
+    /// Every worker is started from its thread (see ``WorkerLauncher``).
+    let launcher = WorkerLauncher(name: "worker-launcher")
 
     /// Files judged at once.
     public var workers: Int { options.configuration.workers }
@@ -102,7 +104,7 @@ public final class SandboxedAnalysis: Sendable {
         (identity, identityProblem) = try Self.identity(for: options.workerUser)
         pool = WorkerPool(threads: max(1, options.configuration.workers), name: "open", lowPriority: options.configuration.lowPriority)
         videoPool = WorkerPool(threads: max(1, options.configuration.workers / 2), name: "open-video", lowPriority: options.configuration.lowPriority)
-        let first = try spawn()
+        let first = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
         state.withLock { $0.primary = first }
         let watch = Thread { [weak self] in
             while let self, !self.state.withLock({ $0.stopped }) {
@@ -186,7 +188,7 @@ public final class SandboxedAnalysis: Sendable {
         let task = state.withLock { s -> Task<WorkerConnection, any Error>? in
             if let primary = s.primary, primary.isAlive { return nil }
             if let spawning = s.spawning { return spawning }
-            let task = Task { [pool] in try await pool.run { try self.spawn() } }
+            let task = Task { [launcher] in try await launcher.run { () throws(Problem) in try self.spawn() } }
             s.spawning = task
             return task
         }
@@ -234,7 +236,7 @@ public final class SandboxedAnalysis: Sendable {
         }
         // Once more, alone: if it was another file that killed the worker, this one passes now.
         let solo: WorkerConnection
-        do { solo = try await pool.run { try self.spawn() } } catch {
+        do { solo = try await launcher.run { () throws(Problem) in try self.spawn() } } catch {
             return Self.notNow(path, "no analysis worker: \(error)")
         }
         defer { solo.stop() }

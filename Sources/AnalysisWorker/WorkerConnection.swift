@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -107,6 +108,14 @@ final class WorkerConnection: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, theirs.descriptor, AnalysisWorkerProcess.socketDescriptor)
+        // Its standard output goes nowhere, its errors into a pipe the service reads and logs
+        // with the worker's name in front: never the service's own log file or journal stream,
+        // which a worker could otherwise write lines into as the service, or truncate.
+        var errors: [Int32] = [-1, -1]
+        guard qsys_pipe_cloexec(&errors) == 0 else { throw .init("cannot make the worker's error pipe: \(String(cString: strerror(errno)))") }
+        defer { close(errors[1]) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
         if folder >= 0 { posix_spawn_file_actions_adddup2(&actions, folder, AnalysisWorkerProcess.runtimeDescriptor) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -128,7 +137,14 @@ final class WorkerConnection: Sendable {
         var pid: pid_t = 0
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         theirs.close()
-        guard status == 0 else { throw .init("cannot start the analysis worker \(executable): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            close(errors[0])
+            throw .init("cannot start the analysis worker \(executable): \(String(cString: strerror(status)))")
+        }
+        let (errorEnd, workerPid) = (errors[0], pid)
+        let relay = Thread { relayErrors(from: errorEnd, pid: workerPid) }
+        relay.name = "worker-\(pid)-errors"
+        relay.start()
 
         // The hello: the models loaded, or why not.
         var poller = pollfd(fd: mine.descriptor, events: Int16(POLLIN), revents: 0)
@@ -158,6 +174,37 @@ final class WorkerConnection: Sendable {
         reader.name = "worker-\(pid)"
         reader.start()
         return connection
+    }
+
+    /// The most a worker may write to the service's log: what it writes beyond is dropped.
+    static let maxErrorBytes = 64 << 10
+
+    /// Copies what the worker writes to its standard error into the service's, each line
+    /// prefixed with the worker's pid, at most ``maxErrorBytes`` bytes, until the pipe ends;
+    /// then closes it.
+    static func relayErrors(from descriptor: Int32, pid: pid_t) {
+        defer { close(descriptor) }
+        var written = 0, pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        func emit(_ line: ArraySlice<UInt8>) {
+            guard written < maxErrorBytes else { return }
+            let text = "analysis worker \(pid): " + String(decoding: line.prefix(1024), as: UTF8.self).filter { $0 != "\r" } + "\n"
+            written += text.utf8.count
+            FileHandle.standardError.write(Data(text.utf8))
+            if written >= maxErrorBytes { FileHandle.standardError.write(Data("analysis worker \(pid): (more dropped: over \(maxErrorBytes) bytes)\n".utf8)) }
+        }
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending += chunk[0..<count]
+            while let newline = pending.firstIndex(of: 10) {
+                emit(pending[..<newline])
+                pending.removeSubrange(...newline)
+            }
+            if pending.count > 1024 { emit(pending[...]); pending.removeAll() }
+        }
+        if !pending.isEmpty { emit(pending[...]) }
     }
 
     /// Waits for `pid` and says how it ended.

@@ -733,3 +733,7 @@ int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved) {
 int qsys_memfd(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
 }
+
+int qsys_pipe_cloexec(int ends[2]) {
+    return pipe2(ends, O_CLOEXEC);
+}

@@ -59,4 +59,7 @@ int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size);
 int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved);
 /// memfd_create(name, MFD_CLOEXEC): a descriptor, or -1 with errno.
 int qsys_memfd(const char *name);
+/// pipe2(ends, O_CLOEXEC): both ends close-on-exec from the start (no other thread's spawn
+/// inherits them). Returns 0, or -1 with errno.
+int qsys_pipe_cloexec(int ends[2]);
 #endif
