@@ -1,8 +1,9 @@
 import Foundation
 
 /// Tiny pictures and videos, one of each format the worker decodes, made from a 16x16 crop of a
-/// test photo (the SVG has a line of text, so fonts are loaded). The worker decodes each once
-/// before it gives up the file system, so that what a decoder loads from disk the first time it
+/// test photo. The SVG has text in the generic families sans-serif, serif, monospace and cursive,
+/// regular, bold and italic, so that fontconfig's set-up and those fonts are loaded. The worker
+/// decodes each once before it gives up the file system, so that what a decoder loads from disk the first time it
 /// runs (libheif's plugins, librsvg's fontconfig set-up and fonts, ffmpeg's codecs) is already
 /// loaded when Landlock takes the file system away.
 enum WarmUpSamples {
@@ -261,10 +262,15 @@ enum WarmUpSamples {
 """),
         ("sample.svg", """
         PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIxNiIgaGVpZ2h0PSIxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZW
-        lnaHQ9IjE2IiBmaWxsPSIjYzk2Ii8+PHRleHQgeD0iMSIgeT0iMTIiIGZvbnQtc2l6ZT0iMTAiIGZvbnQtZmFtaWx5PSJzYW5zLXNlcmlmIj5h
-        PC90ZXh0Pjwvc3ZnPgo=
-        
-"""),
+        lnaHQ9IjE2IiBmaWxsPSIjYzk2Ii8+PGcgZm9udC1zaXplPSI0Ij48dGV4dCB4PSIwIiB5PSI0IiBmb250LWZhbWlseT0ic2Fucy1zZXJpZiI+
+        YTwvdGV4dD48dGV4dCB4PSI0IiB5PSI0IiBmb250LWZhbWlseT0ic2Fucy1zZXJpZiIgZm9udC13ZWlnaHQ9ImJvbGQiPmE8L3RleHQ+PHRleH
+        QgeD0iOCIgeT0iNCIgZm9udC1mYW1pbHk9InNhbnMtc2VyaWYiIGZvbnQtc3R5bGU9Iml0YWxpYyI+YTwvdGV4dD48dGV4dCB4PSIwIiB5PSI5
+        IiBmb250LWZhbWlseT0ic2VyaWYiPmE8L3RleHQ+PHRleHQgeD0iNCIgeT0iOSIgZm9udC1mYW1pbHk9InNlcmlmIiBmb250LXdlaWdodD0iYm
+        9sZCI+YTwvdGV4dD48dGV4dCB4PSI4IiB5PSI5IiBmb250LWZhbWlseT0ic2VyaWYiIGZvbnQtc3R5bGU9Iml0YWxpYyI+YTwvdGV4dD48dGV4
+        dCB4PSIwIiB5PSIxNCIgZm9udC1mYW1pbHk9Im1vbm9zcGFjZSI+YTwvdGV4dD48dGV4dCB4PSI0IiB5PSIxNCIgZm9udC1mYW1pbHk9Im1vbm
+        9zcGFjZSIgZm9udC13ZWlnaHQ9ImJvbGQiPmE8L3RleHQ+PHRleHQgeD0iOCIgeT0iMTQiIGZvbnQtZmFtaWx5PSJjdXJzaXZlIj5hPC90ZXh0
+        PjwvZz48L3N2Zz4K
+        """),
         ("sample.mp4", """
         AAAAIGZ0eXBpc29tAAACAGlzb21pc28yYXZjMW1wNDEAAAAIZnJlZQAABb9tZGF0AAACrQYF//+p3EXpvebZSLeWLNgg2SPu73gyNjQgLSBjb3
         JlIDE2NCByMzA5NSBiYWVlNDAwIC0gSC4yNjQvTVBFRy00IEFWQyBjb2RlYyAtIENvcHlsZWZ0IDIwMDMtMjAyMiAtIGh0dHA6Ly93d3cudmlk

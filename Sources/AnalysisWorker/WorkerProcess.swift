@@ -91,7 +91,7 @@ public enum AnalysisWorkerProcess {
         if keepsRuntimeDescriptor { close(runtimeDescriptor) }
         let identity = identityText()
         let seal: AnalysisSandbox.FileSystemSeal
-        do { seal = try AnalysisSandbox.sealFileSystem() } catch {
+        do { seal = try AnalysisSandbox.sealFileSystem(readable: AnalysisSandbox.fontFolders) } catch {
             hello("\(error)")
             return 71
         }

@@ -637,7 +637,24 @@ static int qsys_ll_thread_exists(long tid) {
  * Returns the ABI used (>= 1); 0 when the kernel has no Landlock (reason: why, errno ENOSYS or
  * EOPNOTSUPP); -1 on failure (reason), after which the caller must not analyse anything.
  */
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#define QSYS_LANDLOCK_RULE_PATH_BENEATH 1
+#define QSYS_LANDLOCK_READ_FILE (1ULL << 2)
+#define QSYS_LANDLOCK_READ_DIR (1ULL << 3)
+
+/* struct landlock_path_beneath_attr (packed in the kernel's header). */
+struct qsys_landlock_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
 int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size) {
+    return qsys_landlock_seal_reading(signal_number, NULL, reason, reason_size);
+}
+
+int qsys_landlock_seal_reading(int signal_number, const char *const *readable, char *reason, size_t reason_size) {
     if (reason && reason_size > 0) reason[0] = 0;
     if (signal_number <= 0) signal_number = SIGPROF;
     int abi = qsys_landlock_abi();
@@ -655,6 +672,22 @@ int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size) {
     if (abi >= 6) attributes.scoped = 1 | 2;               /* ABSTRACT_UNIX_SOCKET, SIGNAL */
     long ruleset = syscall(__NR_landlock_create_ruleset, &attributes, sizeof attributes, 0);
     if (ruleset < 0) return qsys_fail(reason, reason_size, "landlock_create_ruleset", errno);
+    /* The one exception: folders whose files and subfolders may still be read (fonts, which
+     * FreeType opens anew each time text is drawn). A folder that does not exist is skipped. */
+    for (const char *const *path = readable; path && *path; path++) {
+        int folder = open(*path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (folder < 0) continue;
+        struct qsys_landlock_path_beneath_attr rule = { QSYS_LANDLOCK_READ_FILE | QSYS_LANDLOCK_READ_DIR, folder };
+        long added = syscall(__NR_landlock_add_rule, ruleset, QSYS_LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        int err = errno;
+        close(folder);
+        if (added != 0) {
+            close((int)ruleset);
+            char step[96];
+            snprintf(step, sizeof step, "landlock_add_rule(%.60s)", *path);
+            return qsys_fail(reason, reason_size, step, err);
+        }
+    }
     atomic_store(&qsys_ll_ruleset, (int)ruleset);
     atomic_store(&qsys_ll_count, 0);
 

@@ -18,10 +18,11 @@ import CSystemShims
 ///    `execve`, `fork`, tracing or reading other processes, signals, scheduling, priorities and
 ///    resource limits aimed at any process but itself (`prlimit64` may only read), file locks,
 ///    changing its user or groups, namespaces, keyrings, bpf, io_uring and kernel modules.
-/// 3. ``sealFileSystem()``, once the models and every decoder's lazily loaded part are loaded:
-///    Landlock with every file-system right of the kernel's ABI handled and none allowed, in every
-///    thread: no path can be opened, listed, executed, created or changed any more. Only the
-///    descriptors the service passes (one per file) are read from then on.
+/// 3. ``sealFileSystem(readable:)``, once the models and every decoder's lazily loaded part are
+///    loaded: Landlock with every file-system right of the kernel's ABI handled and none allowed
+///    (but reading the system's fonts, ``fontFolders``), in every thread: no other path can be
+///    opened, listed, executed, created or changed any more. Only the descriptors the service
+///    passes (one per file) are read from then on.
 ///
 /// `Sources/CSystemShims/qsys_sandbox.c` has the full list and the reasons.
 public enum AnalysisSandbox {
@@ -44,20 +45,27 @@ public enum AnalysisSandbox {
         }
     }
 
-    /// What Landlock does in this process after ``sealFileSystem()``.
+    /// What Landlock does in this process after ``sealFileSystem(readable:)``.
     public enum FileSystemSeal: Sendable, Equatable, CustomStringConvertible {
-        /// In force with this ABI of the kernel.
-        case sealed(abi: Int)
+        /// In force with this ABI of the kernel; only the files beneath `readable` may be read.
+        case sealed(abi: Int, readable: [String])
         /// The kernel has no Landlock (or it is off): why.
         case unavailable(String)
 
         public var description: String {
             switch self {
-            case .sealed(let abi): return "Landlock ABI \(abi): no file-system access"
+            case .sealed(let abi, let readable) where readable.isEmpty: return "Landlock ABI \(abi): no file-system access"
+            case .sealed(let abi, let readable): return "Landlock ABI \(abi): no file-system access but reading \(readable.joined(separator: ", "))"
             case .unavailable(let why): return "no Landlock (\(why)): file-system access is not sealed"
             }
         }
     }
+
+    /// The folders the analysis worker may still read after the seal: the system's fonts.
+    /// FreeType opens a font file each time librsvg draws an SVG's text (and closes it after),
+    /// so fonts cannot be loaded once beforehand; without them an SVG's text is not drawn at
+    /// all. They are public files of the system; a folder that does not exist is left out.
+    public static let fontFolders = ["/usr/share/fonts", "/usr/local/share/fonts"]
 
     /// Takes the worker's own user and group (needs CAP_SETUID and CAP_SETGID). The saved user id
     /// stays this process's current user (the service's): the seccomp filter of ``enter(keepingDescriptorsThrough:)``
@@ -84,14 +92,20 @@ public enum AnalysisSandbox {
         return abi > 0 ? Int(abi) : nil
     }
 
-    /// Takes away all file-system access from every thread, for good (Landlock). Returns
+    /// Takes away all file-system access from every thread, for good (Landlock), but reading
+    /// beneath the folders of `readable` that exist. Returns
     /// whether it is in force; throws when Landlock exists but could not be applied to every
     /// thread (the process must then not analyse anything).
-    public static func sealFileSystem() throws(ServiceError) -> FileSystemSeal {
+    public static func sealFileSystem(readable: [String] = []) throws(ServiceError) -> FileSystemSeal {
+        let present = readable.filter { access($0, F_OK) == 0 }
         var reason = [CChar](repeating: 0, count: 256)
-        let result = reason.withUnsafeMutableBufferPointer { qsys_landlock_seal(0, $0.baseAddress, $0.count) }
+        let paths = present.map { strdup($0) } + [nil]
+        defer { paths.forEach { free($0) } }
+        let result = paths.map { UnsafePointer($0) }.withUnsafeBufferPointer { list in
+            reason.withUnsafeMutableBufferPointer { qsys_landlock_seal_reading(0, list.baseAddress, $0.baseAddress, $0.count) }
+        }
         let cause = text(reason)
-        if result > 0 { return .sealed(abi: Int(result)) }
+        if result > 0 { return .sealed(abi: Int(result), readable: present) }
         if result == 0 { return .unavailable(cause) }
         throw ServiceError(code: .processLaunchFailed, operation: "seal the analysis worker's file-system access",
                            message: "Landlock could not be applied to every thread of the analysis worker, which must not analyse anything", cause: cause)

@@ -145,6 +145,16 @@ struct SandboxedAnalysisTests {
         #expect(other.failure == nil, "\(other.failure?.message ?? "")")
     }
 
+    @Test("after the seal an SVG's text is still drawn, even in a family and style the warm-up never drew: the system's fonts stay readable (FreeType opens a font each time it draws)")
+    func svgTextAfterTheSeal() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sandboxed = try analysis(); defer { sandboxed.stop() }
+        let svg = ##"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#fff"/><text x="10" y="150" font-size="150" font-family="fantasy" font-weight="bold" font-style="italic" fill="#000">WWW</text></svg>"##
+        let frame = try #require(await sandboxed.previewFrame(forFileAt: try place.write("text.svg", Array(svg.utf8))))
+        let dark = stride(from: 0, to: frame.pixels.count, by: 3).filter { frame.pixels[$0] < 64 }.count
+        #expect(dark > frame.width * frame.height / 20, "\(dark) dark pixels of \(frame.width * frame.height): the text was not drawn")
+    }
+
     @Test("as root (as a service holding CAP_SETUID and CAP_SETGID): the worker takes a user of its own before it loads anything, gets its models through a descriptor from a folder its user cannot reach, and still judges", .enabled(if: getuid() == 0, "needs root to make a user and switch to it"))
     func ownUser() async throws {
         let place = try Place(); defer { place.cleanUp() }

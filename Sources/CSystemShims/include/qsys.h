@@ -55,6 +55,9 @@ int qsys_landlock_abi(void);
 /// signal `signal_number` (see qsys_sandbox.c). Returns the ABI used; 0 when the kernel has no
 /// Landlock (`reason` says why); -1 on failure, after which the caller must not analyse.
 int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size);
+/// The same, except that files and folders beneath each of `readable` (NULL-terminated; a
+/// folder that does not exist is skipped) may still be read, nothing more.
+int qsys_landlock_seal_reading(int signal_number, const char *const *readable, char *reason, size_t reason_size);
 /// getresuid: the real, effective and saved user ids. Returns 0, or -1 with errno.
 int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved);
 /// memfd_create(name, MFD_CLOEXEC): a descriptor, or -1 with errno.
