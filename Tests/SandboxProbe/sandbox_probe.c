@@ -258,6 +258,9 @@ static void probe_everything(const char *directory, int sandboxed) {
     struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
     PROBE("fcntl-setlk", reader >= 0 ? fcntl(reader, F_SETLK, &lock) : -1);
     PROBE("fcntl-ofd-setlk", reader >= 0 ? fcntl(reader, F_OFD_SETLK, &lock) : -1);
+    /* Not on the allow-list (harmless, but nothing the worker does): refused by default. */
+    PROBE("chdir", chdir(directory));
+    PROBE("personality", syscall(SYS_personality, 0xffffffffUL));
     PROBE("shmat", (long)(intptr_t)shmat(-1, NULL, 0) == -1 ? -1 : 0);
     PROBE_FD("mq-open", syscall(SYS_mq_open, "qsys-probe-no-such-queue", O_RDONLY, 0, NULL));
 

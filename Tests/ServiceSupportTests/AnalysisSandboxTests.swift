@@ -73,6 +73,8 @@ struct AnalysisSandboxTests {
             // even for itself, and file locks others would wait for
             "prlimit-set-self", "prlimit-set-parent", "setrlimit", "setpriority-parent", "setpriority-tid",
             "ioprio-set-parent", "sched-setaffinity-parent", "flock", "fcntl-setlk", "fcntl-ofd-setlk",
+            // not on the allow-list
+            "chdir", "personality",
         ].map { (probe: $0, error: "EPERM") }
         #if arch(x86_64)
         list += [(probe: "open-syscall-write", error: "EPERM"), (probe: "creat", error: "EPERM")]

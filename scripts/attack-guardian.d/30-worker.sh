@@ -94,7 +94,7 @@ fi
 # Landlock took the file system away once its models were loaded (it reads only the descriptors
 # the service passes; its models came through a descriptor too).
 said=$(grep -o 'analysis worker confined: .*' "$work/service.log" | tail -1)
-if grep -q "user quarantine-worker" <<< "$said" && grep -q "no file-system access" <<< "$said"; then
+if grep -q "Landlock ABI [0-9]*: no file-system access" <<< "$said"; then
     attempt "the analysis worker keeps file-system access after loading its models (Landlock)" held "${said#analysis worker confined: }"
 else
     attempt "the analysis worker keeps file-system access after loading its models (Landlock)" through "${said:-the service logged no 'analysis worker confined' line}"
