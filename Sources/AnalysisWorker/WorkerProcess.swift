@@ -6,9 +6,12 @@ import ServiceSupport
 import Locking
 
 /// The analysis worker: the only process that parses what arrives (decoders, models). It starts
-/// with its socket as descriptor 3, enters ``AnalysisSandbox`` before anything else (no
-/// capabilities, no network, no writes, no signals to others), loads the models, says hello, and
-/// then judges each file whose descriptor the service passes, until the service hangs up.
+/// with its socket as descriptor 3, takes its own user when the service asks (the guardian's
+/// `quarantine-worker`), enters ``AnalysisSandbox`` before anything else (no capabilities, no
+/// network, no writes, no signals to others, a seccomp allow-list), loads the models (from
+/// descriptor 4 when its user cannot reach them by path), runs every decoder once on
+/// ``WarmUpSamples``, gives up the file system (Landlock), says hello with how it is confined,
+/// and then judges each file whose descriptor the service passes, until the service hangs up.
 public enum AnalysisWorkerProcess {
     /// The analyzer's tuning, as JSON (``SensitivityAnalyzer/Configuration``).
     public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"

@@ -508,9 +508,11 @@ static long qsys_thread_with_capabilities(void) {
  * 6. A seccomp-BPF filter, installed with SECCOMP_FILTER_FLAG_TSYNC so that every thread already
  *    running gets it too (and no_new_privs with it); a thread that cannot be synchronised is a
  *    failure. The filter kills the process for a call made under another architecture's
- *    convention (i386 int 0x80, x32), answers ENOSYS for numbers newer than it knows, and
- *    otherwise allows by default (decoders and ONNX Runtime use a broad set of ordinary calls)
- *    except for a deny-list, EPERM unless said otherwise:
+ *    convention (i386 int 0x80, x32), answers ENOSYS for numbers newer than it knows, refuses
+ *    (EPERM unless said otherwise) what is listed here, decides the calls with argument checks,
+ *    and then allows only the calls of qsys_allowed_calls (what the worker was traced making
+ *    over every format, both models and a video, and the ordinary calls of the C library, the
+ *    Swift runtime, libdispatch and Rust's std); anything else fails with EPERM. Refused:
  *    - changing the file system: unlink, rename, mkdir, rmdir, link, symlink, chmod, chown,
  *      truncate (ftruncate stays, for memfds), utimes, xattrs, mknod, mount and friends, chroot,
  *      swap, acct, quotas, file handles; open/openat asking for O_WRONLY, O_RDWR, O_CREAT,
@@ -541,11 +543,10 @@ static long qsys_thread_with_capabilities(void) {
  *    Allowed on purpose: memfd_create, write, ftruncate, sendmsg and recvmsg on descriptors the
  *    worker has, mmap and mprotect, clone for threads.
  *
- * Not covered, being a deny-list (no allow-list yet): a system call added to a kernel after
- * this list (below 470) that reaches another process; reading another same-user process's
- * limits (prlimit64 without a new limit) or scheduling. A parent that died before step 1 sends no
- * signal: the worker can compare getppid() with the pid it expects. The worker's own user
- * (qsys_become_worker_identity) and Landlock (qsys_landlock_seal) are separate steps.
+ * Not covered: reading another same-user process's limits (prlimit64 without a new limit) or
+ * scheduling (sched_getaffinity, getpriority): harmless reads. A parent that died before step 1
+ * sends no signal: the worker can compare getppid() with the pid it expects. The worker's own
+ * user (qsys_become_worker_identity) and Landlock (qsys_landlock_seal) are separate steps.
  *
  * Returns 0, or -1 with errno set and "step: error text" in `reason`. A failure can leave the
  * process partly confined: the caller must then exit, never serve requests.

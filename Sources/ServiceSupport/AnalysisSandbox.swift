@@ -17,7 +17,8 @@ import CSystemShims
 ///    seccomp filter that refuses with `EPERM` any change to the file system, new sockets,
 ///    `execve`, `fork`, tracing or reading other processes, signals, scheduling, priorities and
 ///    resource limits aimed at any process but itself (`prlimit64` may only read), file locks,
-///    changing its user or groups, namespaces, keyrings, bpf, io_uring and kernel modules.
+///    changing its user or groups, namespaces, keyrings, bpf, io_uring and kernel modules; and
+///    allows, of everything else, only an allow-list of the calls decoding and inference make.
 /// 3. ``sealFileSystem(readable:)``, once the models and every decoder's lazily loaded part are
 ///    loaded: Landlock with every file-system right of the kernel's ABI handled and none allowed
 ///    (but reading the system's fonts, ``fontFolders``), in every thread: no other path can be

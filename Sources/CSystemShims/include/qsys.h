@@ -34,7 +34,7 @@ int qsys_accept_cloexec(int socket);
 /// Confines the calling process, for good, as the analysis worker: dies with its parent, keeps
 /// only descriptors 0-3, no capabilities, no_new_privs, no core files, and a seccomp filter (all
 /// threads) that refuses file-system changes, opening for write, sockets, exec, signals and
-/// tracing aimed at other processes, and set*id (the full list is above the definition in
+/// tracing aimed at other processes, set*id, and anything off its allow-list (the full list is above the definition in
 /// qsys_sandbox.c). Returns 0, or -1 with errno set and a short reason ("seccomp: Invalid
 /// argument") in `reason`; after a failure the process may be partly confined and must exit.
 int qsys_enter_analysis_sandbox(char *reason, size_t reason_size);
