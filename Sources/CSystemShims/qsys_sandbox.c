@@ -752,8 +752,10 @@ int qsys_landlock_seal_reading(int signal_number, const char *const *readable, c
     int abi = qsys_landlock_abi();
     if (abi < 0) {
         int err = errno;
-        if (err == ENOSYS || err == EOPNOTSUPP) {
-            qsys_fail_text(reason, reason_size, err == ENOSYS ? "the kernel has no Landlock" : "Landlock is disabled at boot (lsm=)", err);
+        if (err == ENOSYS || err == EOPNOTSUPP || err == EPERM) {
+            qsys_fail_text(reason, reason_size, err == ENOSYS ? "the kernel has no Landlock"
+                           : err == EOPNOTSUPP ? "Landlock is disabled at boot (lsm=)"
+                           : "a system call filter above the worker refuses Landlock's calls (a unit's SystemCallFilter=?)", err);
             return 0;
         }
         return qsys_fail(reason, reason_size, "landlock_create_ruleset(version)", err);

@@ -36,6 +36,9 @@
 #include <sys/xattr.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 /* FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (linux/fs.h clashes with sys/mount.h). */
 #define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
@@ -373,8 +376,34 @@ static void probe_landlock(const char *directory, int seal) {
     put("end OK");
 }
 
+/* A filter like a unit's SystemCallFilter= without Landlock's calls: they fail with EPERM. */
+static void refuse_landlock_like_a_unit(void) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 444, 0, 3),
+        BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 446, 2, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = { .len = (unsigned short)(sizeof code / sizeof code[0]), .filter = code };
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) put("unit-filter %s", errno_name(errno));
+}
+
 static void run_child(int mode, const char *directory) {
     switch (mode) {
+    case SANDBOX_PROBE_LANDLOCK_REFUSED: {
+        refuse_landlock_like_a_unit();
+        enter_sandbox();
+        char reason[256];
+        int abi = qsys_landlock_seal(0, reason, sizeof reason);
+        put("ll-seal %s", abi > 0 ? "OK" : abi == 0 ? "UNAVAILABLE" : errno_name(errno));
+        put("ll-reason %s", reason);
+        PROBE_FD("ll-open-read", open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        put("end OK");
+        break;
+    }
     case SANDBOX_PROBE_LANDLOCK: probe_landlock(directory, 1); break;
     case SANDBOX_PROBE_LANDLOCK_CONTROL: probe_landlock(directory, 0); break;
     case SANDBOX_PROBE_ALL: probe_everything(directory, 1); break;

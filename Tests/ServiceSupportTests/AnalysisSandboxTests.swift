@@ -191,6 +191,18 @@ struct AnalysisSandboxTests {
         }
     }
 
+    @Test("under a system call filter that refuses Landlock (a unit without its SystemCallFilter= line), the seal says Landlock is unavailable and why, and the worker goes on (files still open: nothing sealed)", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
+    func landlockRefusedByAFilter() throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = try Self.run(Int32(SANDBOX_PROBE_LANDLOCK_REFUSED), in: folder)
+        try #require(report["enter"] == "OK", "\(report)")
+        #expect(report["ll-seal"] == "UNAVAILABLE", "\(report)")
+        #expect(report["ll-reason"]?.contains("system call filter") == true, "\(report)")
+        #expect(report["ll-open-read"] == "OK")
+        #expect(report["end"] == "OK")
+    }
+
     #if arch(x86_64)
     @Test("a system call under another convention (x32, i386 int 0x80) kills the worker with SIGSYS", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"), arguments: [
         Int32(SANDBOX_PROBE_X32_CALL), Int32(SANDBOX_PROBE_I386_CALL),

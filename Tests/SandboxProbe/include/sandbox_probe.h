@@ -18,6 +18,9 @@ enum {
     SANDBOX_PROBE_LANDLOCK = 4,
     /// The same without the seal (the control).
     SANDBOX_PROBE_LANDLOCK_CONTROL = 5,
+    /// Under a filter that refuses Landlock's calls with EPERM (as a unit's SystemCallFilter=
+    /// without them would), enters the sandbox and tries to seal.
+    SANDBOX_PROBE_LANDLOCK_REFUSED = 6,
 };
 
 /// Forks a child that runs the probes of `mode` on the files in `directory` (it expects a file
