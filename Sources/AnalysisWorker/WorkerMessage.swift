@@ -103,8 +103,20 @@ enum WorkerMessage {
             default:
                 return .failure(Problem(description: "it sent a frame with a width or a height but not both"))
             }
-            return .success(FileReport(path: path, kind: kind, type: type, analysis: analysis, failure: failure,
+            return .success(FileReport(path: path, kind: kind, type: type, analysis: analysis, failure: failure.map(Self.tame),
                                        elapsedMilliseconds: elapsedMilliseconds, flaggedFrame: image))
+        }
+
+        /// A failure as the service may log and store it: a code of lower-case letters, digits
+        /// and `_` (at most 64, else `analysis_failed`), a message without control characters
+        /// (no line a worker writes can pass for one of the service's log lines), at most 1,000.
+        static func tame(_ failure: FileReport.Failure) -> FileReport.Failure {
+            let plain = !failure.code.isEmpty && failure.code.utf8.count <= 64
+                && failure.code.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+            let message = String(String.UnicodeScalarView(failure.message.unicodeScalars.prefix(1000).map {
+                $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" ? " " : $0
+            }))
+            return FileReport.Failure(code: plain ? failure.code : "analysis_failed", message: message)
         }
     }
 

@@ -183,6 +183,22 @@ struct WorkerConnectionTests {
         Self.expectStopped(outcome, "without a sign of progress", worker)
     }
 
+    @Test("a failure a worker reports cannot write lines into the service's log: control characters become spaces, the message is cut at 1,000, an odd code becomes analysis_failed")
+    func failureIsTamed() async throws {
+        let worker = try StandInWorker(limits: Self.limits()); defer { worker.cleanUp() }
+        let outcome = try await Self.judge(worker) { worker, id in
+            let failure = FileReport.Failure(code: "x\n2026-01-01 notice: released", message: "bad\n2026-01-01T00:00:00Z notice: released item 1\r\u{1b}[2J" + String(repeating: "x", count: 5000))
+            worker.send(WorkerMessage.encode(.report, WorkerMessage.Report(id: id, FileReport(path: "/x", kind: .image, type: .png, analysis: nil, failure: failure, elapsedMilliseconds: 1))))
+        }
+        guard case .report(let report) = outcome, let failure = report.failure else {
+            Issue.record("expected a report with a failure, got \(outcome)")
+            return
+        }
+        #expect(failure.code == "analysis_failed")
+        #expect(!failure.message.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(failure.message.prefix(80))")
+        #expect(failure.message.unicodeScalars.count == 1000)
+    }
+
     @Test("a report is for the file the service named: the path a worker writes in it is not believed; a well-formed frame arrives")
     func reportPathIsTheServices() async throws {
         let worker = try StandInWorker(limits: Self.limits()); defer { worker.cleanUp() }
