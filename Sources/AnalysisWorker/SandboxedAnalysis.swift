@@ -38,8 +38,23 @@ public final class SandboxedAnalysis: Sendable {
 
         /// Names the workers' own user (read by the service, not passed to the worker).
         public static let workerUserVariable = "QUARANTINE_WORKER_USER"
-        /// The guardian service's workers' user (packaging/sysusers.d/quarantine.conf).
+        /// The guardian service's workers' shared user (packaging/sysusers.d/quarantine.conf),
+        /// used where the account has no worker user of its own.
         public static let guardianWorkerUser = "quarantine-worker"
+
+        /// The user of the workers of the guardian service protecting the account `uid`
+        /// (`quarantine-w1001`), made by `guardian enable`: workers of different accounts are
+        /// then different users, which the kernel keeps apart (signals, ptrace, /proc, limits,
+        /// priorities) whatever seccomp and Landlock let through.
+        public static func guardianWorkerUser(forAccount uid: UInt32) -> String { "quarantine-w\(uid)" }
+
+        /// The account's own worker user when it exists, else the shared one.
+        public static func guardianWorkerUserInForce(forAccount uid: UInt32) -> String {
+            let own = guardianWorkerUser(forAccount: uid)
+            var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: 4096)
+            return getpwnam_r(own, &entry, &buffer, buffer.count, &result) == 0 && result != nil ? own : guardianWorkerUser
+        }
         /// The absolute per-file deadline, in silent deadlines: 15, so 30 minutes at the default 120 s.
         public static let absoluteDeadlineFactor = 15
 

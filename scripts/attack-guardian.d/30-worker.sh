@@ -18,6 +18,7 @@ else
     # Uid: real effective saved fs. Real, effective and fs must not be quarantine (the saved one
     # is, so the service can stop it; seccomp refuses every set*uid call).
     read -r ruid euid suid fsuid <<< "$(status_field Uid)"
+    worker_user=$(id -nu "$euid" 2>/dev/null)
     if [ "$ruid" != "$quarantine_uid" ] && [ "$euid" != "$quarantine_uid" ] && [ "$fsuid" != "$quarantine_uid" ]; then
         attempt "the analysis worker runs as quarantine, the owner of every account's database, PIN hash and vault" held "uid $(id -nu "$euid" 2>/dev/null || echo "$euid") (real $ruid, effective $euid, fs $fsuid)"
     else
@@ -66,7 +67,6 @@ else
     fi
     # Nor can another worker of its user do what the kernel lets a same-uid process do to it:
     # lower its file limit (prlimit), or renice it, through the worker's own user.
-    worker_user=$(id -nu "$euid" 2>/dev/null)
     if [ -n "$worker_user" ] && [ "$euid" != "$quarantine_uid" ]; then
         if runuser -u "$worker_user" -- prlimit --pid "$service_pid" --nofile=16:16 2>/dev/null; then
             attempt "the worker's user lowers the service's descriptor limit (prlimit)" through "prlimit --pid $service_pid as $worker_user worked"
@@ -76,18 +76,28 @@ else
     fi
 fi
 
+# The worker's user is the account's own (quarantine-w<uid>, made by guardian enable), not one
+# shared with the workers of every other protected account.
+own_worker=quarantine-w$(id -u "$child")
+if [ -n "$w" ] && [ "${worker_user:-}" = "$own_worker" ]; then
+    attempt "the analysis workers of different protected accounts share one user" held "this account's: $own_worker"
+else
+    attempt "the analysis workers of different protected accounts share one user" through "the worker runs as ${worker_user:-?}, not $own_worker"
+fi
+
 # The worker's user cannot read the account's state: database (PIN hash), vault, configuration.
-if id quarantine-worker > /dev/null 2>&1; then
+reader=${worker_user:-$own_worker}
+if id "$reader" > /dev/null 2>&1 && [ "$reader" != quarantine ]; then
     state=/var/lib/quarantine/$child
     for target in "$state/audit.sqlite3" "$state" "/var/lib/quarantine"; do
-        if runuser -u quarantine-worker -- ls -l "$target" > /dev/null 2>&1 || runuser -u quarantine-worker -- head -c1 "$target" > /dev/null 2>&1; then
-            attempt "the worker's user reads $target" through "runuser -u quarantine-worker could read it"
+        if runuser -u "$reader" -- ls -l "$target" > /dev/null 2>&1 || runuser -u "$reader" -- head -c1 "$target" > /dev/null 2>&1; then
+            attempt "the worker's user reads $target" through "runuser -u $reader could read it"
         else
-            attempt "the worker's user reads $target" held
+            attempt "the worker's user reads $target" held "$reader"
         fi
     done
 else
-    attempt "there is a quarantine-worker user for the analysis workers" through "no such user (guardian enable runs systemd-sysusers with packaging/sysusers.d/quarantine.conf)"
+    attempt "the analysis workers have a user of their own" through "no such user $reader (guardian enable runs systemd-sysusers)"
 fi
 
 # What the worker said of itself at start (its hello, logged by the service): its user, and that
