@@ -74,7 +74,7 @@ struct Doctor: AsyncParsableCommand {
         // Informational: without Landlock the worker still runs (seccomp, no capabilities), but
         // could still open files its user may read.
         checks.append(Check(name: "landlock", ok: true, detail: AnalysisSandbox.landlockABI.map {
-            "ABI \($0): the analysis worker gives up all file-system access once its models are loaded"
+            "ABI \($0): the analysis worker gives up all file-system access (but reading the system's fonts) once its models are loaded"
         } ?? "not available in this kernel (or disabled at boot): the analysis worker keeps its user's read access to files"))
         for limit in ["max_user_watches", "max_user_instances", "max_queued_events"] {
             let path = "/proc/sys/fs/inotify/\(limit)"
