@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
-        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
+        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims"]),
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
         .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

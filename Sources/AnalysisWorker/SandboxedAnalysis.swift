@@ -2,6 +2,7 @@ import Foundation
 import MediaDecoding
 import SensitivityAnalysis
 import Locking
+import ServiceSupport
 
 /// Analysis in a separate, confined process: the service (or agent) that may move files never
 /// parses them. Each file is opened here and handed to the worker as a descriptor; the worker
@@ -27,13 +28,44 @@ public final class SandboxedAnalysis: Sendable {
         public var configuration: SensitivityAnalyzer.Configuration
         /// A file with neither a verdict nor progress for this long has hung its worker.
         public var deadline: Duration
+        /// No file may take longer than this, whatever progress its worker reports (a worker
+        /// that reports progress forever is stopped here): ``absoluteDeadlineFactor`` times
+        /// `deadline` unless set.
+        public var absoluteDeadline: Duration
+        /// The user the workers run as (the guardian service's `quarantine-worker`), from
+        /// ``workerUserVariable``; nil: the caller's own user (the per-user agent).
+        public var workerUser: String?
+
+        /// Names the workers' own user (read by the service, not passed to the worker).
+        public static let workerUserVariable = "QUARANTINE_WORKER_USER"
+        /// The guardian service's workers' shared user (packaging/sysusers.d/quarantine.conf),
+        /// used where the account has no worker user of its own.
+        public static let guardianWorkerUser = "quarantine-worker"
+
+        /// The user of the workers of the guardian service protecting the account `uid`
+        /// (`quarantine-w1001`), made by `guardian enable`: workers of different accounts are
+        /// then different users, which the kernel keeps apart (signals, ptrace, /proc, limits,
+        /// priorities) whatever seccomp and Landlock let through.
+        public static func guardianWorkerUser(forAccount uid: UInt32) -> String { "quarantine-w\(uid)" }
+
+        /// The account's own worker user when it exists, else the shared one.
+        public static func guardianWorkerUserInForce(forAccount uid: UInt32) -> String {
+            let own = guardianWorkerUser(forAccount: uid)
+            var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: 4096)
+            return getpwnam_r(own, &entry, &buffer, buffer.count, &result) == 0 && result != nil ? own : guardianWorkerUser
+        }
+        /// The absolute per-file deadline, in silent deadlines: 15, so 30 minutes at the default 120 s.
+        public static let absoluteDeadlineFactor = 15
 
         public init(executable: String = Options.ownExecutable, arguments: [String] = ["analysis-worker"], environment: [String: String],
-                    configuration: SensitivityAnalyzer.Configuration, deadline: Duration = .seconds(120)) {
+                    configuration: SensitivityAnalyzer.Configuration, deadline: Duration = .seconds(120), absoluteDeadline: Duration? = nil) {
             self.executable = executable
             self.arguments = arguments
             self.configuration = configuration
             self.deadline = deadline
+            self.absoluteDeadline = absoluteDeadline ?? deadline * Self.absoluteDeadlineFactor
+            workerUser = environment[Self.workerUserVariable].flatMap { $0.isEmpty ? nil : $0 }
             var kept = environment.filter { Self.passedVariables.contains($0.key) }
             // The Swift runtime's crash backtracer starts a program: the sandbox refuses it.
             kept["SWIFT_BACKTRACE"] = "enable=no"
@@ -67,10 +99,16 @@ public final class SandboxedAnalysis: Sendable {
     }
 
     public let options: Options
+    /// The workers' own user and group, when the service can switch to them.
+    let identity: AnalysisSandbox.Identity?
+    /// Why the workers run as the caller's user although ``Options/workerUser`` names another.
+    public let identityProblem: String?
     let state = Locked(State())
     /// Opening files runs here (never on Swift's cooperative threads).
     let pool: WorkerPool
     let videoPool: WorkerPool
+    /// Every worker is started from its thread (see ``WorkerLauncher``).
+    let launcher = WorkerLauncher(name: "worker-launcher")
 
     /// Files judged at once.
     public var workers: Int { options.configuration.workers }
@@ -78,9 +116,10 @@ public final class SandboxedAnalysis: Sendable {
     /// Starts the first worker; throws what keeps it from analysing.
     public init(options: Options) throws(Problem) {
         self.options = options
+        (identity, identityProblem) = try Self.identity(for: options.workerUser)
         pool = WorkerPool(threads: max(1, options.configuration.workers), name: "open", lowPriority: options.configuration.lowPriority)
         videoPool = WorkerPool(threads: max(1, options.configuration.workers / 2), name: "open-video", lowPriority: options.configuration.lowPriority)
-        let first = try spawn()
+        let first = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
         state.withLock { $0.primary = first }
         let watch = Thread { [weak self] in
             while let self, !self.state.withLock({ $0.stopped }) {
@@ -112,9 +151,44 @@ public final class SandboxedAnalysis: Sendable {
         for connection in connections { connection.stop() }
     }
 
+    /// How the first worker said it is confined (its user, seccomp, Landlock), and what keeps
+    /// it from its own user, if anything: for the service's start line.
+    public var confinement: String {
+        let worker = state.withLock { $0.primary?.confinement } ?? "not reported"
+        return identityProblem.map { "\(worker); \($0)" } ?? worker
+    }
+
+    /// The user and group named `user`, and whether this process may switch a worker to them
+    /// (CAP_SETUID and CAP_SETGID in its effective set). Throws when the user does not exist.
+    static func identity(for user: String?) throws(Problem) -> (AnalysisSandbox.Identity?, String?) {
+        guard let user else { return (nil, nil) }
+        var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(user, &entry, &buffer, buffer.count, &result) == 0, result != nil else {
+            throw Problem("there is no user \(user) for the analysis workers (systemd-sysusers makes it from /usr/lib/sysusers.d/quarantine.conf; 'quarantine guardian enable' too)")
+        }
+        let identity = AnalysisSandbox.Identity(uid: entry.pw_uid, gid: entry.pw_gid)
+        if identity.uid == getuid() { return (identity, nil) }
+        guard Self.holdsSetIdentityCapabilities() else {
+            return (nil, "the analysis workers run as this service's own user, not \(user): the service lacks CAP_SETUID and CAP_SETGID (the unit gives them)")
+        }
+        return (identity, nil)
+    }
+
+    /// CAP_SETGID (6) and CAP_SETUID (7) in this process's effective set.
+    static func holdsSetIdentityCapabilities() -> Bool {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let bits = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
+        return bits & (1 << 6) != 0 && bits & (1 << 7) != 0
+    }
+
     func spawn() throws(Problem) -> WorkerConnection {
+        let limits = WorkerConnection.Limits(deadline: options.deadline, absoluteDeadline: options.absoluteDeadline)
+        let runtime = identity == nil || identity?.uid == getuid() ? nil : options.environment["QUARANTINE_DATA_DIR"]
         let connection = try WorkerConnection.spawn(executable: options.executable, arguments: options.arguments,
-                                                    environment: options.environment, deadline: options.deadline)
+                                                    environment: options.environment, limits: limits,
+                                                    identity: identity?.uid == getuid() ? nil : identity, runtimeFolder: runtime)
         state.withLock { $0.connections.append(connection) }
         return connection
     }
@@ -129,7 +203,7 @@ public final class SandboxedAnalysis: Sendable {
         let task = state.withLock { s -> Task<WorkerConnection, any Error>? in
             if let primary = s.primary, primary.isAlive { return nil }
             if let spawning = s.spawning { return spawning }
-            let task = Task { [pool] in try await pool.run { try self.spawn() } }
+            let task = Task { [launcher] in try await launcher.run { () throws(Problem) in try self.spawn() } }
             s.spawning = task
             return task
         }
@@ -177,7 +251,7 @@ public final class SandboxedAnalysis: Sendable {
         }
         // Once more, alone: if it was another file that killed the worker, this one passes now.
         let solo: WorkerConnection
-        do { solo = try await pool.run { try self.spawn() } } catch {
+        do { solo = try await launcher.run { () throws(Problem) in try self.spawn() } } catch {
             return Self.notNow(path, "no analysis worker: \(error)")
         }
         defer { solo.stop() }

@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -24,8 +25,12 @@ final class WorkerConnection: Sendable {
     struct Pending {
         var continuation: CheckedContinuation<Outcome, Never>
         var progress: @Sendable (VideoProgress) -> Void
+        /// The path the service named (a report's own path is never believed).
+        var path: String
         var frame: [UInt8] = []
         var lastActivity: ContinuousClock.Instant
+        /// When the file was handed over: progress never extends past ``WorkerConnection/absoluteDeadline``.
+        var started: ContinuousClock.Instant
     }
 
     struct State {
@@ -34,31 +39,84 @@ final class WorkerConnection: Sendable {
         var death: Death?
         /// Set when this connection killed the worker for a file over its deadline.
         var killedForHanging = false
+        /// Why this connection killed the worker, when it did (a deadline, a message it broke).
+        var killReason: String?
+    }
+
+    /// The limits the service holds a worker to.
+    struct Limits: Sendable {
+        /// A file with neither a verdict nor progress for this long has hung its worker.
+        var deadline: Duration
+        /// No file may take longer than this, however much progress it reports.
+        var absoluteDeadline: Duration
+        /// The longest message the service reads (a frame packet, a report).
+        var maxMessageBytes = 64 << 10
+        /// The most pixel bytes of one file's flagged frame.
+        var maxFrameBytes = WorkerMessage.maxFrameBytes
     }
 
     let pid: pid_t
     let socket: LocalSocket
     let state = Locked(State())
-    let deadline: Duration
+    let limits: Limits
+    /// How the worker says it is confined (its hello).
+    let confinement: String?
+    var deadline: Duration { limits.deadline }
 
-    private init(pid: pid_t, socket: LocalSocket, deadline: Duration) {
+    private init(pid: pid_t, socket: LocalSocket, limits: Limits, confinement: String?) {
         self.pid = pid
         self.socket = socket
-        self.deadline = deadline
+        self.limits = limits
+        self.confinement = confinement
+    }
+
+    /// A connection to a worker already running as `pid` on `socket`, its hello received (tests
+    /// drive a stand-in worker through this).
+    static func adopt(pid: pid_t, socket: LocalSocket, limits: Limits) -> WorkerConnection {
+        let connection = WorkerConnection(pid: pid, socket: socket, limits: limits, confinement: nil)
+        let reader = Thread { connection.readUntilGone() }
+        reader.name = "worker-\(pid)"
+        reader.start()
+        return connection
     }
 
     // MARK: - Starting
 
     /// Starts a worker and waits for its hello. Throws when it cannot start, or says it cannot
     /// analyse (the models are missing, say): the worker's own words.
-    static func spawn(executable: String, arguments: [String], environment: [String: String], deadline: Duration,
+    /// With `identity`, the worker takes that user and group before it loads anything, and
+    /// `runtimeFolder` (the models and ONNX Runtime, which its own user may not reach by path)
+    /// is passed to it as descriptor 4.
+    static func spawn(executable: String, arguments: [String], environment: [String: String], limits: Limits,
+                      identity: AnalysisSandbox.Identity? = nil, runtimeFolder: String? = nil,
                       helloTimeout: Duration = .seconds(120)) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
         let mine: LocalSocket, theirs: LocalSocket
         do { (mine, theirs) = try LocalSocket.pair() } catch { throw .init("cannot make the worker's socket pair: \(error)") }
+        var environment = environment
+        var folder: Int32 = -1
+        defer { if folder >= 0 { close(folder) } }
+        if let identity {
+            environment[AnalysisWorkerProcess.identityVariable] = identity.description
+            if let runtimeFolder {
+                folder = open(runtimeFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                guard folder >= 0 else { throw .init("cannot open the runtime folder \(runtimeFolder) for the worker: \(String(cString: strerror(errno)))") }
+                environment["QUARANTINE_DATA_DIR"] = "/proc/self/fd/\(AnalysisWorkerProcess.runtimeDescriptor)"
+                environment[AnalysisWorkerProcess.runtimeDescriptorVariable] = "\(AnalysisWorkerProcess.runtimeDescriptor)"
+            }
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, theirs.descriptor, AnalysisWorkerProcess.socketDescriptor)
+        // Its standard output goes nowhere, its errors into a pipe the service reads and logs
+        // with the worker's name in front: never the service's own log file or journal stream,
+        // which a worker could otherwise write lines into as the service, or truncate.
+        var errors: [Int32] = [-1, -1]
+        guard qsys_pipe_cloexec(&errors) == 0 else { throw .init("cannot make the worker's error pipe: \(String(cString: strerror(errno)))") }
+        defer { close(errors[1]) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        if folder >= 0 { posix_spawn_file_actions_adddup2(&actions, folder, AnalysisWorkerProcess.runtimeDescriptor) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -79,7 +137,14 @@ final class WorkerConnection: Sendable {
         var pid: pid_t = 0
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         theirs.close()
-        guard status == 0 else { throw .init("cannot start the analysis worker \(executable): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            close(errors[0])
+            throw .init("cannot start the analysis worker \(executable): \(String(cString: strerror(status)))")
+        }
+        let (errorEnd, workerPid) = (errors[0], pid)
+        let relay = Thread { relayErrors(from: errorEnd, pid: workerPid) }
+        relay.name = "worker-\(pid)-errors"
+        relay.start()
 
         // The hello: the models loaded, or why not.
         var poller = pollfd(fd: mine.descriptor, events: Int16(POLLIN), revents: 0)
@@ -104,11 +169,42 @@ final class WorkerConnection: Sendable {
             _ = reap(pid)
             throw .init(error)
         }
-        let connection = WorkerConnection(pid: pid, socket: mine, deadline: deadline)
+        let connection = WorkerConnection(pid: pid, socket: mine, limits: limits, confinement: hello.confinement)
         let reader = Thread { connection.readUntilGone() }
         reader.name = "worker-\(pid)"
         reader.start()
         return connection
+    }
+
+    /// The most a worker may write to the service's log: what it writes beyond is dropped.
+    static let maxErrorBytes = 64 << 10
+
+    /// Copies what the worker writes to its standard error into the service's, each line
+    /// prefixed with the worker's pid, at most ``maxErrorBytes`` bytes, until the pipe ends;
+    /// then closes it.
+    static func relayErrors(from descriptor: Int32, pid: pid_t) {
+        defer { close(descriptor) }
+        var written = 0, pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        func emit(_ line: ArraySlice<UInt8>) {
+            guard written < maxErrorBytes else { return }
+            let text = "analysis worker \(pid): " + String(decoding: line.prefix(1024), as: UTF8.self).filter { $0 != "\r" } + "\n"
+            written += text.utf8.count
+            FileHandle.standardError.write(Data(text.utf8))
+            if written >= maxErrorBytes { FileHandle.standardError.write(Data("analysis worker \(pid): (more dropped: over \(maxErrorBytes) bytes)\n".utf8)) }
+        }
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending += chunk[0..<count]
+            while let newline = pending.firstIndex(of: 10) {
+                emit(pending[..<newline])
+                pending.removeSubrange(...newline)
+            }
+            if pending.count > 1024 { emit(pending[...]); pending.removeAll() }
+        }
+        if !pending.isEmpty { emit(pending[...]) }
     }
 
     /// Waits for `pid` and says how it ended.
@@ -135,7 +231,8 @@ final class WorkerConnection: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let death = state.withLock { s -> Death? in
                     if let death = s.death { return death }
-                    s.pending[id] = Pending(continuation: continuation, progress: progress, lastActivity: .now)
+                    let now = ContinuousClock.now
+                    s.pending[id] = Pending(continuation: continuation, progress: progress, path: path, lastActivity: now, started: now)
                     return nil
                 }
                 if let death { continuation.resume(returning: .died(death)); return }
@@ -153,38 +250,36 @@ final class WorkerConnection: Sendable {
         }
     }
 
-    /// The reader: answers to their waiting files, until the worker is gone.
+    /// The reader: answers to their waiting files, until the worker is gone. A message the
+    /// worker has no business sending (too long, unreadable, a frame out of order or over its
+    /// cap, a report whose frame does not add up) is a worker gone wrong, a decoder exploit
+    /// perhaps: it is killed at once, and its files fail with what it did.
     private func readUntilGone() {
-        while let message = try? socket.receive() {
-            message.descriptors.forEach { close($0) }
-            switch message.bytes.first.flatMap(WorkerMessage.Kind.init(rawValue:)) {
-            case .progress:
-                guard let update = WorkerMessage.decode(WorkerMessage.Progress.self, message.bytes) else { continue }
-                let handler = state.withLock { s -> (@Sendable (VideoProgress) -> Void)? in
-                    s.pending[update.id]?.lastActivity = .now
-                    return s.pending[update.id]?.progress
+        while true {
+            let message: LocalSocket.Message
+            do {
+                guard let received = try socket.receive(maxLength: limits.maxMessageBytes) else { break }
+                message = received
+            } catch {
+                if isAlive && !state.withLock({ $0.killReason != nil }) {
+                    killForViolation("it sent a message over \(limits.maxMessageBytes) bytes or with descriptors")
                 }
-                handler?(update.video ?? VideoProgress(fraction: update.fraction))
-            case .frame:
-                guard let part = WorkerMessage.frameParts(message.bytes) else { continue }
-                state.withLock { s in
-                    guard var pending = s.pending[part.id], part.offset == pending.frame.count else { return }
-                    pending.frame += part.bytes
-                    pending.lastActivity = .now
-                    s.pending[part.id] = pending
-                }
-            case .report:
-                guard let report = WorkerMessage.decode(WorkerMessage.Report.self, message.bytes) else { continue }
-                let pending = state.withLock { $0.pending.removeValue(forKey: report.id) }
-                pending?.continuation.resume(returning: .report(report.fileReport(frame: pending?.frame)))
-            default:
-                continue
+                break
+            }
+            if !message.descriptors.isEmpty {
+                message.descriptors.forEach { close($0) }
+                killForViolation("it sent descriptors, which a worker never does")
+                break
+            }
+            if let violation = handle(message.bytes) {
+                killForViolation(violation)
+                break
             }
         }
         let how = Self.reap(pid)
         let (pending, death) = state.withLock { s -> ([Pending], Death) in
             let hung = s.killedForHanging
-            let death = Death(description: hung ? "it took longer than \(deadline.components.seconds) s, so it was stopped" : "the analysis worker \(how)", hung: hung)
+            let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)
             s.death = death
             defer { s.pending = [:] }
             return (Array(s.pending.values), death)
@@ -192,16 +287,86 @@ final class WorkerConnection: Sendable {
         for file in pending { file.continuation.resume(returning: .died(death)) }
     }
 
+    /// Handles one message; returns what is wrong with it, if anything.
+    func handle(_ bytes: [UInt8]) -> String? {
+        guard let first = bytes.first, let kind = WorkerMessage.Kind(rawValue: first) else {
+            return "it sent a message of no known kind"
+        }
+        switch kind {
+        case .progress:
+            guard let update = WorkerMessage.decode(WorkerMessage.Progress.self, bytes) else { return "it sent an unreadable progress message" }
+            let handler = state.withLock { s -> (@Sendable (VideoProgress) -> Void)? in
+                s.pending[update.id]?.lastActivity = .now
+                return s.pending[update.id]?.progress
+            }
+            handler?(update.video ?? VideoProgress(fraction: update.fraction))
+            return nil
+        case .frame:
+            guard let part = WorkerMessage.frameParts(bytes) else { return "it sent a malformed frame packet" }
+            return state.withLock { s -> String? in
+                guard var pending = s.pending[part.id] else { return nil }
+                guard part.offset == pending.frame.count else {
+                    return "it sent frame bytes at offset \(part.offset) where \(pending.frame.count) was next"
+                }
+                let (total, overflow) = pending.frame.count.addingReportingOverflow(part.bytes.count)
+                guard !overflow, total <= limits.maxFrameBytes else { return "it sent a frame over \(limits.maxFrameBytes) bytes" }
+                s.pending[part.id] = nil
+                pending.frame += part.bytes
+                pending.lastActivity = .now
+                s.pending[part.id] = pending
+                return nil
+            }
+        case .report:
+            guard let report = WorkerMessage.decode(WorkerMessage.Report.self, bytes) else { return "it sent an unreadable report" }
+            let pending = state.withLock { $0.pending.removeValue(forKey: report.id) }
+            guard let pending else { return nil }
+            switch report.fileReport(frame: pending.frame, path: pending.path, maxFrameBytes: limits.maxFrameBytes) {
+            case .success(let fileReport):
+                pending.continuation.resume(returning: .report(fileReport))
+                return nil
+            case .failure(let problem):
+                // Back in the table, so that its death reaches this file too.
+                state.withLock { $0.pending[report.id] = pending }
+                return problem.description
+            }
+        case .hello, .request, .cancel:
+            return "it sent a message only the service sends, or a second hello"
+        }
+    }
+
+    /// Kills the worker for a message it should not have sent.
+    func killForViolation(_ what: String) {
+        let first = state.withLock { s -> Bool in
+            guard s.killReason == nil else { return false }
+            s.killReason = "the analysis worker was stopped: \(what)"
+            return true
+        }
+        if first { kill(pid, SIGKILL) }
+    }
+
     /// Kills the worker when a file has been silent (no verdict, no progress) longer than the
-    /// deadline. Returns whether it did.
+    /// deadline, or has taken longer than the absolute deadline whatever progress it reported.
+    /// Returns whether it did.
     @discardableResult
     func enforceDeadline(now: ContinuousClock.Instant = .now) -> Bool {
         let overdue = state.withLock { s -> Bool in
-            guard s.death == nil, !s.killedForHanging, s.pending.values.contains(where: { now - $0.lastActivity > deadline }) else { return false }
+            guard s.death == nil, !s.killedForHanging, s.killReason == nil else { return false }
+            if s.pending.values.contains(where: { now - $0.lastActivity > limits.deadline }) {
+                s.killReason = "it took longer than \(limits.deadline.components.seconds) s without a sign of progress, so it was stopped"
+            } else if s.pending.values.contains(where: { now - $0.started > limits.absoluteDeadline }) {
+                s.killReason = "it took longer than the absolute limit of \(limits.absoluteDeadline.components.seconds) s for one file (progress does not extend it further), so it was stopped"
+            } else {
+                return false
+            }
             s.killedForHanging = true
             return true
         }
-        if overdue { kill(pid, SIGKILL) }
+        if overdue {
+            kill(pid, SIGKILL)
+            // Its socket too: a process it cloned could still hold the other end, and the
+            // reader must see the end now, not when the last holder goes.
+            _ = shutdown(socket.descriptor, Int32(SHUT_RDWR))
+        }
         return overdue
     }
 

@@ -25,6 +25,8 @@ enum WorkerMessage {
         var pid: Int32
         /// Why the worker cannot analyse (the models are missing, say); nil when it can.
         var error: String?
+        /// How it is confined (its user, seccomp, Landlock or why not), for the service's log.
+        var confinement: String?
     }
 
     struct Request: Codable {
@@ -73,15 +75,54 @@ enum WorkerMessage {
             frameHeight = report.flaggedFrame?.height
         }
 
-        func fileReport(frame: [UInt8]?) -> FileReport {
+        /// What is wrong with a report.
+        struct Problem: Error, CustomStringConvertible {
+            var description: String
+        }
+
+        /// The ``FileReport`` for the file at `path` (the service's own name for it; the
+        /// report's is not believed), with `frame` as its flagged frame when the size adds up.
+        /// Fails, never traps, when it does not: a size that is negative, overflows, is over
+        /// `maxFrameBytes`, or does not match the bytes received.
+        func fileReport(frame: [UInt8], path: String, maxFrameBytes: Int = WorkerMessage.maxFrameBytes) -> Result<FileReport, Problem> {
             var image: RGBImage?
-            if let frameWidth, let frameHeight, let frame, frameWidth > 0, frameHeight > 0, frame.count == frameWidth * frameHeight * 3 {
-                image = RGBImage(width: frameWidth, height: frameHeight, pixels: frame)
+            switch (frameWidth, frameHeight) {
+            case (nil, nil):
+                guard frame.isEmpty else { return .failure(Problem(description: "it sent \(frame.count) frame bytes for a report without a frame")) }
+            case (let width?, let height?):
+                guard width > 0, height > 0 else { return .failure(Problem(description: "it sent a frame of \(width)x\(height) pixels")) }
+                let (area, overArea) = width.multipliedReportingOverflow(by: height)
+                let (bytes, overBytes) = area.multipliedReportingOverflow(by: 3)
+                guard !overArea, !overBytes, bytes <= maxFrameBytes else {
+                    return .failure(Problem(description: "it sent a frame of \(width)x\(height) pixels, over \(maxFrameBytes) bytes"))
+                }
+                guard bytes == frame.count else {
+                    return .failure(Problem(description: "it sent \(frame.count) frame bytes for \(width)x\(height) pixels (\(bytes) bytes)"))
+                }
+                image = RGBImage(width: width, height: height, pixels: frame)
+            default:
+                return .failure(Problem(description: "it sent a frame with a width or a height but not both"))
             }
-            return FileReport(path: path, kind: kind, type: type, analysis: analysis, failure: failure,
-                              elapsedMilliseconds: elapsedMilliseconds, flaggedFrame: image)
+            return .success(FileReport(path: path, kind: kind, type: type, analysis: analysis, failure: failure.map(Self.tame),
+                                       elapsedMilliseconds: elapsedMilliseconds, flaggedFrame: image))
+        }
+
+        /// A failure as the service may log and store it: a code of lower-case letters, digits
+        /// and `_` (at most 64, else `analysis_failed`), a message without control characters
+        /// (no line a worker writes can pass for one of the service's log lines), at most 1,000.
+        static func tame(_ failure: FileReport.Failure) -> FileReport.Failure {
+            let plain = !failure.code.isEmpty && failure.code.utf8.count <= 64
+                && failure.code.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+            let message = String(String.UnicodeScalarView(failure.message.unicodeScalars.prefix(1000).map {
+                $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" ? " " : $0
+            }))
+            return FileReport.Failure(code: plain ? failure.code : "analysis_failed", message: message)
         }
     }
+
+    /// The most pixel bytes of one flagged frame (a 4096 x 4096 RGB picture): a worker sends no
+    /// bigger frame (the report then has none, so no blurred preview), the service reads none.
+    static let maxFrameBytes = 4096 * 4096 * 3
 
     /// Bytes of pixels in one frame packet (well under the socket's default buffer).
     static let frameChunk = 48 << 10
@@ -109,9 +150,11 @@ enum WorkerMessage {
     }
 
     /// The id, offset and bytes of a frame packet.
+    /// nil for a packet too short, or an offset no `Int` holds (never a trap).
     static func frameParts(_ packet: [UInt8]) -> (id: UInt64, offset: Int, bytes: ArraySlice<UInt8>)? {
-        guard packet.count >= frameHeader else { return nil }
+        guard packet.count >= frameHeader, packet.first == Kind.frame.rawValue else { return nil }
         func word(_ at: Int) -> UInt64 { packet[at..<at + 8].enumerated().reduce(0) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) } }
-        return (word(1), Int(word(9)), packet[frameHeader...])
+        guard let offset = Int(exactly: word(9)) else { return nil }
+        return (word(1), offset, packet[frameHeader...])
     }
 }

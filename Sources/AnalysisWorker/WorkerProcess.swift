@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -5,9 +6,12 @@ import ServiceSupport
 import Locking
 
 /// The analysis worker: the only process that parses what arrives (decoders, models). It starts
-/// with its socket as descriptor 3, enters ``AnalysisSandbox`` before anything else (no
-/// capabilities, no network, no writes, no signals to others), loads the models, says hello, and
-/// then judges each file whose descriptor the service passes, until the service hangs up.
+/// with its socket as descriptor 3, takes its own user when the service asks (the guardian's
+/// `quarantine-worker`), enters ``AnalysisSandbox`` before anything else (no capabilities, no
+/// network, no writes, no signals to others, a seccomp allow-list), loads the models (from
+/// descriptor 4 when its user cannot reach them by path), runs every decoder once on
+/// ``WarmUpSamples``, gives up the file system (Landlock), says hello with how it is confined,
+/// and then judges each file whose descriptor the service passes, until the service hangs up.
 public enum AnalysisWorkerProcess {
     /// The analyzer's tuning, as JSON (``SensitivityAnalyzer/Configuration``).
     public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"
@@ -18,10 +22,41 @@ public enum AnalysisWorkerProcess {
     /// The worker's end of the socket pair.
     public static let socketDescriptor: Int32 = 3
 
+    /// The worker's own user and group, `uid:gid` (set by a service that can switch to them).
+    public static let identityVariable = "QUARANTINE_WORKER_IDENTITY"
+    /// Set to `4` when the service passes the runtime folder (models and ONNX Runtime) as
+    /// descriptor 4: a worker of its own user may not be able to reach it by path.
+    public static let runtimeDescriptorVariable = "QUARANTINE_WORKER_RUNTIME_DESCRIPTOR"
+    /// The runtime folder's descriptor, when passed.
+    public static let runtimeDescriptor: Int32 = 4
+
     /// Enters the sandbox: first thing in `main`, before any thread exists (capabilities are
-    /// per thread, and threads inherit them from the one that starts them).
+    /// per thread, and threads inherit them from the one that starts them). With
+    /// ``identityVariable`` set, first takes that user and group.
     public static func confine() -> Result<Void, ServiceError> {
-        Result { () throws(ServiceError) in try AnalysisSandbox.enter() }
+        Result { () throws(ServiceError) in
+            if let text = getenv(identityVariable).map({ String(cString: $0) }) {
+                guard let identity = AnalysisSandbox.Identity(text) else {
+                    throw ServiceError(code: .processLaunchFailed, operation: "take the analysis worker's own user",
+                                       message: "\(identityVariable)=\(text) is not uid:gid")
+                }
+                try AnalysisSandbox.becomeWorker(identity)
+            }
+            try AnalysisSandbox.enter(keepingDescriptorsThrough: keepsRuntimeDescriptor ? runtimeDescriptor : socketDescriptor)
+        }
+    }
+
+    static var keepsRuntimeDescriptor: Bool { getenv(runtimeDescriptorVariable).map { String(cString: $0) } == "\(runtimeDescriptor)" }
+
+    /// The worker's user and group as the kernel has them, named (before the seal: the name
+    /// comes from /etc/passwd), for its hello.
+    static func identityText() -> String {
+        var real: UInt32 = 0, effective: UInt32 = 0, saved: UInt32 = 0
+        _ = qsys_user_ids(&real, &effective, &saved)
+        var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let name = getpwuid_r(effective, &entry, &buffer, buffer.count, &result) == 0 && result != nil ? String(cString: entry.pw_name) : "uid \(effective)"
+        return "user \(name) (uid \(effective), gid \(getegid()))"
     }
 
     /// Runs the worker, confined by ``confine()`` (its result); returns its exit status.
@@ -32,8 +67,8 @@ public enum AnalysisWorkerProcess {
             return 2
         }
         let socket = LocalSocket(adopting: socketDescriptor)
-        func hello(_ error: String?) {
-            try? socket.send(WorkerMessage.encode(.hello, WorkerMessage.Hello(pid: getpid(), error: error)))
+        func hello(_ error: String?, confinement: String? = nil) {
+            try? socket.send(WorkerMessage.encode(.hello, WorkerMessage.Hello(pid: getpid(), error: error, confinement: confinement)))
         }
         if case .failure(let error) = confined {
             hello("the analysis sandbox cannot be entered: \(error)")
@@ -53,7 +88,17 @@ public enum AnalysisWorkerProcess {
             hello("\(error)")
             return 0
         }
-        hello(nil)
+        // Every decoder once, while files may still be opened: what they load on first use
+        // (plugins, fonts) is loaded now. Then the runtime folder goes, and the file system.
+        await warmUp(analyzer)
+        if keepsRuntimeDescriptor { close(runtimeDescriptor) }
+        let identity = identityText()
+        let seal: AnalysisSandbox.FileSystemSeal
+        do { seal = try AnalysisSandbox.sealFileSystem(readable: AnalysisSandbox.fontFolders) } catch {
+            hello("\(error)")
+            return 71
+        }
+        hello(nil, confinement: "\(identity), seccomp, \(seal)")
         let marker = environment[testOnlyCrashMarkerVariable].flatMap { $0.isEmpty ? nil : $0 }
 
         let (requests, continuation) = AsyncStream<LocalSocket.Message>.makeStream()
@@ -81,16 +126,41 @@ public enum AnalysisWorkerProcess {
                 let report = await judge(request, fd: fd, analyzer: analyzer) { update in
                     try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
                 }
-                if let frame = report.flaggedFrame {
+                var sent = report
+                // A frame over the service's cap is not sent (the file then has no blurred preview).
+                if let frame = sent.flaggedFrame, frame.pixels.count > WorkerMessage.maxFrameBytes { sent.flaggedFrame = nil }
+                if let frame = sent.flaggedFrame {
                     for packet in WorkerMessage.framePackets(id: request.id, pixels: frame.pixels) { try? socket.send(packet) }
                 }
-                try? socket.send(WorkerMessage.encode(.report, WorkerMessage.Report(id: request.id, report)))
+                try? socket.send(WorkerMessage.encode(.report, WorkerMessage.Report(id: request.id, sent)))
                 tasks.finish(request.id)
             })
         }
         // The service hung up: what is still running is not wanted any more.
         tasks.cancelAll()
         return 0
+    }
+
+    /// Decodes each of ``WarmUpSamples`` once, from a memfd passed as if the service had sent
+    /// it: a picture for the preview (no model run), and for the PNG and the MP4 a whole
+    /// analysis (both models run once, in the picture and in the video pipeline).
+    static func warmUp(_ analyzer: SensitivityAnalyzer) async {
+        for sample in WarmUpSamples.all {
+            guard let bytes = Data(base64Encoded: sample.base64, options: .ignoreUnknownCharacters) else { continue }
+            let fd = qsys_memfd("quarantine-warm-up")
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == bytes.count, lseek(fd, 0, SEEK_SET) == 0 else { continue }
+            let path = "/quarantine-warm-up/" + sample.name
+            guard MediaFile.PassedDescriptors.add(fd, for: path) else { continue }
+            defer { MediaFile.PassedDescriptors.remove(path) }
+            if sample.name.hasSuffix(".png") || sample.name.hasSuffix(".mp4") {
+                _ = await analyzer.report(forFileAt: path, policy: .defaults(for: .child), videoOptions: VideoOptions()) { _ in }
+            } else {
+                _ = await analyzer.previewFrame(forFileAt: path)
+            }
+        }
     }
 
     /// The analysis of the file `fd` stands for.

@@ -37,10 +37,11 @@ int qsys_fsetxattr(int fd, const char *name, const void *value, size_t size) { r
 #define QSYS_IOPRIO_CLASS_IDLE 3
 
 int qsys_lower_thread_priority(int nice) {
-    pid_t tid = (pid_t)syscall(SYS_gettid);
+    /* Who 0 is the calling thread for both on Linux (never its thread id: the analysis worker's
+     * seccomp filter refuses any other who, since a thread id cannot be told from a sibling's pid). */
     int result = 0, saved = 0;
-    if (setpriority(PRIO_PROCESS, (id_t)tid, nice) != 0) { result = -1; saved = errno; }
-    if (syscall(SYS_ioprio_set, QSYS_IOPRIO_WHO_PROCESS, tid, QSYS_IOPRIO_CLASS_IDLE << QSYS_IOPRIO_CLASS_SHIFT) != 0 && result == 0) {
+    if (setpriority(PRIO_PROCESS, 0, nice) != 0) { result = -1; saved = errno; }
+    if (syscall(SYS_ioprio_set, QSYS_IOPRIO_WHO_PROCESS, 0, QSYS_IOPRIO_CLASS_IDLE << QSYS_IOPRIO_CLASS_SHIFT) != 0 && result == 0) {
         result = -1; saved = errno;
     }
     if (result != 0) errno = saved;

@@ -15,6 +15,9 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <grp.h>
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -64,7 +67,7 @@
 
 /* MARK: - Building the filter */
 
-#define QSYS_FILTER_CAPACITY 512
+#define QSYS_FILTER_CAPACITY 1024
 #define QSYS_RET_ERRNO(e) (SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
 #define QSYS_ARG_LOW(i) ((uint32_t)(offsetof(struct seccomp_data, args) + 8 * (i)))
 
@@ -119,6 +122,22 @@ static void qsys_deny_when_one_of(struct qsys_filter *f, long nr, int arg, uint3
     qsys_load_arg(f, arg);
     if (masked) qsys_emit(f, BPF_ALU | BPF_AND | BPF_K, mask, 0, 0);
     for (unsigned i = 0; i < count; i++) qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, values[i], (uint8_t)(count - i), 0);
+    qsys_return(f, SECCOMP_RET_ALLOW);
+    qsys_return(f, QSYS_RET_ERRNO(err));
+}
+
+/* `nr` is allowed only when each argument `args[i]` (all 64 bits) is `values[i]` (at most 3);
+ * otherwise it fails with `err`. An argument whose upper half is not zero never matches, so
+ * garbage in the upper half of an `int` argument is refused, never let through. */
+static void qsys_allow_only_when(struct qsys_filter *f, long nr, const int *args, const uint32_t *values, unsigned count, int err) {
+    uint8_t deny = (uint8_t)(4 * count + 1);
+    qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, (uint8_t)(4 * count + 2));
+    for (unsigned i = 0; i < count; i++) {
+        qsys_load_arg(f, args[i]);
+        qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, values[i], 0, (uint8_t)(deny - (4 * i + 2)));
+        qsys_emit(f, BPF_LD | BPF_W | BPF_ABS, QSYS_ARG_LOW(args[i]) + 4, 0, 0);
+        qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (uint8_t)(deny - (4 * i + 4)));
+    }
     qsys_return(f, SECCOMP_RET_ALLOW);
     qsys_return(f, QSYS_RET_ERRNO(err));
 }
@@ -205,6 +224,93 @@ static const long qsys_denied_calls[] = {
     __NR_unshare, __NR_setns, __NR_init_module, __NR_finit_module, __NR_delete_module,
     __NR_kexec_load, __NR_kexec_file_load, __NR_reboot,
     __NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+    /* Resource limits (RLIMIT_CORE is set before the filter) and locks: another process of the
+     * same user (a sibling worker) could otherwise be given a lower limit, or a file lock could
+     * stall whoever waits for it. prlimit64 is allowed only to read (below). */
+    __NR_setrlimit, __NR_flock, __NR_migrate_pages,
+#ifdef __NR_fanotify_init
+    __NR_fanotify_init,
+#endif
+};
+
+/* Allowed without argument checks (see the allow-list in qsys_build_filter). At most 254. */
+static const long qsys_allowed_calls[] = {
+    /* Descriptors it holds: reading, its memfds and pipes, its socket. */
+    __NR_read, __NR_write, __NR_readv, __NR_writev, __NR_pread64, __NR_pwrite64, __NR_preadv, __NR_preadv2,
+    __NR_lseek, __NR_close, __NR_close_range, __NR_dup, __NR_dup3, __NR_fstat, __NR_newfstatat, __NR_statx,
+    __NR_fstatfs, __NR_statfs, __NR_faccessat, 439 /* faccessat2 */, __NR_readlinkat, __NR_getdents64, __NR_getcwd,
+    __NR_fadvise64, __NR_memfd_create, __NR_ftruncate, __NR_fsync, __NR_fdatasync,
+    __NR_sendmsg, __NR_recvmsg, __NR_sendto, __NR_recvfrom, __NR_getpeername, __NR_getsockname, __NR_getsockopt,
+    __NR_shutdown, __NR_pipe2, __NR_eventfd2, __NR_epoll_create1, __NR_epoll_ctl, __NR_epoll_pwait, 441 /* epoll_pwait2 */,
+    __NR_ppoll, __NR_pselect6, __NR_timerfd_create, __NR_timerfd_settime, __NR_timerfd_gettime,
+    /* Its own memory. */
+    __NR_mmap, __NR_munmap, __NR_mprotect, __NR_madvise, __NR_mremap, __NR_brk, __NR_mlock, __NR_munlock,
+    __NR_mincore, __NR_msync, __NR_get_mempolicy, __NR_set_mempolicy, __NR_membarrier,
+    /* Its threads, time and signals. */
+    __NR_futex, 449 /* futex_waitv */, __NR_set_robust_list, __NR_rseq, __NR_set_tid_address, __NR_nanosleep,
+    __NR_clock_nanosleep, __NR_clock_gettime, __NR_clock_getres, __NR_gettimeofday, __NR_sched_yield,
+    __NR_sched_getaffinity, __NR_sched_getparam, __NR_sched_getscheduler, __NR_sched_get_priority_max,
+    __NR_sched_get_priority_min, __NR_getpriority, __NR_ioprio_get, __NR_getrusage, __NR_times, __NR_sysinfo,
+    __NR_uname, __NR_getrandom, __NR_getcpu, __NR_sigaltstack, __NR_rt_sigaction, __NR_rt_sigprocmask,
+    __NR_rt_sigreturn, __NR_rt_sigsuspend, __NR_rt_sigtimedwait, __NR_rt_sigpending,
+    __NR_timer_create, __NR_timer_settime, __NR_timer_gettime, __NR_timer_getoverrun, __NR_timer_delete,
+    __NR_setitimer, __NR_getitimer, __NR_exit, __NR_exit_group, __NR_restart_syscall, __NR_wait4, __NR_waitid,
+    /* Who it is (and its capabilities, which it can only lower), and its own sandbox. */
+    __NR_getpid, __NR_gettid, __NR_getppid, __NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid,
+    __NR_getresuid, __NR_getresgid, __NR_getgroups, __NR_getpgid, __NR_getsid, __NR_umask, __NR_prctl,
+    __NR_capget, 444 /* landlock_create_ruleset */, 445 /* landlock_add_rule */,
+    446 /* landlock_restrict_self */,
+#ifdef __NR_arch_prctl
+    __NR_arch_prctl,
+#endif
+#ifdef __NR_dup2
+    __NR_dup2,
+#endif
+#ifdef __NR_stat
+    __NR_stat,
+#endif
+#ifdef __NR_lstat
+    __NR_lstat,
+#endif
+#ifdef __NR_access
+    __NR_access,
+#endif
+#ifdef __NR_readlink
+    __NR_readlink,
+#endif
+#ifdef __NR_poll
+    __NR_poll,
+#endif
+#ifdef __NR_select
+    __NR_select,
+#endif
+#ifdef __NR_pipe
+    __NR_pipe,
+#endif
+#ifdef __NR_epoll_wait
+    __NR_epoll_wait,
+#endif
+#ifdef __NR_epoll_create
+    __NR_epoll_create,
+#endif
+#ifdef __NR_eventfd
+    __NR_eventfd,
+#endif
+#ifdef __NR_getrlimit
+    __NR_getrlimit,
+#endif
+#ifdef __NR_time
+    __NR_time,
+#endif
+#ifdef __NR_getpgrp
+    __NR_getpgrp,
+#endif
+#ifdef __NR_alarm
+    __NR_alarm,
+#endif
+#ifdef __NR_pause
+    __NR_pause,
+#endif
 };
 
 /* ioctl requests that change a file through a descriptor opened read-only, inject input into a
@@ -219,11 +325,20 @@ static const uint32_t qsys_denied_ioctls[] = {
  * flags, verity, encryption policies), FS_IOC_GETVERSION/SETVERSION ('v'), XFS and fsxattr
  * ('X'), Btrfs and FICLONE (0x94, snapshots), F2FS (0xf5). */
 static const uint32_t qsys_denied_ioctl_types[] = { 'f' << 8, 'v' << 8, 'X' << 8, 0x94 << 8, 0xf5 << 8 };
-/* fcntl commands that route SIGIO/SIGURG to another process: F_SETOWN, F_SETOWN_EX. */
-static const uint32_t qsys_denied_fcntls[] = { F_SETOWN, F_SETOWN_EX };
-/* setpriority and ioprio_set for a whole process group or user (others' processes). */
-static const uint32_t qsys_group_or_user[] = { 1, 2 };   /* PRIO_PGRP, PRIO_USER */
-static const uint32_t qsys_io_group_or_user[] = { 2, 3 }; /* IOPRIO_WHO_PGRP, IOPRIO_WHO_USER */
+/* fcntl commands that route SIGIO/SIGURG to another process (F_SETOWN, F_SETOWN_EX), take a
+ * lock that others would wait for (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW), a lease, or
+ * watch a folder (F_NOTIFY). */
+static const uint32_t qsys_denied_fcntls[] = { F_SETOWN, F_SETOWN_EX, 6 /* F_SETLK */, 7 /* F_SETLKW */,
+                                               37 /* F_OFD_SETLK */, 38 /* F_OFD_SETLKW */, 1024 /* F_SETLEASE */, 1026 /* F_NOTIFY */ };
+/* Calls that may change only the calling thread: (which, who) = (PRIO_PROCESS, 0) for
+ * setpriority, (IOPRIO_WHO_PROCESS, 0) for ioprio_set, pid 0 for the sched_set* calls. A thread
+ * id or another pid would reach a sibling worker of the same user: refused. */
+static const int qsys_first_two[] = { 0, 1 };
+static const int qsys_first[] = { 0 };
+static const int qsys_third[] = { 2 };
+static const uint32_t qsys_process_self[] = { 0, 0 };      /* PRIO_PROCESS, 0 */
+static const uint32_t qsys_io_process_self[] = { 1, 0 };   /* IOPRIO_WHO_PROCESS, 0 */
+static const uint32_t qsys_zero[] = { 0 };
 
 static void qsys_build_filter(struct qsys_filter *f, pid_t self) {
     /* Another calling convention (i386 via int 0x80 on x86_64) has other numbers: kill. */
@@ -257,8 +372,16 @@ static void qsys_build_filter(struct qsys_filter *f, pid_t self) {
     qsys_deny_unless_equal(f, __NR_rt_sigqueueinfo, 0, (uint32_t)self, EPERM);
     qsys_deny_unless_equal(f, __NR_rt_tgsigqueueinfo, 0, (uint32_t)self, EPERM);
     qsys_deny_when_one_of(f, __NR_fcntl, 1, 0xffffffffu, qsys_denied_fcntls, QSYS_COUNT(qsys_denied_fcntls), EPERM);
-    qsys_deny_when_one_of(f, __NR_setpriority, 0, 0xffffffffu, qsys_group_or_user, QSYS_COUNT(qsys_group_or_user), EPERM);
-    qsys_deny_when_one_of(f, __NR_ioprio_set, 0, 0xffffffffu, qsys_io_group_or_user, QSYS_COUNT(qsys_io_group_or_user), EPERM);
+    qsys_allow_only_when(f, __NR_setpriority, qsys_first_two, qsys_process_self, 2, EPERM);
+    qsys_allow_only_when(f, __NR_ioprio_set, qsys_first_two, qsys_io_process_self, 2, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setaffinity, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setscheduler, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setparam, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_sched_setattr, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_move_pages, qsys_first, qsys_zero, 1, EPERM);
+    qsys_allow_only_when(f, __NR_get_robust_list, qsys_first, qsys_zero, 1, EPERM);
+    /* prlimit64 only reads: a new limit (argument 2 not NULL) is refused, for itself too. */
+    qsys_allow_only_when(f, __NR_prlimit64, qsys_third, qsys_zero, 1, EPERM);
 
     /* ioctl: JEQ ioctl,0,skip | LD arg1 | JEQ request_i -> ERRNO | AND 0xff00 | JEQ type_j -> ERRNO
      * | ALLOW | ERRNO. */
@@ -275,7 +398,18 @@ static void qsys_build_filter(struct qsys_filter *f, pid_t self) {
         qsys_return(f, QSYS_RET_ERRNO(EPERM));
     }
 
-    qsys_return(f, SECCOMP_RET_ALLOW);
+    /* The allow-list: what is left of the system calls the worker makes (traced with strace -f
+     * over every format the worker decodes, both models and a video) and the ordinary calls of
+     * the C library, the Swift runtime, libdispatch and Rust's std (librsvg) that a rarer path
+     * may make. The calls with argument checks above have already been decided. Anything else
+     * fails with EPERM. JEQ nr -> ALLOW (jt skips the rest of the list and the ERRNO). */
+    {
+        unsigned n = QSYS_COUNT(qsys_allowed_calls);
+        for (unsigned i = 0; i < n; i++)
+            qsys_emit(f, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)qsys_allowed_calls[i], (uint8_t)(n - 1 - i + 1), 0);
+        qsys_return(f, QSYS_RET_ERRNO(EPERM));
+        qsys_return(f, SECCOMP_RET_ALLOW);
+    }
 }
 
 /* MARK: - Entering the sandbox */
@@ -294,10 +428,10 @@ static int qsys_fail_text(char *reason, size_t reason_size, const char *text, in
     return -1;
 }
 
-/* Closes every descriptor above 3: close_range, else each entry of /proc/self/fd, else every
- * number below the descriptor limit. */
-static int qsys_close_descriptors_above_3(void) {
-    if (syscall(__NR_close_range, 4u, ~0u, 0u) == 0) return 0;
+/* Closes every descriptor above `highest`: close_range, else each entry of /proc/self/fd, else
+ * every number below the descriptor limit. */
+static int qsys_close_descriptors_above(int highest) {
+    if (syscall(__NR_close_range, (unsigned)highest + 1, ~0u, 0u) == 0) return 0;
     DIR *folder = opendir("/proc/self/fd");
     if (folder) {
         int own = dirfd(folder);
@@ -305,7 +439,7 @@ static int qsys_close_descriptors_above_3(void) {
         while ((entry = readdir(folder)) != NULL) {
             char *end;
             long fd = strtol(entry->d_name, &end, 10);
-            if (*end == 0 && end != entry->d_name && fd > 3 && fd != own) close((int)fd);
+            if (*end == 0 && end != entry->d_name && fd > highest && fd != own) close((int)fd);
         }
         closedir(folder);
         return 0;
@@ -313,7 +447,7 @@ static int qsys_close_descriptors_above_3(void) {
     struct rlimit limit;
     if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
     rlim_t top = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > (1u << 20) ? (1u << 20) : limit.rlim_cur;
-    for (rlim_t fd = 4; fd < top; fd++) close((int)fd);
+    for (rlim_t fd = (rlim_t)highest + 1; fd < top; fd++) close((int)fd);
     return 0;
 }
 
@@ -374,9 +508,11 @@ static long qsys_thread_with_capabilities(void) {
  * 6. A seccomp-BPF filter, installed with SECCOMP_FILTER_FLAG_TSYNC so that every thread already
  *    running gets it too (and no_new_privs with it); a thread that cannot be synchronised is a
  *    failure. The filter kills the process for a call made under another architecture's
- *    convention (i386 int 0x80, x32), answers ENOSYS for numbers newer than it knows, and
- *    otherwise allows by default (decoders and ONNX Runtime use a broad set of ordinary calls)
- *    except for a deny-list, EPERM unless said otherwise:
+ *    convention (i386 int 0x80, x32), answers ENOSYS for numbers newer than it knows, refuses
+ *    (EPERM unless said otherwise) what is listed here, decides the calls with argument checks,
+ *    and then allows only the calls of qsys_allowed_calls (what the worker was traced making
+ *    over every format, both models and a video, and the ordinary calls of the C library, the
+ *    Swift runtime, libdispatch and Rust's std); anything else fails with EPERM. Refused:
  *    - changing the file system: unlink, rename, mkdir, rmdir, link, symlink, chmod, chown,
  *      truncate (ftruncate stays, for memfds), utimes, xattrs, mknod, mount and friends, chroot,
  *      swap, acct, quotas, file handles; open/openat asking for O_WRONLY, O_RDWR, O_CREAT,
@@ -389,29 +525,43 @@ static long qsys_thread_with_capabilities(void) {
  *      flags a filter can see), System V IPC and POSIX message queues; kill, tgkill and
  *      rt_(tg)sigqueueinfo unless aimed at the worker's own pid (compared on the low 32 bits;
  *      known when the filter is built); tkill; F_SETOWN(_EX), FIOSETOWN and SIOCSPGRP (SIGIO to
- *      another process), TIOCSTI and TIOCLINUX (typing into a terminal); setpriority and
- *      ioprio_set for a whole group or user. Plain clone stays allowed, for threads (glibc's
- *      fork() is a clone too: such a child inherits the filter and can do no more);
+ *      another process), TIOCSTI and TIOCLINUX (typing into a terminal). Plain clone stays
+ *      allowed, for threads (glibc's fork() is a clone too: such a child inherits the filter
+ *      and can do no more);
+ *    - what a process may do to another of the same user (a sibling worker, or the service
+ *      when they share a user): setpriority unless (PRIO_PROCESS, 0), ioprio_set unless
+ *      (IOPRIO_WHO_PROCESS, 0), sched_setaffinity, sched_setscheduler, sched_setparam,
+ *      sched_setattr, move_pages and get_robust_list unless pid 0 (0 is the calling thread:
+ *      the worker lowers its threads' priority that way; a thread id cannot be told from a
+ *      sibling's pid, so any other number is refused), prlimit64 with a new limit (reading
+ *      stays; RLIMIT_CORE is set before the filter), setrlimit, migrate_pages;
+ *    - locks and leases others would wait for: flock, fcntl F_SETLK, F_SETLKW, F_OFD_SETLK,
+ *      F_OFD_SETLKW, F_SETLEASE, and F_NOTIFY; fanotify_init;
  *    - identities: set*uid, set*gid, setgroups;
  *    - keyrings, bpf, perf_event_open, userfaultfd, unshare, setns, modules, kexec, reboot,
  *      io_uring (which would bypass the filter).
  *    Allowed on purpose: memfd_create, write, ftruncate, sendmsg and recvmsg on descriptors the
  *    worker has, mmap and mprotect, clone for threads.
  *
- * Not covered, being a deny-list: calls that name another process of the same user to change
- * its scheduling (setpriority PRIO_PROCESS, sched_setaffinity, prlimit64 with a pid), since the
- * worker's own threads make them with thread ids the filter cannot know. A parent that died
- * before step 1 sends no signal: the worker can compare getppid() with the pid it expects.
+ * Not covered: reading another same-user process's limits (prlimit64 without a new limit) or
+ * scheduling (sched_getaffinity, getpriority): harmless reads. A parent that died before step 1
+ * sends no signal: the worker can compare getppid() with the pid it expects. The worker's own
+ * user (qsys_become_worker_identity) and Landlock (qsys_landlock_seal) are separate steps.
  *
  * Returns 0, or -1 with errno set and "step: error text" in `reason`. A failure can leave the
  * process partly confined: the caller must then exit, never serve requests.
  */
 int qsys_enter_analysis_sandbox(char *reason, size_t reason_size) {
+    return qsys_enter_analysis_sandbox_keeping(3, reason, reason_size);
+}
+
+int qsys_enter_analysis_sandbox_keeping(int highest_kept, char *reason, size_t reason_size) {
     if (reason && reason_size > 0) reason[0] = 0;
+    if (highest_kept < 3) highest_kept = 3;
 
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return qsys_fail(reason, reason_size, "prctl(PR_SET_PDEATHSIG)", errno);
 
-    if (qsys_close_descriptors_above_3() != 0) return qsys_fail(reason, reason_size, "close descriptors", errno);
+    if (qsys_close_descriptors_above(highest_kept) != 0) return qsys_fail(reason, reason_size, "close descriptors", errno);
 
     struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
     struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
@@ -459,4 +609,258 @@ int qsys_enter_analysis_sandbox(char *reason, size_t reason_size) {
         return qsys_fail_text(reason, reason_size, text, EBUSY);
     }
     return 0;
+}
+
+/* MARK: - The worker's own identity */
+
+/*
+ * qsys_become_worker_identity: the analysis worker gives up the service's user for its own, before
+ * it loads anything: no supplementary groups, real, effective and saved group `gid`, real and
+ * effective user `uid`. The saved user id is left as `saved_uid` (the service's user) only so
+ * that the service, without CAP_KILL, may still SIGKILL a worker that hangs (the kernel lets a
+ * process signal one whose saved user id is its own); the seccomp filter entered next refuses
+ * every set*uid call in every thread, so the worker can never take that id back, and file access
+ * is decided by the effective (file-system) user id alone. Needs CAP_SETUID and CAP_SETGID (the
+ * guardian service has them). Checked afterwards with getresuid/getresgid/getgroups.
+ */
+int qsys_become_worker_identity(unsigned uid, unsigned gid, unsigned saved_uid, char *reason, size_t reason_size) {
+    if (reason && reason_size > 0) reason[0] = 0;
+    if (setgroups(0, NULL) != 0) return qsys_fail(reason, reason_size, "setgroups", errno);
+    if (setresgid(gid, gid, gid) != 0) return qsys_fail(reason, reason_size, "setresgid", errno);
+    if (setresuid(uid, uid, saved_uid) != 0) return qsys_fail(reason, reason_size, "setresuid", errno);
+    uid_t r, e, s;
+    gid_t gr, ge, gs;
+    if (getresuid(&r, &e, &s) != 0 || getresgid(&gr, &ge, &gs) != 0) return qsys_fail(reason, reason_size, "getresuid", errno);
+    if (r != uid || e != uid || s != saved_uid || gr != gid || ge != gid || gs != gid || getgroups(0, NULL) != 0)
+        return qsys_fail_text(reason, reason_size, "the worker's user and groups did not change as asked", EPERM);
+    return 0;
+}
+
+/* MARK: - Landlock */
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+#define QSYS_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+
+/* The kernel's struct landlock_ruleset_attr as of ABI 6 (older kernels accept it with the fields
+ * they do not know left zero). */
+struct qsys_landlock_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+
+int qsys_landlock_abi(void) {
+    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, QSYS_LANDLOCK_CREATE_RULESET_VERSION);
+    return abi < 0 ? -1 : (int)abi;
+}
+
+/* Every file-system right the kernel's ABI knows: ABI 1 has 13 (execute ... make_sym), 2 adds
+ * REFER, 3 TRUNCATE, 5 IOCTL_DEV. */
+static uint64_t qsys_landlock_fs_rights(int abi) {
+    if (abi >= 5) return (1ULL << 16) - 1;
+    if (abi >= 3) return (1ULL << 15) - 1;
+    if (abi >= 2) return (1ULL << 14) - 1;
+    return (1ULL << 13) - 1;
+}
+
+/* The threads to restrict, each with its state: 0 signalled, 1 restricted, 2 gone, 3 failed. */
+#define QSYS_LANDLOCK_SLOTS 1024
+static struct { _Atomic long tid; _Atomic int state; _Atomic int error; } qsys_ll_slots[QSYS_LANDLOCK_SLOTS];
+static _Atomic int qsys_ll_count;
+static _Atomic int qsys_ll_ruleset = -1;
+
+/* Runs in each thread that is signalled: the thread restricts itself (landlock_restrict_self is
+ * per thread and a plain system call, safe in a handler). */
+static void qsys_ll_handler(int sig, siginfo_t *info, void *context) {
+    (void)sig; (void)info; (void)context;
+    int saved = errno;
+    long tid = syscall(SYS_gettid);
+    long result = syscall(__NR_landlock_restrict_self, atomic_load(&qsys_ll_ruleset), 0);
+    int error = result == 0 ? 0 : errno;
+    int count = atomic_load(&qsys_ll_count);
+    for (int i = 0; i < count; i++) {
+        if (atomic_load(&qsys_ll_slots[i].tid) == tid) {
+            atomic_store(&qsys_ll_slots[i].error, error);
+            atomic_store(&qsys_ll_slots[i].state, result == 0 ? 1 : 3);
+            break;
+        }
+    }
+    errno = saved;
+}
+
+static int qsys_ll_known(long tid) {
+    int count = atomic_load(&qsys_ll_count);
+    for (int i = 0; i < count; i++) if (atomic_load(&qsys_ll_slots[i].tid) == tid) return 1;
+    return 0;
+}
+
+static int qsys_ll_thread_exists(long tid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld", tid);
+    return access(path, F_OK) == 0;
+}
+
+/*
+ * qsys_landlock_seal: the analysis worker, its models loaded and every decoder's lazily loaded
+ * part loaded, gives up the file system for good: a Landlock ruleset that handles every
+ * file-system right the kernel's ABI knows (and on ABI 4 and up TCP bind and connect, on ABI 6
+ * and up the abstract-socket and signal scopes) and allows nothing. Descriptors already open
+ * (its socket, the files the service passes) still work; no path can be opened, listed,
+ * executed, created or changed, by any thread.
+ *
+ * landlock_restrict_self restricts the calling thread only (the kernel here has no flag to
+ * restrict the others), and threads inherit their creator's domain. So every other thread is
+ * made to restrict itself: each thread listed in /proc/self/task is sent signal `signal_number`
+ * (a handler installed for the occasion calls landlock_restrict_self) and must confirm within a
+ * second; /proc/self/task is listed again until a listing shows no thread not yet restricted
+ * (a thread started meanwhile by one not yet restricted shows up in the next listing; one started
+ * later by a restricted thread inherits its domain). The calling thread restricts itself last.
+ * A thread that does not confirm (it blocks the signal) is a failure.
+ *
+ * `signal_number` 0 or less means SIGPROF: libdispatch's worker threads (Swift's cooperative
+ * pool runs on them) block every signal but the synchronous ones and SIGPROF, and nothing in the
+ * worker profiles itself (the handler is put back as it was afterwards).
+ *
+ * Returns the ABI used (>= 1); 0 when the kernel has no Landlock (reason: why, errno ENOSYS or
+ * EOPNOTSUPP); -1 on failure (reason), after which the caller must not analyse anything.
+ */
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#define QSYS_LANDLOCK_RULE_PATH_BENEATH 1
+#define QSYS_LANDLOCK_READ_FILE (1ULL << 2)
+#define QSYS_LANDLOCK_READ_DIR (1ULL << 3)
+
+/* struct landlock_path_beneath_attr (packed in the kernel's header). */
+struct qsys_landlock_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size) {
+    return qsys_landlock_seal_reading(signal_number, NULL, reason, reason_size);
+}
+
+int qsys_landlock_seal_reading(int signal_number, const char *const *readable, char *reason, size_t reason_size) {
+    if (reason && reason_size > 0) reason[0] = 0;
+    if (signal_number <= 0) signal_number = SIGPROF;
+    int abi = qsys_landlock_abi();
+    if (abi < 0) {
+        int err = errno;
+        if (err == ENOSYS || err == EOPNOTSUPP || err == EPERM) {
+            qsys_fail_text(reason, reason_size, err == ENOSYS ? "the kernel has no Landlock"
+                           : err == EOPNOTSUPP ? "Landlock is disabled at boot (lsm=)"
+                           : "a system call filter above the worker refuses Landlock's calls (a unit's SystemCallFilter=?)", err);
+            return 0;
+        }
+        return qsys_fail(reason, reason_size, "landlock_create_ruleset(version)", err);
+    }
+    struct qsys_landlock_ruleset_attr attributes = { 0, 0, 0 };
+    attributes.handled_access_fs = qsys_landlock_fs_rights(abi);
+    if (abi >= 4) attributes.handled_access_net = 1 | 2;   /* BIND_TCP, CONNECT_TCP */
+    if (abi >= 6) attributes.scoped = 1 | 2;               /* ABSTRACT_UNIX_SOCKET, SIGNAL */
+    long ruleset = syscall(__NR_landlock_create_ruleset, &attributes, sizeof attributes, 0);
+    if (ruleset < 0) return qsys_fail(reason, reason_size, "landlock_create_ruleset", errno);
+    /* The one exception: folders whose files and subfolders may still be read (fonts, which
+     * FreeType opens anew each time text is drawn). A folder that does not exist is skipped. */
+    for (const char *const *path = readable; path && *path; path++) {
+        int folder = open(*path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (folder < 0) continue;
+        struct qsys_landlock_path_beneath_attr rule = { QSYS_LANDLOCK_READ_FILE | QSYS_LANDLOCK_READ_DIR, folder };
+        long added = syscall(__NR_landlock_add_rule, ruleset, QSYS_LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        int err = errno;
+        close(folder);
+        if (added != 0) {
+            close((int)ruleset);
+            char step[96];
+            snprintf(step, sizeof step, "landlock_add_rule(%.60s)", *path);
+            return qsys_fail(reason, reason_size, step, err);
+        }
+    }
+    atomic_store(&qsys_ll_ruleset, (int)ruleset);
+    atomic_store(&qsys_ll_count, 0);
+
+    struct sigaction action, previous;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = qsys_ll_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(signal_number, &action, &previous) != 0) {
+        int err = errno;
+        close((int)ruleset);
+        return qsys_fail(reason, reason_size, "sigaction", err);
+    }
+    int failed = 0;
+    char text[160] = "";
+    long self = syscall(SYS_gettid);
+    pid_t pid = getpid();
+    for (int round = 0; round < 64 && !failed; round++) {
+        DIR *folder = opendir("/proc/self/task");
+        if (!folder) { failed = 1; snprintf(text, sizeof text, "cannot list /proc/self/task: %s", strerror(errno)); break; }
+        int added = 0;
+        struct dirent *entry;
+        while ((entry = readdir(folder)) != NULL) {
+            char *end;
+            long tid = strtol(entry->d_name, &end, 10);
+            if (*end != 0 || end == entry->d_name || tid == self || qsys_ll_known(tid)) continue;
+            int slot = atomic_load(&qsys_ll_count);
+            if (slot >= QSYS_LANDLOCK_SLOTS) { failed = 1; snprintf(text, sizeof text, "more than %d threads", QSYS_LANDLOCK_SLOTS); break; }
+            atomic_store(&qsys_ll_slots[slot].tid, tid);
+            atomic_store(&qsys_ll_slots[slot].state, 0);
+            atomic_store(&qsys_ll_count, slot + 1);
+            added++;
+            if (syscall(SYS_tgkill, pid, tid, signal_number) != 0) {
+                if (errno == ESRCH) atomic_store(&qsys_ll_slots[slot].state, 2);
+                else { failed = 1; snprintf(text, sizeof text, "cannot signal thread %ld: %s", tid, strerror(errno)); break; }
+            }
+        }
+        closedir(folder);
+        if (failed || added == 0) break;
+        /* Wait (up to a second) for every signalled thread to confirm. */
+        for (int waited = 0; waited <= 1000; waited++) {
+            int pending = 0, count = atomic_load(&qsys_ll_count);
+            for (int i = 0; i < count; i++) if (atomic_load(&qsys_ll_slots[i].state) == 0) pending++;
+            if (pending == 0) break;
+            struct timespec pause = { 0, 1000000 };
+            nanosleep(&pause, NULL);
+        }
+        int count = atomic_load(&qsys_ll_count);
+        for (int i = 0; i < count && !failed; i++) {
+            int state = atomic_load(&qsys_ll_slots[i].state);
+            long tid = atomic_load(&qsys_ll_slots[i].tid);
+            if (state == 0 && !qsys_ll_thread_exists(tid)) { atomic_store(&qsys_ll_slots[i].state, 2); continue; }
+            if (state == 0) { failed = 1; snprintf(text, sizeof text, "thread %ld did not take the Landlock domain (does it block signal %d?)", tid, signal_number); }
+            if (state == 3) { failed = 1; snprintf(text, sizeof text, "thread %ld: landlock_restrict_self: %s", tid, strerror(atomic_load(&qsys_ll_slots[i].error))); }
+        }
+    }
+    if (!failed && syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
+        failed = 1;
+        snprintf(text, sizeof text, "landlock_restrict_self: %s", strerror(errno));
+    }
+    sigaction(signal_number, &previous, NULL);
+    close((int)ruleset);
+    if (failed) return qsys_fail_text(reason, reason_size, text, EPERM);
+    return abi;
+}
+
+/* MARK: - Small helpers for the worker */
+
+int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved) {
+    uid_t r, e, s;
+    if (getresuid(&r, &e, &s) != 0) return -1;
+    *real = r; *effective = e; *saved = s;
+    return 0;
+}
+
+int qsys_memfd(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+}
+
+int qsys_pipe_cloexec(int ends[2]) {
+    return pipe2(ends, O_CLOEXEC);
 }

@@ -37,13 +37,17 @@ public enum GuardianService {
     /// guardian's own copy of the runtime and models. Nothing of the account's own settings
     /// (no XDG_CONFIG_HOME, no user-dirs: `guardian enable` wrote the folders into the
     /// configuration).
-    static func environment(paths: GuardianPaths, home: String, inherited: [String: String]) -> [String: String] {
+    static func environment(paths: GuardianPaths, home: String, inherited: [String: String], accountUID: uid_t? = nil) -> [String: String] {
         var environment = inherited.filter { ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "INVOCATION_ID", "QUARANTINE_LOG_LEVEL",
                                               "LANG", "PATH", AnalysisWorkerProcess.testOnlyCrashMarkerVariable].contains($0.key) }
         environment["HOME"] = home
         environment["QUARANTINE_STATE_DIR"] = paths.state
         environment["XDG_CONFIG_HOME"] = paths.state + "/config"
         environment["QUARANTINE_DATA_DIR"] = inherited["QUARANTINE_GUARDIAN_RUNTIME"] ?? GuardianPaths.runtime
+        // The analysis workers run as a user of their own, which owns nothing of any account:
+        // the account's own (quarantine-w<uid>, made by 'guardian enable'), else the shared one.
+        environment[SandboxedAnalysis.Options.workerUserVariable] = accountUID.map { SandboxedAnalysis.Options.guardianWorkerUserInForce(forAccount: $0) }
+            ?? SandboxedAnalysis.Options.guardianWorkerUser
         return environment
     }
 
@@ -56,7 +60,7 @@ public enum GuardianService {
         }
         umask(0o077)
         try FileManager.default.createDirectory(atPath: paths.state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let environment = environment(paths: paths, home: account.home, inherited: inherited)
+        let environment = environment(paths: paths, home: account.home, inherited: inherited, accountUID: account.uid)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         var options = QuarantineAgent.Options(environment: environment, configPath: paths.configuration)
         options.actor = "guardian service"

@@ -1,3 +1,4 @@
+import AnalysisWorker
 import Foundation
 import GuardianAPI
 import QuarantineCore
@@ -33,6 +34,13 @@ public struct GuardianSetup: Sendable {
             }
         }
         try run(["systemd-sysusers", file])
+    }
+
+    /// The account's own analysis worker user, `quarantine-w<uid>` (systemd-sysusers): its
+    /// workers are then apart from every other account's, by the kernel's user checks.
+    public func workerAccount(uid: uid_t) throws(GuardianService.StartError) {
+        let name = SandboxedAnalysis.Options.guardianWorkerUser(forAccount: uid)
+        try run(["systemd-sysusers", "--inline", "u \(name) - \"quarantine analysis worker for \(paths.user)\""])
     }
 
     static func ids(of user: String) -> (uid_t, gid_t)? {

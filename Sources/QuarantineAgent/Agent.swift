@@ -309,6 +309,7 @@ public final class QuarantineAgent: Service, Sendable {
                 return (s.problem != nil, s.engine)
             }
             (old as? SandboxedAnalysis)?.stop()
+            if let sandboxed = engine as? SandboxedAnalysis { logger.notice("analysis worker confined: \(sandboxed.confinement)") }
             if hadProblem { logger.notice("models loaded: analysing again") }
             else {
                 let place = (engine as? SandboxedAnalysis).map { "in the confined worker process \($0.workerProcesses.map(String.init).joined(separator: ", "))" }

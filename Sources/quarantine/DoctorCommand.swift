@@ -71,6 +71,11 @@ struct Doctor: AsyncParsableCommand {
         for entry in DecoderInventory.check() {
             checks.append(Check(name: "decoder \(entry.name)", ok: entry.available || !entry.expected, detail: entry.detail))
         }
+        // Informational: without Landlock the worker still runs (seccomp, no capabilities), but
+        // could still open files its user may read.
+        checks.append(Check(name: "landlock", ok: true, detail: AnalysisSandbox.landlockABI.map {
+            "ABI \($0): the analysis worker gives up all file-system access (but reading the system's fonts) once its models are loaded"
+        } ?? "not available in this kernel (or disabled at boot): the analysis worker keeps its user's read access to files"))
         for limit in ["max_user_watches", "max_user_instances", "max_queued_events"] {
             let path = "/proc/sys/fs/inotify/\(limit)"
             let value = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -169,6 +169,7 @@ extension Guardian {
             do {
                 let account = try GuardianService.account(user)
                 try setup.systemAccounts()
+                try setup.workerAccount(uid: account.uid)
                 try setup.folders()
                 try setup.runtime()
                 let written = try setup.configuration(home: account.home, outgoing: outgoing)

@@ -1,8 +1,9 @@
-import AnalysisWorker
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
+import ServiceSupport
 import Testing
+@testable import AnalysisWorker
 
 /// The confined analysis worker, as the agent and the guardian service run it: the built
 /// `quarantine analysis-worker` with the real models, handed descriptors over its socket.
@@ -121,6 +122,79 @@ struct SandboxedAnalysisTests {
         #expect(ContinuousClock.now - start < .seconds(20))
         let grey = try place.write("grey.png", try Self.grey())
         #expect(await sandboxed.report(forFileAt: grey, policy: .defaults(for: .adult), video: VideoOptions()).failure == nil)
+    }
+
+    @Test("after Landlock takes the file system away, the worker still judges every format it decodes (each decoder's lazily loaded part was loaded before): JPEG, PNG, GIF, WebP, BMP, TIFF, HEIC, AVIF, JPEG XL, SVG with text, MP4, WebM")
+    func everyFormatAfterTheSeal() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sandboxed = try analysis(); defer { sandboxed.stop() }
+        if AnalysisSandbox.landlockABI != nil {
+            #expect(sandboxed.confinement.contains("no file-system access"), "\(sandboxed.confinement)")
+        }
+        for sample in WarmUpSamples.all {
+            let bytes = try #require(Data(base64Encoded: sample.base64, options: .ignoreUnknownCharacters))
+            let path = try place.write("judged-" + sample.name, [UInt8](bytes))
+            let isVideo = sample.name.hasSuffix(".mp4") || sample.name.hasSuffix(".webm")
+            let report = await sandboxed.report(forFileAt: path, policy: .defaults(for: .child), video: VideoOptions(), isVideo: isVideo)
+            #expect(report.failure == nil, "\(sample.name): \(report.failure?.message ?? "")")
+            #expect(report.analysis != nil, "\(sample.name): no analysis")
+        }
+        // And a picture the warm-up never saw: a text in another font family, bigger.
+        let svg = ##"<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"><rect width="300" height="200" fill="#789"/><text x="10" y="100" font-size="40" font-family="serif" font-weight="bold">Hello</text></svg>"##
+        let other = await sandboxed.report(forFileAt: try place.write("other.svg", Array(svg.utf8)), policy: .defaults(for: .child), video: VideoOptions())
+        #expect(other.failure == nil, "\(other.failure?.message ?? "")")
+    }
+
+    @Test("after the seal an SVG's text is still drawn, even in a family and style the warm-up never drew: the system's fonts stay readable (FreeType opens a font each time it draws)")
+    func svgTextAfterTheSeal() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sandboxed = try analysis(); defer { sandboxed.stop() }
+        let svg = ##"<svg xmlns="http://www.w3.org/2000/svg" width="400" height="200"><rect width="400" height="200" fill="#fff"/><text x="10" y="150" font-size="150" font-family="fantasy" font-weight="bold" font-style="italic" fill="#000">WWW</text></svg>"##
+        let frame = try #require(await sandboxed.previewFrame(forFileAt: try place.write("text.svg", Array(svg.utf8))))
+        let dark = stride(from: 0, to: frame.pixels.count, by: 3).filter { frame.pixels[$0] < 64 }.count
+        #expect(dark > frame.width * frame.height / 20, "\(dark) dark pixels of \(frame.width * frame.height): the text was not drawn")
+    }
+
+    @Test("as root (as a service holding CAP_SETUID and CAP_SETGID): the worker takes a user of its own before it loads anything, gets its models through a descriptor from a folder its user cannot reach, and still judges", .enabled(if: getuid() == 0, "needs root to make a user and switch to it"))
+    func ownUser() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let user = "qwt\(UInt32.random(in: 10000...99999))"
+        #expect(Self.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user]) == 0)
+        defer { _ = Self.run(["userdel", user]) }
+        let entry = try #require(getpwnam(user))
+        let (uid, gid) = (entry.pointee.pw_uid, entry.pointee.pw_gid)
+        // The models in a folder only root can reach (0700), as /var/lib/quarantine is the service's.
+        let data = place.folder.appendingPathComponent("runtime")
+        let source = URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share/quarantine")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        for folder in ["lib", "models"] { try FileManager.default.copyItem(at: source.appendingPathComponent(folder), to: data.appendingPathComponent(folder)) }
+        #expect(chmod(place.folder.path, 0o700) == 0)
+        let card = try place.write("card.png", try Self.card())
+        #expect(chmod(card, 0o600) == 0)
+
+        let sandboxed = try analysis(environment: ["QUARANTINE_DATA_DIR": data.path, SandboxedAnalysis.Options.workerUserVariable: user])
+        defer { sandboxed.stop() }
+        let pid = try #require(sandboxed.workerProcesses.first)
+        #expect(Self.status(pid, "Uid")?.split(whereSeparator: \.isWhitespace) == ["\(uid)", "\(uid)", "0", "\(uid)"], "real, effective, saved (the service's), fs")
+        #expect(Self.status(pid, "Gid")?.split(whereSeparator: \.isWhitespace) == ["\(gid)", "\(gid)", "\(gid)", "\(gid)"])
+        #expect(Self.status(pid, "Groups") == "")
+        #expect(sandboxed.confinement.contains("user \(user)"), "\(sandboxed.confinement)")
+        // Only its standard descriptors and its socket: the runtime folder's is closed.
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap(Int.init).sorted()
+        let targets = descriptors.map { fd in (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) ?? "?" }
+        #expect(!targets.contains { $0.hasPrefix("/") && !$0.hasPrefix("/dev/") }, "\(zip(descriptors, targets).map { "\($0) -> \($1)" })")
+        #expect(!descriptors.contains(Int(AnalysisWorkerProcess.runtimeDescriptor)) || targets[descriptors.firstIndex(of: 4)!] != data.path, "the runtime folder's descriptor is still open")
+        let flagged = await sandboxed.report(forFileAt: card, policy: .defaults(for: .adult), video: VideoOptions())
+        #expect(flagged.failure == nil && flagged.isSensitive, "\(flagged.failure?.message ?? "")")
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     @Test("without the models the worker says so, and no worker runs")

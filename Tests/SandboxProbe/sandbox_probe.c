@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -35,6 +36,9 @@
 #include <sys/xattr.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 
 /* FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (linux/fs.h clashes with sys/mount.h). */
 #define PROBE_FS_IOC_GETFLAGS _IOR('f', 1, long)
@@ -228,6 +232,38 @@ static void probe_everything(const char *directory, int sandboxed) {
     PROBE("process-vm-readv", process_vm_readv(parent, &local, 1, &remote, 1, 0));
     PROBE("ptrace-peek", syscall(SYS_ptrace, PTRACE_PEEKDATA, parent, &marker, &copy));
     PROBE_FD("pidfd-open", syscall(SYS_pidfd_open, parent, 0));
+    /* Limits, priorities, CPUs and locks: only for itself, and limits only read. */
+    struct rlimit files;
+    getrlimit(RLIMIT_NOFILE, &files);
+    PROBE("prlimit-get", prlimit(0, RLIMIT_NOFILE, NULL, &files));
+    PROBE("prlimit-set-self", prlimit(0, RLIMIT_NOFILE, &files, NULL));
+    struct rlimit parent_files;
+    prlimit(parent, RLIMIT_NOFILE, NULL, &parent_files);
+    PROBE("prlimit-set-parent", prlimit(parent, RLIMIT_NOFILE, &parent_files, NULL));
+    PROBE("setrlimit", setrlimit(RLIMIT_NOFILE, &files));
+    errno = 0;
+    int parent_nice = getpriority(PRIO_PROCESS, (id_t)parent);
+    PROBE("setpriority-parent", setpriority(PRIO_PROCESS, (id_t)parent, parent_nice));
+    int own_nice = getpriority(PRIO_PROCESS, 0);
+    PROBE("setpriority-self", setpriority(PRIO_PROCESS, 0, own_nice));
+    PROBE("setpriority-tid", setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), own_nice));
+    long parent_io = syscall(SYS_ioprio_get, 1, parent);
+    PROBE("ioprio-set-parent", syscall(SYS_ioprio_set, 1, parent, parent_io < 0 ? 0 : parent_io));
+    long own_io = syscall(SYS_ioprio_get, 1, 0);
+    PROBE("ioprio-set-self", syscall(SYS_ioprio_set, 1, 0, own_io < 0 ? 0 : own_io));
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    sched_getaffinity(parent, sizeof cpus, &cpus);
+    PROBE("sched-setaffinity-parent", sched_setaffinity(parent, sizeof cpus, &cpus));
+    sched_getaffinity(0, sizeof cpus, &cpus);
+    PROBE("sched-setaffinity-self", sched_setaffinity(0, sizeof cpus, &cpus));
+    PROBE("flock", reader >= 0 ? flock(reader, LOCK_SH | LOCK_NB) : -1);
+    struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+    PROBE("fcntl-setlk", reader >= 0 ? fcntl(reader, F_SETLK, &lock) : -1);
+    PROBE("fcntl-ofd-setlk", reader >= 0 ? fcntl(reader, F_OFD_SETLK, &lock) : -1);
+    /* Not on the allow-list (harmless, but nothing the worker does): refused by default. */
+    PROBE("chdir", chdir(directory));
+    PROBE("personality", syscall(SYS_personality, 0xffffffffUL));
     PROBE("shmat", (long)(intptr_t)shmat(-1, NULL, 0) == -1 ? -1 : 0);
     PROBE_FD("mq-open", syscall(SYS_mq_open, "qsys-probe-no-such-queue", O_RDONLY, 0, NULL));
 
@@ -277,8 +313,99 @@ static void probe_everything(const char *directory, int sandboxed) {
     put("end OK");
 }
 
+/* MARK: - Landlock */
+
+static int ll_go[2], ll_done[2];
+static const char *ll_path;
+
+/* Started before the seal: waits, then tries to open the file (it must be refused too). */
+static void *ll_early_thread(void *unused) {
+    (void)unused;
+    char byte;
+    while (read(ll_go[0], &byte, 1) < 0 && errno == EINTR) {}
+    errno = 0;
+    long fd = open(ll_path, O_RDONLY | O_CLOEXEC);
+    int err = errno;
+    if (fd >= 0) close((int)fd);
+    outcome("ll-early-thread-open", fd, err);
+    return NULL;
+}
+
+static void *ll_late_thread(void *unused) {
+    (void)unused;
+    errno = 0;
+    long fd = open(ll_path, O_RDONLY | O_CLOEXEC);
+    int err = errno;
+    if (fd >= 0) close((int)fd);
+    outcome("ll-late-thread-open", fd, err);
+    return NULL;
+}
+
+static void probe_landlock(const char *directory, int seal) {
+    char existing[PATH_MAX];
+    snprintf(existing, sizeof existing, "%s/existing", directory);
+    ll_path = existing;
+    /* The sandbox closes descriptors above 3: what the probe needs is made after it. */
+    enter_sandbox();
+    if (pipe(ll_go) != 0 || pipe(ll_done) != 0) { put("ll-pipe %s", errno_name(errno)); return; }
+    int before = open(existing, O_RDONLY | O_CLOEXEC);
+    /* A thread started before the seal, blocked in a read meanwhile: it must take the domain too. */
+    pthread_t early, late;
+    pthread_create(&early, NULL, ll_early_thread, NULL);
+    if (seal) {
+        char reason[256];
+        int abi = qsys_landlock_seal(0, reason, sizeof reason);
+        if (abi > 0) put("ll-seal OK");
+        else put("ll-seal %s %s", abi == 0 ? "UNAVAILABLE" : errno_name(errno), reason);
+        put("ll-abi %d", qsys_landlock_abi());
+    }
+    PROBE_FD("ll-open-read", open(existing, O_RDONLY | O_CLOEXEC));
+    PROBE_FD("ll-open-folder", open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    PROBE_FD("ll-open-proc-status", open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+    PROBE_FD("ll-open-etc-passwd", open("/etc/passwd", O_RDONLY | O_CLOEXEC));
+    struct stat info;
+    PROBE("ll-stat", stat(existing, &info));
+    char byte = 0;
+    PROBE("ll-opened-before-reads", before >= 0 ? pread(before, &byte, 1, 0) : -1);
+    PROBE("ll-kill-self", kill(getpid(), 0));
+    char one = 1;
+    if (write(ll_go[1], &one, 1) != 1) put("ll-go %s", errno_name(errno));
+    pthread_join(early, NULL);
+    pthread_create(&late, NULL, ll_late_thread, NULL);
+    pthread_join(late, NULL);
+    put("end OK");
+}
+
+/* A filter like a unit's SystemCallFilter= without Landlock's calls: they fail with EPERM. */
+static void refuse_landlock_like_a_unit(void) {
+    struct sock_filter code[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 444, 0, 3),
+        BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 446, 2, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = { .len = (unsigned short)(sizeof code / sizeof code[0]), .filter = code };
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) put("unit-filter %s", errno_name(errno));
+}
+
 static void run_child(int mode, const char *directory) {
     switch (mode) {
+    case SANDBOX_PROBE_LANDLOCK_REFUSED: {
+        refuse_landlock_like_a_unit();
+        enter_sandbox();
+        char reason[256];
+        int abi = qsys_landlock_seal(0, reason, sizeof reason);
+        put("ll-seal %s", abi > 0 ? "OK" : abi == 0 ? "UNAVAILABLE" : errno_name(errno));
+        put("ll-reason %s", reason);
+        PROBE_FD("ll-open-read", open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        put("end OK");
+        break;
+    }
+    case SANDBOX_PROBE_LANDLOCK: probe_landlock(directory, 1); break;
+    case SANDBOX_PROBE_LANDLOCK_CONTROL: probe_landlock(directory, 0); break;
     case SANDBOX_PROBE_ALL: probe_everything(directory, 1); break;
     case SANDBOX_PROBE_WITHOUT_SANDBOX: probe_everything(directory, 0); break;
     case SANDBOX_PROBE_X32_CALL:

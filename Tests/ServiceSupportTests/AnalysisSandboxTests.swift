@@ -69,6 +69,12 @@ struct AnalysisSandboxTests {
             "process-vm-readv", "ptrace-peek", "pidfd-open", "shmat", "mq-open", "clone-newuser", "unshare-user", "execve",
             // identities and kernel facilities
             "setgroups", "setuid", "bpf", "keyctl", "perf-event-open", "io-uring-setup", "userfaultfd",
+            // limits, priorities, CPUs of others (a sibling worker of the same user), new limits
+            // even for itself, and file locks others would wait for
+            "prlimit-set-self", "prlimit-set-parent", "setrlimit", "setpriority-parent", "setpriority-tid",
+            "ioprio-set-parent", "sched-setaffinity-parent", "flock", "fcntl-setlk", "fcntl-ofd-setlk",
+            // not on the allow-list
+            "chdir", "personality",
         ].map { (probe: $0, error: "EPERM") }
         #if arch(x86_64)
         list += [(probe: "open-syscall-write", error: "EPERM"), (probe: "creat", error: "EPERM")]
@@ -82,6 +88,7 @@ struct AnalysisSandboxTests {
     static let allowed = [
         "open-read", "ioctl-fionread", "kill-self", "tgkill-self", "memfd-create", "memfd-write", "memfd-ftruncate",
         "sendmsg-fd3", "mmap", "mprotect", "thread", "clone-fork", "fd-3", "end",
+        "prlimit-get", "setpriority-self", "ioprio-set-self", "sched-setaffinity-self",
     ]
 
     @Test("in a child that entered it, writing, changing files, sockets, exec and signals to others fail; reading, memfds, sendmsg on descriptor 3 and threads still work", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
@@ -161,6 +168,39 @@ struct AnalysisSandboxTests {
             #expect(report["setuid"] == "OK" && report["unshare-user"] == "OK")
         }
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("existing").path))
+    }
+
+    @Test("Landlock: after the seal no path opens (a file, a folder, /proc, /etc), from the sealing thread, a thread started before it (blocked meanwhile) or one started after; a descriptor opened before still reads", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
+    func landlockSealsEveryThread() throws {
+        try #require(AnalysisSandbox.landlockABI != nil, "this kernel has no Landlock: the seal cannot be checked here")
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = try Self.run(Int32(SANDBOX_PROBE_LANDLOCK), in: folder)
+        try #require(report["enter"] == "OK" && report["ll-seal"] == "OK", "\(report)")
+        for probe in ["ll-open-read", "ll-open-folder", "ll-open-proc-status", "ll-open-etc-passwd", "ll-early-thread-open", "ll-late-thread-open"] {
+            #expect(report[probe] == "EACCES", "\(probe): \(report[probe] ?? "no line")")
+        }
+        #expect(report["ll-opened-before-reads"] == "OK")
+        #expect(report["ll-kill-self"] == "OK")
+        #expect(report["end"] == "OK" && report.exitCode == 0, "\(report)")
+
+        // The control: the same child without the seal opens all of them.
+        let control = try Self.run(Int32(SANDBOX_PROBE_LANDLOCK_CONTROL), in: folder)
+        for probe in ["ll-open-read", "ll-open-folder", "ll-open-proc-status", "ll-open-etc-passwd", "ll-early-thread-open", "ll-late-thread-open", "ll-stat"] {
+            #expect(control[probe] == "OK", "\(probe) without the seal: \(control[probe] ?? "no line")")
+        }
+    }
+
+    @Test("under a system call filter that refuses Landlock (a unit without its SystemCallFilter= line), the seal says Landlock is unavailable and why, and the worker goes on (files still open: nothing sealed)", .disabled(if: Sanitizers.thread, "ThreadSanitizer's runtime cannot start under the sandbox"))
+    func landlockRefusedByAFilter() throws {
+        let folder = try Self.makeFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let report = try Self.run(Int32(SANDBOX_PROBE_LANDLOCK_REFUSED), in: folder)
+        try #require(report["enter"] == "OK", "\(report)")
+        #expect(report["ll-seal"] == "UNAVAILABLE", "\(report)")
+        #expect(report["ll-reason"]?.contains("system call filter") == true, "\(report)")
+        #expect(report["ll-open-read"] == "OK")
+        #expect(report["end"] == "OK")
     }
 
     #if arch(x86_64)

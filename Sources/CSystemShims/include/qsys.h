@@ -34,8 +34,35 @@ int qsys_accept_cloexec(int socket);
 /// Confines the calling process, for good, as the analysis worker: dies with its parent, keeps
 /// only descriptors 0-3, no capabilities, no_new_privs, no core files, and a seccomp filter (all
 /// threads) that refuses file-system changes, opening for write, sockets, exec, signals and
-/// tracing aimed at other processes, and set*id (the full list is above the definition in
+/// tracing aimed at other processes, set*id, and anything off its allow-list (the full list is above the definition in
 /// qsys_sandbox.c). Returns 0, or -1 with errno set and a short reason ("seccomp: Invalid
 /// argument") in `reason`; after a failure the process may be partly confined and must exit.
 int qsys_enter_analysis_sandbox(char *reason, size_t reason_size);
+/// The same, keeping descriptors 0 to `highest_kept` (at least 3) open instead of 0 to 3 (the
+/// worker's runtime folder, passed as descriptor 4 and closed by it once the models are loaded).
+int qsys_enter_analysis_sandbox_keeping(int highest_kept, char *reason, size_t reason_size);
+/// The analysis worker takes its own user: no supplementary groups, real, effective and saved
+/// group `gid`, real and effective user `uid`, saved user `saved_uid` (the service's, so it can
+/// still SIGKILL the worker; the seccomp filter entered afterwards refuses every set*uid call).
+/// Needs CAP_SETUID and CAP_SETGID. Returns 0, or -1 with errno and a reason.
+int qsys_become_worker_identity(unsigned uid, unsigned gid, unsigned saved_uid, char *reason, size_t reason_size);
+/// The Landlock ABI the kernel offers (1, 2, ...), or -1 with errno (ENOSYS: no Landlock in this
+/// kernel; EOPNOTSUPP: disabled at boot).
+int qsys_landlock_abi(void);
+/// Takes away all file-system access, for good, from every thread of the process (Landlock:
+/// every right of the kernel's ABI handled, none allowed; TCP bind/connect on ABI 4+, abstract
+/// sockets and signals scoped on ABI 6+). Other threads are made to restrict themselves through
+/// signal `signal_number` (see qsys_sandbox.c). Returns the ABI used; 0 when the kernel has no
+/// Landlock (`reason` says why); -1 on failure, after which the caller must not analyse.
+int qsys_landlock_seal(int signal_number, char *reason, size_t reason_size);
+/// The same, except that files and folders beneath each of `readable` (NULL-terminated; a
+/// folder that does not exist is skipped) may still be read, nothing more.
+int qsys_landlock_seal_reading(int signal_number, const char *const *readable, char *reason, size_t reason_size);
+/// getresuid: the real, effective and saved user ids. Returns 0, or -1 with errno.
+int qsys_user_ids(unsigned *real, unsigned *effective, unsigned *saved);
+/// memfd_create(name, MFD_CLOEXEC): a descriptor, or -1 with errno.
+int qsys_memfd(const char *name);
+/// pipe2(ends, O_CLOEXEC): both ends close-on-exec from the start (no other thread's spawn
+/// inherits them). Returns 0, or -1 with errno.
+int qsys_pipe_cloexec(int ends[2]);
 #endif

@@ -13,6 +13,14 @@ enum {
     SANDBOX_PROBE_X32_CALL = 2,
     /// Enters the sandbox, then makes an i386 system call through int 0x80 (x86_64 only).
     SANDBOX_PROBE_I386_CALL = 3,
+    /// Starts a thread, enters the sandbox, seals the file system (Landlock), then tries to open
+    /// files from the main thread, the thread started before and one started after.
+    SANDBOX_PROBE_LANDLOCK = 4,
+    /// The same without the seal (the control).
+    SANDBOX_PROBE_LANDLOCK_CONTROL = 5,
+    /// Under a filter that refuses Landlock's calls with EPERM (as a unit's SystemCallFilter=
+    /// without them would), enters the sandbox and tries to seal.
+    SANDBOX_PROBE_LANDLOCK_REFUSED = 6,
 };
 
 /// Forks a child that runs the probes of `mode` on the files in `directory` (it expects a file
