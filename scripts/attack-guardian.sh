@@ -63,7 +63,9 @@ attempt_card() {
 }
 service_alive() { kill -0 "$service_pid" 2>/dev/null && timeout 10 "$q" guardian status --user "$child" > /dev/null 2>&1; }
 start_service() {
-    local caps=+dac_read_search,+dac_override,+chown,+fowner exec_start
+    # The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...).
+    local caps exec_start
+    caps=$(grep '^AmbientCapabilities=' "$unit_file" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
     exec_start=$(grep '^ExecStart=' "$unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
     QUARANTINE_LOG_LEVEL=info setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
         $exec_start >> "$work/service.log" 2>&1 &

@@ -38,7 +38,8 @@ ok "guardian enable --user $child"
 [ "$(stat -c %U:%a "/etc/quarantine/$child.toml")" = root:644 ] || fail "configuration not root:644"
 
 # The command line and the identity the unit gives it.
-caps=+dac_read_search,+dac_override,+chown,+fowner
+# The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...).
+caps=$(grep '^AmbientCapabilities=' /etc/systemd/system/quarantine-guardian@.service | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
 exec_start=$(grep '^ExecStart=' /etc/systemd/system/quarantine-guardian@.service | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
 setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
     $exec_start > "$work/service.log" 2>&1 &
