@@ -316,6 +316,19 @@ public final class Vault: Sendable {
         return Release(path: destination, renamed: renamed, ownerRestored: ownerRestored)
     }
 
+    /// Records the owner, group and mode item `id` had before it was held (a held file with other
+    /// names had them changed, so that no name reached it): what a release restores.
+    public func recordOwnership(of id: Int64, uid: uid_t, gid: gid_t, mode: mode_t) throws -> VaultItem {
+        try store.write { db in
+            guard var item = try VaultItem.fetchOne(db, key: id) else { throw VaultError.refused("there is no item \(id) in the vault") }
+            item.uid = UInt32(uid)
+            item.gid = UInt32(gid)
+            item.mode = (item.mode & ~0o7777) | UInt32(mode & 0o7777)
+            try item.update(db)
+            return item
+        }
+    }
+
     /// `name.ext`, `name (1).ext`, `name (2).ext`, ...
     static func candidateName(_ name: String, attempt: Int) -> String {
         guard attempt > 0 else { return name }
