@@ -376,7 +376,7 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
-    @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the private folder, the next start puts it back and checks it, identical")
+    @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the holding folder, out of reach; the next start (child mode) checks it where it is held and only then puts it back, identical")
     func killedWhileHeld() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
@@ -387,14 +387,18 @@ struct AgentTests {
         let photo = agent.downloads.appendingPathComponent("slow.png")
         let bytes = (try Data(contentsOf: CLIRunner.photos.appendingPathComponent("astronaut.png"))) + Data("POISON-hang".utf8)
         try bytes.write(to: photo)
-        let holding = agent.downloads.appendingPathComponent(".quarantine-holding")
-        func held() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: holding.path)) ?? [] }
+        // The holding folder is beside the agent's database, under a random name, not in Downloads.
+        let data = agent.cli.home.appendingPathComponent(".local/share/quarantine").path
+        func held() -> [String] {
+            let folders = ((try? FileManager.default.contentsOfDirectory(atPath: data)) ?? []).filter { $0.hasPrefix(".quarantine-held-") }
+            return folders.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: data + "/" + $0)) ?? [] }
+        }
         #expect(agent.wait(timeout: 20) { held().count == 1 && !FileManager.default.fileExists(atPath: photo.path) }, "log:\n\(agent.logText)")
         agent.stop(SIGKILL)
         #expect(held().count == 1, "the held file is where the rename put it")
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = nil
         try agent.start(waitForReady: false)
-        #expect(agent.wait(timeout: 30) { agent.logText.contains("put back a file held when the agent stopped") }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 30) { agent.logText.contains("stay held and are checked where they are") }, "log:\n\(agent.logText)")
         #expect(agent.wait(timeout: 30) {
             let counters = try agent.counters()
             return FileManager.default.fileExists(atPath: photo.path) && held().isEmpty && (counters["clean"] ?? 0) >= 1
