@@ -464,6 +464,8 @@ public struct Intake: Sendable {
         do {
             var item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict,
                                 origin: origin)
+            // Released, it goes back into the folder it arrived in (by identity), if that is the account's.
+            if let held, let arrival = holding?.arrival(of: held), let id = item.id { try? vault.recordArrival(arrival, of: id) }
             // Its other names were locked while it was held: the vault records the owner and mode it had.
             if let held, let original = holding?.originalOwnership(of: held), let id = item.id {
                 item = (try? vault.recordOwnership(of: id, uid: original.uid, gid: original.gid, mode: original.mode)) ?? item

@@ -81,6 +81,28 @@ public struct HeldFile: Codable, Sendable, Equatable, FetchableRecord, MutablePe
                 t.add(column: "fileMode", .integer)
                 t.add(column: "linksLocked", .boolean)
             }
+            // The folder a held file arrived in, for the vault item it became (its release).
+            try db.create(table: "itemArrival") { t in
+                t.column("itemId", .integer).primaryKey()
+                t.column("root", .text).notNull()
+                t.column("relativeFolder", .text).notNull()
+                t.column("device", .integer).notNull()
+                t.column("inode", .integer).notNull()
+                t.column("handle", .blob)
+                t.column("handleType", .integer)
+                t.column("account", .integer).notNull()
+            }
+            // The folders a journaled move takes a file from and to, by identity (recovery).
+            try db.create(table: "journalPlace") { t in
+                t.column("journalId", .integer).notNull()
+                t.column("role", .text).notNull()
+                t.column("device", .integer).notNull()
+                t.column("inode", .integer).notNull()
+                t.column("handle", .blob)
+                t.column("handleType", .integer)
+                t.column("name", .text).notNull()
+                t.primaryKey(["journalId", "role"])
+            }
             try db.create(table: "holdingFolder") { t in
                 t.autoIncrementedPrimaryKey("id")
                 t.column("device", .integer).notNull()
@@ -742,6 +764,13 @@ public final class Holding: Sendable {
     /// The held file went on (into the vault): nothing is held any more.
     public func forget(_ held: HeldFile) throws {
         try store.write { db in _ = try HeldFile.deleteOne(db, key: held.id) }
+    }
+
+    /// Where a held file arrived, for the vault item it becomes (a release puts it back there).
+    public func arrival(of held: HeldFile) -> Vault.Arrival? {
+        guard let root = held.root, let device = held.folderDevice, let inode = held.folderInode else { return nil }
+        return Vault.Arrival(root: root, relativeFolder: held.relativeFolder ?? "", device: device, inode: inode,
+                             handle: held.folderHandle, handleType: held.folderHandleType, account: Int64(account))
     }
 
     /// The owner, group and mode the held file had (before its other names were locked), to be
