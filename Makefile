@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent soak attack desktop-test man clean
+.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-video bench-agent soak attack attack-guardian desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -28,6 +28,7 @@ help:
 	@echo "make setup  Debian packages, ONNX Runtime and both models (sha256-pinned); idempotent"
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
+	@echo "make attack-guardian  the guardian deployment attacked as the child and another account, real accounts (root; issue 26)"
 	@echo "make desktop-test  real Chromium and Firefox, dunst on Xvfb and the release agent: downloads, notifications, buttons, screenshots (apt installs what it needs)"
 
 setup:
@@ -95,7 +96,7 @@ test: setup testdata
 	$(SWIFT) test --skip-build --filter FolderWatchTests --skip SystemLimits
 	$(SWIFT) test --skip-build --filter SystemLimits
 
-golden: setup
+golden: setup testdata
 	scripts/reference/reference.sh golden
 
 bench-photos:
@@ -122,12 +123,18 @@ soak: build testdata
 
 # The attacks of issue 11 (scripts/attack.py): each against a fresh release agent in a temporary home;
 # exit 1 if any got through. scripts/attack.py --help for --only, --keep, --timeout, --skip-large.
-attack: build
+attack: build testdata
 	scripts/attack.py $(RELEASE_BIN)
+
+# The guardian deployment tried as the child, another local account and a hostile file would
+# (issue 26; scripts/attack-guardian.sh, root): real accounts, the service with the unit's identity,
+# one line per attempt, held or GOT THROUGH; exit 1 if anything got through. ONLY='40-' for some files.
+attack-guardian: build testdata
+	scripts/attack-guardian.sh $(RELEASE_BIN) testdata/photos/astronaut.png $(ONLY)
 
 # Real Chromium and Firefox (headless), dunst on Xvfb and the release agent in one D-Bus session: every
 # check PASS or FAIL, screenshots and report.json in the folder it prints (scripts/desktop/desktop-test.py --help).
-desktop-test: build
+desktop-test: build testdata
 	scripts/desktop/desktop-test.py --setup
 	scripts/desktop/desktop-test.py --binary $(RELEASE_BIN)
 

@@ -274,7 +274,7 @@ final class Engine: @unchecked Sendable {
     @discardableResult
     private func armRoot(_ key: String, reason: ScanReason) -> Bool {
         guard let state = roots[key] else { return false }
-        guard case .success(let status) = FileStatus.status(key), status.isDirectory else { return false }
+        guard case .success(let status) = rootStatus(key), status.isDirectory else { return false }
         let mountPoint = Self.isMountPoint(key, device: status.device)
         if state.awaitingMount && !mountPoint { return false }
         roots[key]?.isMountPoint = mountPoint
@@ -287,6 +287,17 @@ final class Engine: @unchecked Sendable {
         report(result.files, rootKey: key)
         emit(.scanFinished(root: state.root.path, files: result.files.count, reason: reason))
         return true
+    }
+
+    /// A root's status: through a symbolic link only where ``FolderWatchOptions/followRootLinks``.
+    /// Without it, a root reached through a link in any of its parent folders counts as absent
+    /// too (the kernel follows those on every call by path).
+    private func rootStatus(_ key: String) -> Result<FileStatus, Errno> {
+        if options.followRootLinks { return FileStatus.status(key) }
+        guard let resolved = realpath(PathBytes.cString(key), nil) else { return .failure(Errno(errno)) }
+        defer { free(resolved) }
+        guard PathBytes.string(cString: resolved) == key else { return .failure(Errno(ELOOP)) }
+        return FileStatus.lstatus(key)
     }
 
     /// Whether `path` is a mount point: its device differs from its parent folder's.
@@ -343,7 +354,7 @@ final class Engine: @unchecked Sendable {
 
     private func rescanRoot(_ key: String, reason: ScanReason) {
         guard let state = roots[key], state.status == .armed else { return }
-        guard case .success(let status) = FileStatus.status(key), status.isDirectory else {
+        guard case .success(let status) = rootStatus(key), status.isDirectory else {
             rootGone(key, why: "is no longer there")
             return
         }
@@ -402,7 +413,8 @@ final class Engine: @unchecked Sendable {
     private enum WatchOutcome { case watched(Int32), gone, limit, failed(Errno) }
 
     private func addWatch(_ path: String, isRoot: Bool) -> WatchOutcome {
-        let wd = inotify_add_watch(descriptor, PathBytes.cString(path), isRoot ? folderMask : subfolderMask)
+        let mask = (isRoot && options.followRootLinks ? folderMask : subfolderMask) | (options.strictSettling ? flag(IN_MODIFY) : 0)
+        let wd = inotify_add_watch(descriptor, PathBytes.cString(path), mask)
         if wd < 0 {
             let code = errno
             switch code {
@@ -455,7 +467,7 @@ final class Engine: @unchecked Sendable {
             if control.isStopping { break }
             let isRoot = folder == rootKey
             let status: FileStatus
-            switch isRoot ? FileStatus.status(folder) : FileStatus.lstatus(folder) {
+            switch isRoot ? rootStatus(folder) : FileStatus.lstatus(folder) {
             case .success(let found):
                 guard found.isDirectory else { continue }
                 status = found
@@ -635,11 +647,12 @@ final class Engine: @unchecked Sendable {
             }
             return
         }
-        if mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO) | flag(IN_CREATE)) != 0 {
+        if mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO) | flag(IN_CREATE) | flag(IN_MODIFY)) != 0 {
             if isIgnoredFileName(name) {
                 // Reported after its rename; or, closed (or moved in) and then left alone for the
-                // quiet period, as it is. While a download writes to it nothing is submitted.
-                guard mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO)) != 0 else { return }
+                // quiet period, as it is. While a download writes to it nothing is submitted
+                // (with strict settling, its writes are followed too).
+                guard mask & (flag(IN_CLOSE_WRITE) | flag(IN_MOVED_TO)) != 0 || options.strictSettling else { return }
                 settler.submit(path: path, root: root, cause: .event, quietPeriod: options.temporaryQuietPeriod)
                 return
             }

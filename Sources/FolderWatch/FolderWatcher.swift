@@ -86,7 +86,7 @@ public final class FolderWatcher: Sendable {
         }
         let continuation = self.continuation
         let emit: @Sendable (FolderWatchEvent) -> Void = { continuation.yield($0) }
-        let settler = Settler(settleDelay: options.settleDelay, giveUp: options.settleGiveUp, emit: emit)
+        let settler = Settler(settleDelay: options.settleDelay, giveUp: options.settleGiveUp, dropUnsettledTemporary: !options.strictSettling, emit: emit)
         settler.start()
         let engine = Engine(options: options, control: control, settler: settler, emit: emit)
 

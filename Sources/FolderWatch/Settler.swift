@@ -31,11 +31,15 @@ final class Settler: @unchecked Sendable {
     private var finished = false
     private let settleDelay: Duration
     private let giveUp: Duration
+    /// Whether a temporary-looking name still changing at `giveUp` is dropped (its next close
+    /// submits it again) rather than reported as it is.
+    private let dropUnsettledTemporary: Bool
     private let emit: @Sendable (FolderWatchEvent) -> Void
 
-    init(settleDelay: Duration, giveUp: Duration, emit: @escaping @Sendable (FolderWatchEvent) -> Void) {
+    init(settleDelay: Duration, giveUp: Duration, dropUnsettledTemporary: Bool = true, emit: @escaping @Sendable (FolderWatchEvent) -> Void) {
         self.settleDelay = settleDelay
         self.giveUp = giveUp
+        self.dropUnsettledTemporary = dropUnsettledTemporary
         self.emit = emit
     }
 
@@ -82,7 +86,8 @@ final class Settler: @unchecked Sendable {
             entry.status = current
             entry.root = root
             if cause == .event { entry.cause = .event }
-            entry.due = now + settle
+            // Events arriving faster than the settle time never put it off past the give-up time.
+            entry.due = min(now + settle, entry.firstSeen + giveUp)
             pending[path] = entry
         } else {
             pending[path] = Entry(root: root, cause: cause, status: current, firstSeen: now, due: now + settle,
@@ -165,7 +170,7 @@ final class Settler: @unchecked Sendable {
                     ready.append(Candidate(path: path, root: entry.root, device: status.device, inode: status.inode,
                                            size: status.size, modificationNanoseconds: status.modificationNanoseconds, changeNanoseconds: status.changeNanoseconds,
                                            cause: entry.cause))
-                } else if checked - entry.firstSeen >= giveUp && entry.temporary {
+                } else if checked - entry.firstSeen >= giveUp && entry.temporary && dropUnsettledTemporary {
                     pending[path] = nil
                 } else {
                     if checked - entry.firstSeen >= giveUp {

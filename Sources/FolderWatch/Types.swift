@@ -135,6 +135,16 @@ public struct FolderWatchOptions: Sendable {
     /// again and reported once more when it settles. (A temporary-looking name is not reported at
     /// this deadline: it is waited for again on its next close.)
     public var settleGiveUp: Duration = .seconds(30)
+    /// Whether a root may itself be a symbolic link (a person's `~/Downloads -> /data/dl`). The
+    /// guardian service sets false: a root replaced by a link (to `/var/lib/quarantine`, to a
+    /// folder the account cannot read) is then missing, never followed.
+    public var followRootLinks = true
+    /// Strict settling, for an account that may try to keep a file from ever settling (the
+    /// guardian service): writes are followed as they happen (IN_MODIFY), so a file written
+    /// through a descriptor kept open is noticed without its close; and a file with a
+    /// temporary-looking name that is still changing at `settleGiveUp` is reported as it is
+    /// (then again once it settles), never dropped.
+    public var strictSettling = false
 
     public init() {}
 }

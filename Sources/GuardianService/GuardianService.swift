@@ -67,6 +67,7 @@ public enum GuardianService {
         // the account's own folders.
         options.holdingParent = account.home
         options.protectedAccount = account.uid
+        options.protectedHome = account.home
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)

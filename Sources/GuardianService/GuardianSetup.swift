@@ -69,16 +69,20 @@ public struct GuardianSetup: Sendable {
         }
     }
 
-    /// /etc/quarantine/USER.toml: child mode, the account's download folder (read now from its
-    /// user-dirs, never again) and `outgoing`. An existing one is kept. Returns whether it wrote.
+    /// /etc/quarantine/USER.toml: child mode, `~/Downloads` (for adult mode, should a guardian
+    /// choose it) and `outgoing`. In child mode the service watches the account's whole home
+    /// whatever this lists. Nothing is read from the account's own files (its `user-dirs.dirs`
+    /// could name any folder, or carry characters that break the file). An existing one is kept.
+    /// Returns whether it wrote.
     public func configuration(home: String, outgoing: [String]) throws(GuardianService.StartError) -> Bool {
         guard !FileManager.default.fileExists(atPath: paths.configuration) else { return false }
-        let downloads = WatchSettings.downloadFolder(environment: ["HOME": home])
+        let downloads = home + "/Downloads"
         func quoted(_ text: String) -> String { ConfigurationFile.tomlString(text) }
         let text = """
             # The guardian service's configuration for \(paths.user), written by 'quarantine guardian enable'.
             # Only root (and the service, for a guardian's 'quarantine --user \(paths.user) mode') changes it;
             # neither the account's own ~/.config/quarantine nor /etc/quarantine/config.toml is read. Keys as in /etc/quarantine/config.toml.
+            # In child mode the whole home (\(home)) is watched, whatever [watch] lists; its browsers' caches are not.
             mode = "child"
 
             [watch]
@@ -127,13 +131,23 @@ public struct GuardianSetup: Sendable {
 
     static var systemdRuns: Bool { FileManager.default.fileExists(atPath: "/run/systemd/system") }
 
-    /// Enables and starts the unit where systemd runs; says what happened.
+    /// Why the service cannot be started here, if so: it runs only as its unit, in the unit's
+    /// sandbox (a read-only system, only the account's home visible, no network, its own /tmp).
+    /// Started by hand it would have the unit's capabilities without any of that, so where systemd
+    /// is not PID 1 nothing is started and no way around the unit is suggested.
+    public static var cannotStartReason: String? {
+        guard !systemdRuns else { return nil }
+        let first = (try? String(contentsOfFile: "/proc/1/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        return "systemd is not PID 1 on this machine (PID 1 is \(first)): the guardian service runs only as its unit, inside the unit's sandbox, so it was not started"
+    }
+
+    /// Enables and starts the unit where systemd runs; says what happened. Where systemd is not
+    /// PID 1 it refuses, with the reason (``cannotStartReason``): the set-up stays, and the unit
+    /// starts at the next boot with systemd.
     public func start() throws(GuardianService.StartError) -> String {
-        guard Self.systemdRuns else {
-            return "systemd is not running on this machine: the unit \(instance) is installed and starts at the next boot with systemd; "
-                + "to run the service now, as the unit would: setpriv --reuid=quarantine --regid=quarantine --init-groups "
-                + "--inh-caps=+dac_read_search,+dac_override,+chown,+fowner --ambient-caps=+dac_read_search,+dac_override,+chown,+fowner "
-                + "quarantine guardian serve --user \(paths.user)"
+        if let reason = Self.cannotStartReason {
+            throw GuardianService.StartError(description: "\(reason). Everything else is set up: \(instance) starts at the next boot with systemd as PID 1.",
+                                             exitStatus: 3)
         }
         try run(["systemctl", "daemon-reload"])
         try run(["systemctl", "enable", "--now", instance])

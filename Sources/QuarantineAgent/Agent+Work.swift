@@ -514,7 +514,8 @@ extension QuarantineAgent {
                                roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue)
+                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue,
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.

@@ -38,6 +38,10 @@ public final class QuarantineAgent: Service, Sendable {
         /// account). Default: the data folder, and this process's own user.
         public var holdingParent: String?
         public var protectedAccount: uid_t?
+        /// The protected account's home (the guardian service): in child mode it is watched whole,
+        /// recursively, whatever the configuration lists, so that no folder the account makes,
+        /// renames or points its browser at is left out (issue 26). Nil for a person's own agent.
+        public var protectedHome: String?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -49,6 +53,8 @@ public final class QuarantineAgent: Service, Sendable {
     static let intakeBatchDelay = Duration.milliseconds(15)
     /// The status in the database is rewritten at most this often while something changes.
     static let statusInterval = Duration.milliseconds(250)
+    /// How long the guardian service lets a file keep changing before it is checked as it is.
+    static let strictSettleBound = Duration.seconds(10)
     /// A file that crashed the agent this many times is given up (recorded, then `on_error`).
     static let maxAttempts = 2
 
@@ -172,7 +178,7 @@ public final class QuarantineAgent: Service, Sendable {
         await loadAnalyzer(settings)
         setUpNotifications(settings)
 
-        let roots = Self.watchRoots(settings, environment: options.environment)
+        let roots = Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome)
         let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
         state.withLock { s in
             s.watcher = watcher
@@ -238,11 +244,35 @@ public final class QuarantineAgent: Service, Sendable {
 
     // MARK: - Configuration
 
-    static func watchRoots(_ settings: Settings, environment: [String: String]) -> [WatchRoot] {
-        settings.watch.roots(mode: settings.mode, environment: environment).map {
+    static func watchRoots(_ settings: Settings, environment: [String: String], protectedHome: String? = nil) -> [WatchRoot] {
+        var roots = settings.watch.roots(mode: settings.mode, environment: environment).map {
             WatchRoot(path: $0.path, direction: $0.direction == .outgoing ? .outgoing : .incoming)
         }
+        // The protected account's whole home comes first; the configured folders inside it stay
+        // roots of their own (the deepest root names a file's direction).
+        if let protectedHome, settings.mode == .child, !roots.contains(where: { $0.path == protectedHome }) {
+            roots.insert(WatchRoot(path: protectedHome, direction: .incoming), at: 0)
+        }
+        return roots
     }
+
+    /// What a protected account can write that is not watched, in words for `guardian status`.
+    static func unwatched(home: String, mode: AnalysisMode) -> [String] {
+        guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
+        var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
+        lines.append("/tmp, /dev/shm and removable media (not watched yet)")
+        lines.append(UserNamespaces.current().guardianWords)
+        return lines
+    }
+
+    /// What is not watched in a protected home, each with its reason: the browsers' own caches
+    /// (every picture a page shows lands there, already seen in the browser; analysing each one
+    /// would cost the account's CPU for nothing it can open as a file of its own). Named by path
+    /// under the home, never by a name the account could give a folder anywhere.
+    public static let protectedHomeExclusions: [(path: String, reason: String)] = [
+        (".cache/chromium", "Chromium's cache"), (".cache/google-chrome", "Chrome's cache"),
+        (".cache/BraveSoftware", "Brave's cache"), (".cache/mozilla", "Firefox's cache"),
+    ]
 
     func watchOptions(_ settings: Settings) -> FolderWatchOptions {
         var watch = FolderWatchOptions()
@@ -252,7 +282,18 @@ public final class QuarantineAgent: Service, Sendable {
         watch.excludedNames = settings.watch.exclude
         watch.excludedFolders = holding.holdingFolderIdentities()
         watch.excludedPaths = [Vault.baseDirectory(environment: options.environment)]
+            + (settings.mode == .child ? options.protectedHome.map { home in Self.protectedHomeExclusions.map { home + "/" + $0.path } } ?? [] : [])
         watch.fallbackRescanInterval = .seconds(settings.agent.rescanSeconds)
+        // A protected account could replace a root by a link to anywhere: never followed.
+        watch.followRootLinks = options.protectedHome == nil
+        if options.protectedHome != nil && settings.mode == .child {
+            // Nothing the account does keeps a file from being checked for long: writes through
+            // a descriptor kept open are followed, and a file that never settles (a name or mtime
+            // that keeps changing, a file that keeps growing) is reported as it is after 10 s.
+            watch.strictSettling = true
+            watch.settleGiveUp = Self.strictSettleBound
+            watch.temporaryQuietPeriod = Self.strictSettleBound
+        }
         return watch
     }
 
@@ -470,7 +511,7 @@ public final class QuarantineAgent: Service, Sendable {
         if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds {
             await loadAnalyzer(settings)
         }
-        let roots = Self.watchRoots(settings, environment: options.environment)
+        let roots = Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome)
         state.withLock { s in
             let keep = s.roots
             s.roots = [:]

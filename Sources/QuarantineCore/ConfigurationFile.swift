@@ -85,8 +85,24 @@ public struct ConfigurationFile: Sendable {
     }
 
     /// A TOML string.
+    /// Every control character is escaped (a path may hold any byte but `/` and NUL: a tab, a
+    /// newline or U+0001 in a folder name must not end the string or break the file).
     public static func tomlString(_ value: String) -> String {
-        "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        var text = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": text += "\\\\"
+            case "\"": text += "\\\""
+            case "\t": text += "\\t"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text + "\""
     }
 
     /// A TOML array of strings.

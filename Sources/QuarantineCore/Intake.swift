@@ -193,7 +193,11 @@ public struct Intake: Sendable {
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
         }
         let held: HeldFile
-        do { held = try holding.hold(path: path, root: entry.root) } catch {
+        do { held = try holding.hold(path: path, root: entry.root) } catch let failure as Holding.Failure where failure.alreadyHeld {
+            // A held file seen by a watcher in its holding folder: it is judged as what it was.
+            try? store.complete(entry, seen: nil)
+            return .unopenable(reason: failure.description)
+        } catch {
             // Not holdable (another filesystem, gone): checked where it is.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "checked without holding it: \(error)")
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)

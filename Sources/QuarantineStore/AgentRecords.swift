@@ -145,10 +145,14 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// While the audit database refuses writes, which fault (``DatabaseFault``'s raw value:
     /// "read_only", "locked", "damaged", ...): no analysis starts until it is gone.
     public var databaseFault: String?
+    /// What the account can write that is not watched, each with its reason (the guardian
+    /// service says so in `guardian status`); nil for a person's own agent.
+    public var unwatched: [String]?
 
     public init(pid: Int32, startedAt: Date, updatedAt: Date = Date(), state: String, mode: String, roots: [Root] = [],
                 queueDepth: Int = 0, inFlight: [Work] = [], counters: [String: Int] = [:], problem: String? = nil, notifications: String = "",
-                databaseFault: String? = nil) {
+                databaseFault: String? = nil, unwatched: [String]? = nil) {
+        self.unwatched = unwatched
         self.pid = pid
         self.startedAt = startedAt
         self.updatedAt = updatedAt

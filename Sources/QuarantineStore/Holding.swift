@@ -173,9 +173,12 @@ public final class Holding: Sendable {
         /// The file is fine where it is held, but its folder cannot take it back (gone, replaced,
         /// not the account's): it stays held, or goes into the vault, but never elsewhere.
         public var refusedPutBack = false
-        public init(description: String, refusedPutBack: Bool = false) {
+        /// It is in a holding folder: held already, nothing to do.
+        public var alreadyHeld = false
+        public init(description: String, refusedPutBack: Bool = false, alreadyHeld: Bool = false) {
             self.description = description
             self.refusedPutBack = refusedPutBack
+            self.alreadyHeld = alreadyHeld
         }
     }
 
@@ -386,6 +389,13 @@ public final class Holding: Sendable {
         return chosen
     }
 
+    /// Whether the folder (device, inode) is one of the holding folders or the copies folder.
+    func isHoldingFolder(device: UInt64, inode: UInt64) -> Bool {
+        let key = "\(device):\(inode)"
+        if areas.withLock({ $0.byKey[key] != nil }) { return true }
+        return copies.withLock { $0?.key == key }
+    }
+
     /// The open folder a held file is in (by its recorded identity), or nil when it is gone.
     func folder(of held: HeldFile) -> Pinned? {
         guard let device = held.holdingDevice, let inode = held.holdingInode else {
@@ -443,6 +453,11 @@ public final class Holding: Sendable {
         }
         var folderInfo = stat()
         fstat(folderFD, &folderInfo)
+        // A file already held (a watcher that walked into a holding folder made after it started).
+        _ = try? currentArea()
+        if isHoldingFolder(device: UInt64(folderInfo.st_dev), inode: UInt64(folderInfo.st_ino)) {
+            throw Failure(description: "\(path) is held already", alreadyHeld: true)
+        }
         let handle = Self.handle(of: folderFD)
         let heldName = String(UInt64.random(in: 1...UInt64.max), radix: 16)
         var area = try currentArea()

@@ -4,6 +4,7 @@ import QuarantineCore
 import QuarantineStore
 import MediaDecoding
 import SensitivityAnalysis
+import ServiceSupport
 
 /// `quarantine doctor`: checks the installation and says where everything lives.
 struct Doctor: AsyncParsableCommand {
@@ -75,6 +76,8 @@ struct Doctor: AsyncParsableCommand {
             let value = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
             checks.append(Check(name: "inotify \(limit)", ok: value != nil, detail: value.map { "\($0) (\(path))" } ?? "cannot read \(path)"))
         }
+        // What a protected account could do around a guardian service (issue 26): informational.
+        checks.append(Check(name: "user namespaces", ok: true, detail: UserNamespaces.current().guardianWords))
         let config = Settings.userConfigurationPath()
         var configDetail = config
         var configOK = true

@@ -134,7 +134,18 @@ extension Guardian {
               sudo quarantine guardian enable --user sam
               sudo quarantine guardian enable --user sam --outgoing /home/sam/Shared
 
-            Exit status: 0 protected and running, 2 could not be done (not root, no such account, systemd refused: the message says which).
+            In child mode the service watches the account's whole home (its browsers' caches excepted), \
+            whatever the configuration lists. It runs only as its system unit, inside the unit's sandbox: where \
+            systemd is not PID 1 everything is set up but nothing is started (exit status 3).
+
+            Private mounts: an account that can make a user namespace (unshare -r -m) can mount a folder that \
+            only it sees. 'enable' says whether this machine closes that, and the ways to close it with what each \
+            costs (kernel.unprivileged_userns_clone=0 where the kernel has it; user.max_user_namespaces=0, which \
+            breaks Chromium's and Flatpak's sandboxes for everyone; an AppArmor 4 kernel's restriction, which keeps \
+            browsers with a profile working).
+
+            Exit status: 0 protected and running, 2 could not be done (not root, no such account, systemd refused: \
+            the message says which), 3 set up but not started (systemd is not PID 1).
             """)
 
         @Option(name: .long, help: ArgumentHelp("The account to protect.", valueName: "user"))
@@ -175,10 +186,11 @@ extension Guardian {
                 }
                 try setup.ownState()
                 try setup.unit(home: account.home)
+                printOut(UserNamespaces.current().ways)
                 printOut(try setup.start())
             } catch let error as GuardianService.StartError {
                 printError("quarantine: \(error)")
-                throw ExitCode(2)
+                throw ExitCode(error.exitStatus == 3 ? 3 : 2)
             }
         }
     }
@@ -239,6 +251,7 @@ extension Guardian {
                     object["queue_depth"] = hello.status?.queueDepth
                     object["folders"] = hello.status?.roots.map(\.path)
                     object["problem"] = hello.status?.problem
+                    object["not_watched"] = hello.status?.unwatched
                 } else {
                     object["running"] = false
                     failed = true
@@ -246,6 +259,7 @@ extension Guardian {
                 if json { printJSONObject(object); continue }
                 if object["running"] as? Bool == true {
                     printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
+                    for line in object["not_watched"] as? [String] ?? [] { printOut("  not watched: \(line)") }
                 } else {
                     printOut("\(name): NOT running (no answer on \(GuardianPaths(user: name).socket)); 'systemctl status \(GuardianUnit.instanceName(user: name))'")
                 }

@@ -100,3 +100,14 @@ struct ConfigDocumentTests {
         #expect(try ConfigDocument.parse(text) == ConfigDocument.parse(text))
     }
 }
+
+extension ConfigDocumentTests {
+    @Test("tomlString: a folder with a tab, a newline, U+0001, DEL, quotes and backslashes round-trips through the file (guardian enable wrote an invalid file for such a name)")
+    func tomlStringEscapesControlCharacters() throws {
+        let folders = ["/home/sam/Down\tloads\u{01}", "/home/sam/a\nb\r", "/home/sam/q\"uo\\te\u{7F}", "/home/sam/Téléchargements"]
+        let text = "[watch]\nincoming = \(ConfigurationFile.tomlArray(folders))\n"
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "no raw control character in \(text.debugDescription)")
+        let settings = try Settings().applying(toml: text, from: "USER.toml")
+        #expect(settings.watch.incoming == folders)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import Testing
+@testable import FolderWatch
+
+/// What the guardian service asks of the watcher (issue 26): roots never followed through a
+/// link, and files the account keeps from settling checked anyway.
+extension FolderWatchTests {
+    @Test("followRootLinks = false: a root that is a link, or is reached through a link, is missing, never followed; a real folder put back is watched")
+    func rootLinksAreNotFollowed() async throws {
+        let base = makeTemporaryFolder("rootlink")
+        defer { removeTree(base) }
+        let elsewhere = "\(base)/elsewhere", root = "\(base)/Downloads", viaLink = "\(base)/link/sub"
+        makeFolders("\(elsewhere)/sub")
+        writeFile("\(elsewhere)/secret.jpg")
+        writeFile("\(elsewhere)/sub/secret2.jpg")
+        #expect(symlink(elsewhere, root) == 0)
+        #expect(symlink(elsewhere, "\(base)/link") == 0)
+        var options = FolderWatchOptions()
+        options.followRootLinks = false
+        options.rootRetryInterval = .milliseconds(100)
+        let watcher = FolderWatcher(roots: [root, viaLink].map { WatchRoot(path: $0, direction: .incoming) }, options: options)
+        let recorder = Recorder(watcher)
+        try watcher.start()
+        defer { watcher.stop() }
+        for key in [root, viaLink] {
+            #expect(await recorder.wait { $0.contains { if case .rootMissing(key, _) = $0 { true } else { false } } }, "\(key) counts as missing")
+        }
+        writeFile("\(elsewhere)/later.jpg")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.candidates.isEmpty, "nothing behind a link was reported: \(recorder.candidates.map(\.path))")
+
+        // The link replaced by a real folder: watched from then on.
+        #expect(unlink(root) == 0)
+        makeFolders(root)
+        writeFile("\(root)/real.jpg")
+        #expect(await recorder.waitForCandidates(["\(root)/real.jpg"]))
+        #expect(!recorder.candidates.contains { $0.path.hasPrefix(elsewhere) || $0.path.hasPrefix(viaLink) })
+    }
+
+    @Test("The default still follows a root that is a link (a person's ~/Downloads -> /data/dl)")
+    func rootLinksAreFollowedByDefault() async throws {
+        let base = makeTemporaryFolder("rootlink-default")
+        defer { removeTree(base) }
+        makeFolders("\(base)/data")
+        #expect(symlink("\(base)/data", "\(base)/Downloads") == 0)
+        let (watcher, recorder) = try await started(["\(base)/Downloads"])
+        defer { watcher.stop() }
+        writeFile("\(base)/Downloads/photo.jpg")
+        #expect(await recorder.waitForCandidates(["\(base)/Downloads/photo.jpg"]))
+    }
+
+    @Test("strictSettling: a file whose writer stays open is reported without its close; a temporary name that never settles is reported at the give-up time")
+    func strictSettlingReportsWhatNeverSettles() async throws {
+        let root = makeTemporaryFolder("strict")
+        defer { removeTree(root) }
+        var options = FolderWatchOptions()
+        options.strictSettling = true
+        options.settleGiveUp = .milliseconds(800)
+        options.temporaryQuietPeriod = .milliseconds(800)
+        let (watcher, recorder) = try await started([root], options: options)
+        defer { watcher.stop() }
+
+        // Made empty, written a moment later, then the writer stays open (no IN_CLOSE_WRITE).
+        let open = Glibc.open("\(root)/open.png", O_WRONLY | O_CREAT, 0o644)
+        defer { close(open) }
+        try await Task.sleep(for: .milliseconds(300))
+        let bytes = [UInt8](repeating: 0x61, count: 300)
+        #expect(write(open, bytes, bytes.count) == bytes.count)
+        #expect(await recorder.waitForCandidates(["\(root)/open.png"], timeout: .seconds(3)))
+
+        // A temporary name written every 50 ms through an open descriptor: never settles, never
+        // closed; reported as it is at the give-up time.
+        let growing = Glibc.open("\(root)/growing.png.crdownload", O_WRONLY | O_CREAT, 0o644)
+        defer { close(growing) }
+        let started = ContinuousClock.now
+        var reportedAfter: Duration?
+        for _ in 0..<60 {
+            #expect(write(growing, bytes, 10) == 10)
+            if reportedAfter == nil, !recorder.candidates(named: "growing.png.crdownload").isEmpty { reportedAfter = ContinuousClock.now - started }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(reportedAfter != nil, "a temporary name that never settles was never reported")
+        if let reportedAfter { #expect(reportedAfter < .seconds(2.5), "reported after \(reportedAfter)") }
+    }
+
+    @Test("Without strictSettling the same open writer is not reported (what the guardian's option changes)")
+    func defaultSettlingWaitsForTheClose() async throws {
+        let root = makeTemporaryFolder("lenient")
+        defer { removeTree(root) }
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+        let open = Glibc.open("\(root)/open.png", O_WRONLY | O_CREAT, 0o644)
+        defer { close(open) }
+        try await Task.sleep(for: .milliseconds(300))
+        let bytes = [UInt8](repeating: 0x61, count: 300)
+        #expect(write(open, bytes, bytes.count) == bytes.count)
+        #expect(await recorder.flush(marker: "\(root)/marker.jpg", extra: .milliseconds(500)))
+        #expect(recorder.candidates(named: "open.png").isEmpty)
+    }
+}
