@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int qsys_handle_of(int fd, void *bytes, size_t size, int *type, size_t *length) {
     if (size > MAX_HANDLE_SZ) size = MAX_HANDLE_SZ;
@@ -34,6 +35,15 @@ int qsys_open_by_handle(int mount_fd, const void *bytes, size_t length, int type
     memcpy(handle->f_handle, bytes, length);
     int fd = open_by_handle_at(mount_fd, handle, flags);
     int code = errno;
+    if (fd < 0 && code == EBADF) {
+        // An O_PATH descriptor does not name a mount here: the same folder, opened for reading.
+        int readable = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (readable >= 0) {
+            fd = open_by_handle_at(readable, handle, flags);
+            code = errno;
+            close(readable);
+        }
+    }
     free(handle);
     errno = code;
     return fd;

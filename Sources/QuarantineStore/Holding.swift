@@ -609,10 +609,13 @@ public final class Holding: Sendable {
         let relative = held.relativeFolder.map { $0.split(separator: "/").map(String.init) } ?? []
         let pin = try? pinRoot(root)
         var fd: Int32 = -1
+        var gone = false
         if let bytes = held.folderHandle, let type = held.folderHandleType, let mount = pin?.fd ?? folder(of: held)?.fd {
             fd = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, Self.O_PATH | O_DIRECTORY | O_CLOEXEC) }
+            // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
+            gone = fd < 0 && errno == ESTALE
         }
-        if fd < 0, let pin {
+        if fd < 0, !gone, let pin {
             fd = Self.walk(from: pin.fd, relative).fd
             var info = stat()
             if fd >= 0 && (fstat(fd, &info) != 0 || Int64(bitPattern: UInt64(info.st_dev)) != device || Int64(bitPattern: UInt64(info.st_ino)) != inode) {

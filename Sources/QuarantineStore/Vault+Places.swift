@@ -50,12 +50,15 @@ extension Vault {
         let rootFD = try? Holding.openTrusted(arrival.root)
         defer { if let rootFD { close(rootFD) } }
         var fd: Int32 = -1
+        var gone = false
         if let handle = arrival.handle, let type = arrival.handleType, let mount = rootFD {
             fd = handle.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, handle.count, type, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
+            gone = fd < 0 && errno == ESTALE
         }
         if fd < 0, let rootFD {
             let components = arrival.relativeFolder.split(separator: "/").map(String.init)
-            fd = Holding.walk(from: rootFD, components, flags: O_RDONLY).fd
+            fd = gone ? -1 : Holding.walk(from: rootFD, components, flags: O_RDONLY).fd
             var info = stat()
             if fd >= 0 && (fstat(fd, &info) != 0 || Int64(bitPattern: UInt64(info.st_dev)) != arrival.device || Int64(bitPattern: UInt64(info.st_ino)) != arrival.inode) {
                 close(fd)

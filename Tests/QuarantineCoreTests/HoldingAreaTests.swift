@@ -90,13 +90,24 @@ struct HoldingAreaTests {
         #expect(symlink(elsewhere.path, sub.path) == 0)
         let back = try holding.putBack(held)
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "written through the link")
-        if back.path.hasPrefix(place.downloads.appendingPathComponent("moved").path) || back.path.hasPrefix(sub.path) {
-            // By its file handle (CAP_DAC_READ_SEARCH): into the very folder, now called "moved".
-            #expect(FileManager.default.fileExists(atPath: place.downloads.appendingPathComponent("moved/photo.png").path))
-        } else {
-            // Without handles: the folder is gone from its place, so into the watched folder itself.
-            #expect(FileManager.default.fileExists(atPath: place.downloads.appendingPathComponent("photo.png").path))
-        }
+        // By its file handle (CAP_DAC_READ_SEARCH): into the very folder, now called "moved".
+        #expect(FileManager.default.fileExists(atPath: place.downloads.appendingPathComponent("moved/photo.png").path), "\(back.path)")
+    }
+
+    @Test("the folder it arrived in removed and made again (another folder): the watched folder itself takes it back, never the new one blindly")
+    func folderGone() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let path = sub.appendingPathComponent("photo.png").path
+        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
+        let holding = Holding(store: place.vault.store)
+        let held = try holding.hold(path: path, root: place.downloads.path)
+        try FileManager.default.removeItem(at: sub)
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let back = try holding.putBack(held)
+        #expect(back.path == place.downloads.appendingPathComponent("photo.png").path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sub.path).isEmpty)
     }
 
     @Test("never put back into a folder that is not the account's (root's, the service's): refused, it stays held")
