@@ -36,7 +36,8 @@ trap cleanup EXIT
 as_child() { runuser -u "$child" -- "$@"; }
 as_guardian() { runuser -u "$guardian" -- "$@"; }
 as_other() { runuser -u "$other" -- "$@"; }
-make_card() { as_child "$q" testcard "$1" > /dev/null; }
+# The card's bytes written as the child (cp, so any name works: testcard picks the format by the name).
+make_card() { as_child cp "$work/card.png" "$1"; }
 # 0 when the child can read a file at PATH whose bytes are the test card.
 child_sees_card() { [ "$(as_child cat -- "$1" 2>/dev/null | sha256sum | cut -d' ' -f1)" = "$card_sha" ]; }
 # 0 as soon as the child can no longer read the card at PATH; 1 after SECONDS.
@@ -60,7 +61,7 @@ attempt_card() {
     if wait_gone_for_child "$path" "$seconds"; then attempt "$what" held "unreadable after $((SECONDS - start)) s"
     else attempt "$what" through "the child still reads the card after $seconds s"; fi
 }
-service_alive() { kill -0 "$service_pid" 2>/dev/null && timeout 10 "$q" --user "$child" status > /dev/null 2>&1; }
+service_alive() { kill -0 "$service_pid" 2>/dev/null && timeout 10 "$q" guardian status --user "$child" > /dev/null 2>&1; }
 start_service() {
     local caps=+dac_read_search,+dac_override,+chown,+fowner exec_start
     exec_start=$(grep '^ExecStart=' "$unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
@@ -83,7 +84,7 @@ restart_service() { stop_service; start_service; }
 cp "$binary" "$work/quarantine" && chmod 755 "$work/quarantine"
 cp "$photo_source" "$work/photo.png" && chmod 644 "$work/photo.png"
 q=$work/quarantine photo=$work/photo.png
-"$q" testcard "$work/card.png" > /dev/null || setup_fail "testcard"
+"$q" testcard "$work/card.png" > /dev/null && chmod 644 "$work/card.png" || setup_fail "testcard"
 card_sha=$(sha256sum < "$work/card.png" | cut -d' ' -f1)
 useradd -m -s /bin/bash "$child" && useradd -m -s /bin/bash "$guardian" && useradd -m -s /bin/bash "$other" || setup_fail "useradd"
 chome=$(getent passwd "$child" | cut -d: -f6)

@@ -24,12 +24,21 @@ struct HistoryReader {
     /// The most recent record of a download saved at one of `paths` (the same file's absolute
     /// paths: as given, and with symbolic links resolved).
     func mostRecentMatch(in databasePath: String, paths: [String]) throws -> Match? {
+        // One deadline for everything SQLite does with the file, from the open on: the schema
+        // read, recovery (a copied journal rolled back, a copied WAL replayed) and the queries.
+        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        defer { deadline.deallocate() }
+        let limit = timeLimit.components
+        deadline.pointee = monotonicNanoseconds() &+ UInt64(max(0, limit.seconds)) * 1_000_000_000 &+ UInt64(max(0, limit.attoseconds / 1_000_000_000))
         var configuration = Configuration()
         configuration.readonly = false
         configuration.foreignKeysEnabled = false
         configuration.label = "browser history copy"
+        let deadlineAddress = UInt(bitPattern: deadline)
         configuration.prepareDatabase { db in
-            if let connection = db.sqliteConnection {
+            if let connection = db.sqliteConnection, let deadline = UnsafeMutablePointer<UInt64>(bitPattern: deadlineAddress) {
+                // Before any statement: the time limit, then the limits on sizes and attachments.
+                Self.interrupt(connection, after: deadline)
                 sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20)
                 sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
             }
@@ -40,15 +49,12 @@ struct HistoryReader {
         let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
         defer { try? queue.close() }
         return try queue.inDatabase { db in
-            // Recovery (a journal rolled back, a WAL replayed) happens on this first read, before
-            // the connection is made query-only.
+            // Recovery happens on this first read, before the connection is made query-only.
             _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
             try db.execute(sql: "PRAGMA query_only = ON")
-            return try withTimeLimit(db) {
-                switch kind {
-                case .chromium: try chromiumMatch(db, paths: paths)
-                case .firefox: try firefoxMatch(db, paths: paths)
-                }
+            switch kind {
+            case .chromium: return try chromiumMatch(db, paths: paths)
+            case .firefox: return try firefoxMatch(db, paths: paths)
             }
         }
     }
@@ -150,21 +156,13 @@ struct HistoryReader {
         return true
     }
 
-    /// Runs `body` with a progress handler that interrupts any statement once ``timeLimit`` passed.
-    func withTimeLimit<T>(_ db: Database, _ body: () throws -> T) throws -> T {
-        guard let connection = db.sqliteConnection else { return try body() }
-        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        let limit = timeLimit.components
-        deadline.pointee = monotonicNanoseconds() &+ UInt64(max(0, limit.seconds)) * 1_000_000_000 &+ UInt64(max(0, limit.attoseconds / 1_000_000_000))
+    /// Interrupts any statement on `connection` once the monotonic clock passes `deadline`
+    /// (nanoseconds; it must outlive the connection).
+    static func interrupt(_ connection: OpaquePointer, after deadline: UnsafeMutablePointer<UInt64>) {
         sqlite3_progress_handler(connection, 1000, { context in
             guard let context else { return 0 }
             return monotonicNanoseconds() > context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
         }, deadline)
-        defer {
-            sqlite3_progress_handler(connection, 0, nil, nil)
-            deadline.deallocate()
-        }
-        return try body()
     }
 
     // MARK: - Values of any type

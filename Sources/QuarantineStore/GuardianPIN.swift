@@ -10,8 +10,8 @@ import GRDB
 /// Guessing is slowed down: after ``freeAttempts`` wrong PINs in a row, the next try waits
 /// ``firstWait``, and each wrong PIN after that doubles the wait (up to ``longestWait``); the
 /// right PIN clears the count. Each wrong PIN and each wait is recorded in the audit log. A try
-/// holds the database's write lock while it is checked, so guesses from several processes at
-/// once are counted one after the other.
+/// is counted (committed) before it is compared, so guesses from several processes at once are
+/// each counted, and a try that cannot be counted is not checked at all.
 ///
 /// Everything in a user's home can be changed by that user; the PIN is a speed bump for a child,
 /// not protection against someone with the account's full rights.
@@ -51,29 +51,46 @@ public struct GuardianPIN: Sendable {
         }
     }
 
-    /// Tries `pin`: refused unchecked while a wait runs, else checked and counted.
+    /// Tries `pin`: refused unchecked while a wait runs, else counted, then checked.
+    ///
+    /// The try is counted as wrong, and that count committed, before the PIN is compared; the
+    /// right PIN then clears it. A try that cannot be counted (the disk is full, the database
+    /// refuses writes) is refused unchecked: otherwise a child who fills the disk would learn
+    /// right from wrong (an error for a wrong PIN whose count failed, "accepted" for the right
+    /// one) with no count at all.
     public func check(_ pin: String, actor: String = "cli", now: Date = Date()) throws -> Check {
-        try store.write { db -> Check in
+        enum Counted { case locked(Date), noPIN, counted(inARow: Int, guardian: Row) }
+        let counted = try store.write { db -> Counted in
             let row = try Row.fetchOne(db, sql: "SELECT failures, lastFailureAt FROM pinAttempts WHERE id = 1")
             let failures: Int = row?["failures"] ?? 0
             if let last: Date = row?["lastFailureAt"], Self.wait(afterFailures: failures) > 0 {
                 let until = last.addingTimeInterval(Self.wait(afterFailures: failures))
-                if until > now { return .locked(until: until) }
+                if until > now { return .locked(until) }
             }
-            guard let guardian = try Row.fetchOne(db, sql: "SELECT salt, hash, rounds FROM guardian WHERE id = 1") else { return .wrong(inARow: 0, wait: 0) }
-            if try Self.matches(pin, guardian) {
-                try db.execute(sql: "DELETE FROM pinAttempts")
-                return .accepted
-            }
-            let inARow = failures + 1
-            try db.execute(sql: "INSERT OR REPLACE INTO pinAttempts (id, failures, lastFailureAt) VALUES (1, ?, ?)", arguments: [inARow, now])
-            let wait = Self.wait(afterFailures: inARow)
-            let detail = "wrong guardian PIN (\(inARow) in a row)" + (wait > 0 ? "; the next try must wait \(Self.describe(wait))" : "")
-            // The PIN guards child mode: recorded as child mode's unless adult mode was set.
+            guard let guardian = try Row.fetchOne(db, sql: "SELECT salt, hash, rounds FROM guardian WHERE id = 1") else { return .noPIN }
+            try db.execute(sql: "INSERT OR REPLACE INTO pinAttempts (id, failures, lastFailureAt) VALUES (1, ?, ?)", arguments: [failures + 1, now])
+            return .counted(inARow: failures + 1, guardian: guardian)
+        }
+        let inARow: Int, guardian: Row
+        switch counted {
+        case .locked(let until): return .locked(until: until)
+        case .noPIN: return .wrong(inARow: 0, wait: 0)
+        case .counted(let n, let row): (inARow, guardian) = (n, row)
+        }
+        if try Self.matches(pin, guardian) {
+            // Counted already; clearing it may fail (a full disk) without harm.
+            try? store.write { db in try db.execute(sql: "DELETE FROM pinAttempts") }
+            return .accepted
+        }
+        let wait = Self.wait(afterFailures: inARow)
+        let detail = "wrong guardian PIN (\(inARow) in a row)" + (wait > 0 ? "; the next try must wait \(Self.describe(wait))" : "")
+        // The PIN guards child mode: recorded as child mode's unless adult mode was set. The count
+        // is already written; this line is the audit log's.
+        try? store.write { db in
             var event = AuditEvent(.guardian, path: nil, mode: try ModeRecord.fetchOne(db)?.mode ?? .child, actor: actor, detail: detail)
             try event.insert(db)
-            return .wrong(inARow: inARow, wait: wait)
         }
+        return .wrong(inARow: inARow, wait: wait)
     }
 
     /// "1 minute", "4 minutes", "2 hours".

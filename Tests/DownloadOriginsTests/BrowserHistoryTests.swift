@@ -416,22 +416,34 @@ struct BrowserHistoryTests {
         #expect(bytes > 4096)
     }
 
-    @Test("A query running past the time limit is interrupted")
+    @Test("Reading a crafted copy past the time limit is interrupted (one deadline from the open on, recovery and schema read included)")
     func timeLimit() throws {
-        let queue = try DatabaseQueue()
-        let reader = HistoryReader(kind: .chromium, timeLimit: .milliseconds(200))
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(throws: DatabaseError.self) {
-            try queue.inDatabase { db in
-                try reader.withTimeLimit(db) {
-                    try Int.fetchOne(db, sql: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n")
-                }
-            }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("history-slow-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("History").path
+        // Real tables, no index on the paths: a full scan of a million rows for every lookup.
+        let writer = try DatabaseQueue(path: path)
+        try writer.write { db in
+            try db.execute(sql: """
+                CREATE TABLE downloads (id INTEGER PRIMARY KEY, target_path TEXT, current_path TEXT, state INTEGER,
+                    tab_url TEXT, referrer TEXT, site_url TEXT, start_time INTEGER, end_time INTEGER);
+                CREATE TABLE downloads_url_chains (id INTEGER, chain_index INTEGER, url TEXT);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
+                INSERT INTO downloads SELECT i, 'p' || i, 'p' || i, 1, '', '', '', i, i FROM n;
+                """)
         }
-        // Interrupted, not left running: the recursion alone would never end.
-        #expect(start.duration(to: clock.now) < .seconds(60))
-        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT 1") } == 1, "the connection still works afterwards")
+        try writer.close()
+        let unlimited = HistoryReader(kind: .chromium, timeLimit: .seconds(60))
+        let clock = ContinuousClock()
+        var start = clock.now
+        #expect(try unlimited.mostRecentMatch(in: path, paths: ["/nowhere"]) == nil)
+        let scan = start.duration(to: clock.now)
+        let reader = HistoryReader(kind: .chromium, timeLimit: .milliseconds(20))
+        start = clock.now
+        #expect(throws: DatabaseError.self) { _ = try reader.mostRecentMatch(in: path, paths: ["/nowhere"]) }
+        let interrupted = start.duration(to: clock.now)
+        #expect(interrupted < scan, "interrupted after \(interrupted), a whole scan takes \(scan)")
     }
 
     // MARK: - Configuration and nothing at all

@@ -108,3 +108,32 @@ final class TestClock: Sendable {
     let now: Locked<Date>
     init(_ start: Date) { now = Locked(start) }
 }
+
+extension ReviewTests {
+    @Test("a PIN try that cannot be counted (the disk is full) is not checked: the right PIN is not told from a wrong one (issue 26)",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func pinTryOnAFullDisk() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-pin-full-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        #expect(mount("tmpfs", folder.path, "tmpfs", 0, "size=1m") == 0, "mount a tmpfs: \(String(cString: strerror(errno)))")
+        defer { umount2(folder.path, Int32(MNT_DETACH)); try? FileManager.default.removeItem(at: folder) }
+        let store = try AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path)
+        let pin = GuardianPIN(store: store)
+        try pin.set("2468")
+        #expect(try pin.check("2468") == .accepted)
+        // Fill the file system.
+        let filler = folder.appendingPathComponent("filler").path
+        let fd = open(filler, O_WRONLY | O_CREAT, 0o600)
+        let block = [UInt8](repeating: 7, count: 4096)
+        while write(fd, block, block.count) > 0 {}
+        close(fd)
+        var answers: [String] = []
+        for guess in ["2468", "1111", "2468", "2222"] {
+            do { answers.append("\(try pin.check(guess))") } catch { answers.append("error") }
+        }
+        #expect(answers == ["error", "error", "error", "error"], "with the disk full every try is refused unchecked: \(answers)")
+        unlink(filler)
+        #expect(try pin.check("1111") == .wrong(inARow: 1, wait: 0), "the uncounted tries left no trace; this one is counted")
+        #expect(try pin.check("2468") == .accepted)
+    }
+}
