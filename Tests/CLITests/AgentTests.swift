@@ -892,6 +892,31 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("child mode, nothing can analyse (a missing model): new files are held out of reach meanwhile, status and history say so; with the models back they are judged where they are held")
+    func missingModelChildHolds() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        let empty = agent.cli.home.appendingPathComponent("no-models")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
+        try agent.start()
+        let card = agent.downloads.appendingPathComponent("card.jpg")
+        try agent.writeCard(card)
+        #expect(agent.wait(timeout: 10) { !FileManager.default.fileExists(atPath: card.path) }, "the card stayed in Downloads while nothing could analyse it; log:\n\(agent.logText)")
+        let status = try agent.run(["status"])
+        #expect(status.stdout.contains("new files are held out of reach"), "\(status.stdout)")
+        let history = try agent.run(["history"])
+        #expect(history.stdout.contains("cannot analyse"), "\(history.stdout)")
+        #expect(agent.stop().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: card.path), "put back at the stop")
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
+        try agent.start()
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: card.path))
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content; its buttons show a copy of the preview, delete, put back, and close it")
     func desktopNotification() throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
