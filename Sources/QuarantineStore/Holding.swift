@@ -45,6 +45,10 @@ public struct HeldFile: Codable, Sendable, Equatable, FetchableRecord, MutablePe
     /// It had other names (hard links): its owner and mode were changed so that none of them
     /// reaches it while it is held.
     public var linksLocked: Bool? = nil
+    /// The file handle of the inode itself (when its other names were locked): a release of the
+    /// vault item it becomes gives those names back their owner and mode.
+    public var inodeHandle: Data? = nil
+    public var inodeHandleType: Int32? = nil
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
@@ -80,6 +84,8 @@ public struct HeldFile: Codable, Sendable, Equatable, FetchableRecord, MutablePe
                 t.add(column: "ownerGid", .integer)
                 t.add(column: "fileMode", .integer)
                 t.add(column: "linksLocked", .boolean)
+                t.add(column: "inodeHandle", .blob)
+                t.add(column: "inodeHandleType", .integer)
             }
             // The folder a held file arrived in, for the vault item it became (its release).
             try db.create(table: "itemArrival") { t in
@@ -91,6 +97,9 @@ public struct HeldFile: Codable, Sendable, Equatable, FetchableRecord, MutablePe
                 t.column("handle", .blob)
                 t.column("handleType", .integer)
                 t.column("account", .integer).notNull()
+                // The inode's own handle, when its other names were locked (owner and mode in the item).
+                t.column("inodeHandle", .blob)
+                t.column("inodeHandleType", .integer)
             }
             // The folders a journaled move takes a file from and to, by identity (recovery).
             try db.create(table: "journalPlace") { t in
@@ -204,17 +213,17 @@ public final class Holding: Sendable {
         while let name = queue.popFirst() {
             walked += "/" + name
             let last = queue.isEmpty
-            let next = openat(fd, name, (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let next = openat(fd, PathBytes.cString(name), (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if next >= 0 { close(fd); fd = next; continue }
             let code = errno
             var link = stat(), folder = stat()
-            if (code == ELOOP || code == ENOTDIR), hops < 8, fstatat(fd, name, &link, AT_SYMLINK_NOFOLLOW) == 0, link.st_mode & S_IFMT == S_IFLNK,
+            if (code == ELOOP || code == ENOTDIR), hops < 8, fstatat(fd, PathBytes.cString(name), &link, AT_SYMLINK_NOFOLLOW) == 0, link.st_mode & S_IFMT == S_IFLNK,
                link.st_uid == 0, fstat(fd, &folder) == 0, folder.st_uid == 0, folder.st_mode & 0o022 == 0 {
                 // root's own link, in root's own folder: its target, from `/` or from here.
                 var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-                let length = readlinkat(fd, name, &buffer, Int(PATH_MAX))
+                let length = readlinkat(fd, PathBytes.cString(name), &buffer, Int(PATH_MAX))
                 guard length > 0 else { close(fd); throw Failure(description: "cannot read the link \(walked): \(describe(errno))") }
-                let target = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let target = PathBytes.string(buffer[0..<length].map { UInt8(bitPattern: $0) })
                 let parts = target.split(separator: "/").filter { $0 != "." && !$0.isEmpty }.map(String.init)
                 guard !parts.contains("..") else { close(fd); throw Failure(description: "the link \(walked) has a '..' in its target") }
                 hops += 1
@@ -243,7 +252,7 @@ public final class Holding: Sendable {
         guard current >= 0 else { return (-1, errno) }
         for (index, name) in components.enumerated() {
             let last = index == components.count - 1
-            let next = openat(current, name, (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let next = openat(current, PathBytes.cString(name), (last ? flags : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             let code = errno
             close(current)
             guard next >= 0 else { return (-1, code) }
@@ -297,7 +306,7 @@ public final class Holding: Sendable {
         var newest: (index: Int, key: String)?
         for (name, device, inode) in Self.entries(of: parentFD) {
             guard let index = recorded.firstIndex(where: { $0.0 == Int64(bitPattern: device) && $0.1 == Int64(bitPattern: inode) }) else { continue }
-            let fd = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = openat(parentFD, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             guard Self.isOurs(fd), let pin = Self.pinned(fd, path: parent + "/" + name), pin.device == device, pin.inode == inode else { close(fd); continue }
             let known = areas.withLock { areas -> Bool in
@@ -321,7 +330,7 @@ public final class Holding: Sendable {
             let name = withUnsafePointer(to: entry.pointee.d_name) { $0.withMemoryRebound(to: CChar.self, capacity: 256) { PathBytes.string(cString: $0) } }
             if name == "." || name == ".." { continue }
             var info = stat()
-            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            guard fstatat(fd, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
             result.append((name, UInt64(info.st_dev), UInt64(info.st_ino)))
         }
         return result
@@ -334,11 +343,11 @@ public final class Holding: Sendable {
         defer { close(parentFD) }
         for _ in 0..<16 {
             let name = Self.namePrefix + String(UInt64.random(in: 1...UInt64.max), radix: 16)
-            guard mkdirat(parentFD, name, 0o700) == 0 else {
+            guard mkdirat(parentFD, PathBytes.cString(name), 0o700) == 0 else {
                 if errno == EEXIST { continue }
                 throw Failure(description: "cannot make a holding folder in \(parent): \(Self.describe(errno))")
             }
-            let fd = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = openat(parentFD, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { continue }
             fchmod(fd, 0o700)
             // Swapped for someone else's folder between the mkdir and the open: not used.
@@ -350,7 +359,7 @@ public final class Holding: Sendable {
                 }
             } catch {
                 close(fd)
-                unlinkat(parentFD, name, AT_REMOVEDIR)
+                unlinkat(parentFD, PathBytes.cString(name), AT_REMOVEDIR)
                 throw Failure(description: "cannot record the holding folder: \(error)")
             }
             areas.withLock { areas in
@@ -373,8 +382,8 @@ public final class Holding: Sendable {
         let parentFD = try Self.openTrusted((copiesFolder as NSString).deletingLastPathComponent, flags: O_RDONLY)
         defer { close(parentFD) }
         let name = (copiesFolder as NSString).lastPathComponent
-        if mkdirat(parentFD, name, 0o700) != 0 && errno != EEXIST { throw Failure(description: "cannot make \(copiesFolder): \(Self.describe(errno))") }
-        let fd = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        if mkdirat(parentFD, PathBytes.cString(name), 0o700) != 0 && errno != EEXIST { throw Failure(description: "cannot make \(copiesFolder): \(Self.describe(errno))") }
+        let fd = openat(parentFD, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: "cannot open \(copiesFolder): \(Self.describe(errno))") }
         guard Self.isOurs(fd), let pin = Self.pinned(fd, path: copiesFolder) else {
             close(fd)
@@ -434,13 +443,13 @@ public final class Holding: Sendable {
         var pin = try pinRoot(root)
         var (folderFD, code) = Self.walk(from: pin.fd, components)
         var info = stat()
-        if folderFD < 0 || fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+        if folderFD < 0 || fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) != 0 {
             // The watched folder was renamed or replaced since it was pinned: as it is now.
             if folderFD >= 0 { close(folderFD) }
             pin = try pinRoot(root, again: true)
             (folderFD, code) = Self.walk(from: pin.fd, components)
             guard folderFD >= 0 else { throw Failure(description: "\(path): its folder cannot be opened without following a link: \(Self.describe(code))") }
-            guard fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+            guard fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 let code = errno
                 close(folderFD)
                 throw Failure(description: "\(path): \(Self.describe(code))")
@@ -471,9 +480,9 @@ public final class Holding: Sendable {
                             ownerUid: Int64(info.st_uid), ownerGid: Int64(info.st_gid), fileMode: Int64(info.st_mode & 0o7777), linksLocked: false)
         // Intent first: a crash after the rename still finds it.
         try store.write { db in try held.insert(db) }
-        var moved = qsys_rename_noreplace(folderFD, name, area.fd, heldName) == 0
+        var moved = qsys_rename_noreplace(folderFD, PathBytes.cString(name), area.fd, heldName) == 0
         var code2 = errno
-        if !moved && code2 == ENOENT && fstatat(folderFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+        if !moved && code2 == ENOENT && fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0 {
             // The holding folder was removed (it was empty): a new one.
             dropCurrentArea(area)
             if let fresh = try? currentArea() {
@@ -482,7 +491,7 @@ public final class Holding: Sendable {
                 held.holdingDevice = Int64(bitPattern: area.device)
                 held.holdingInode = Int64(bitPattern: area.inode)
                 try store.write { db in try held.update(db) }
-                moved = qsys_rename_noreplace(folderFD, name, area.fd, heldName) == 0
+                moved = qsys_rename_noreplace(folderFD, PathBytes.cString(name), area.fd, heldName) == 0
                 code2 = errno
             }
         }
@@ -500,7 +509,7 @@ public final class Holding: Sendable {
         // What moved must be the file that was examined, not one swapped in at that name.
         var now = stat()
         guard fstatat(area.fd, heldName, &now, AT_SYMLINK_NOFOLLOW) == 0, now.st_dev == info.st_dev, now.st_ino == info.st_ino else {
-            _ = qsys_rename_noreplace(area.fd, heldName, folderFD, name)
+            _ = qsys_rename_noreplace(area.fd, heldName, folderFD, PathBytes.cString(name))
             try? store.write { db in _ = try HeldFile.deleteOne(db, key: held.id) }
             throw Failure(description: "\(path) was replaced while it was being held; left where it is")
         }
@@ -515,7 +524,7 @@ public final class Holding: Sendable {
     func holdByCopy(folderFD: Int32, name: String, expected: stat, held: inout HeldFile) throws {
         let copies = try copiesArea()
         let heldName = Self.name(of: held)
-        let source = openat(folderFD, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        let source = openat(folderFD, PathBytes.cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
         guard source >= 0 else { throw Failure(description: "\(held.originalPath) cannot be opened to be held: \(Self.describe(errno))") }
         defer { close(source) }
         var info = stat()
@@ -545,7 +554,7 @@ public final class Holding: Sendable {
         fsync(copies.fd)
         var after = stat(), there = stat()
         guard fstat(source, &after) == 0, after.st_size == info.st_size, after.st_mtim.tv_sec == info.st_mtim.tv_sec, after.st_mtim.tv_nsec == info.st_mtim.tv_nsec,
-              fstatat(folderFD, name, &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
+              fstatat(folderFD, PathBytes.cString(name), &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
             unlinkat(copies.fd, heldName, 0)
             throw Failure(description: "\(held.originalPath) changed while it was being copied to be held; left where it is")
         }
@@ -556,9 +565,10 @@ public final class Holding: Sendable {
                 throw Failure(description: "\(held.originalPath) has other names (hard links) on another filesystem: it cannot be held")
             }
             held.linksLocked = true
-            try? store.write { db in try held.update(db) }
+            if let handle = Self.handle(of: source) { (held.inodeHandle, held.inodeHandleType) = (handle.bytes, handle.type) }
+            try? store.write { [held] db in try held.update(db) }
         }
-        guard unlinkat(folderFD, name, 0) == 0 else {
+        guard unlinkat(folderFD, PathBytes.cString(name), 0) == 0 else {
             unlinkat(copies.fd, heldName, 0)
             throw Failure(description: "\(held.originalPath) cannot be removed once copied: \(Self.describe(errno))")
         }
@@ -575,6 +585,7 @@ public final class Holding: Sendable {
         guard fd >= 0 else { return }
         defer { close(fd) }
         held.linksLocked = true
+        if let handle = Self.handle(of: fd) { (held.inodeHandle, held.inodeHandleType) = (handle.bytes, handle.type) }
         try? store.write { [held] db in try held.update(db) }
         fchown(fd, geteuid(), getegid())
         fchmod(fd, 0)
@@ -676,9 +687,9 @@ public final class Holding: Sendable {
         var attempt = 0
         while true {
             let candidate = Vault.candidateName(original, attempt: attempt)
-            if qsys_rename_noreplace(area.fd, heldName, target.fd, candidate) == 0 {
+            if qsys_rename_noreplace(area.fd, heldName, target.fd, PathBytes.cString(candidate)) == 0 {
                 var there = stat()
-                fstatat(target.fd, candidate, &there, AT_SYMLINK_NOFOLLOW)
+                fstatat(target.fd, PathBytes.cString(candidate), &there, AT_SYMLINK_NOFOLLOW)
                 fsync(target.fd)
                 try? forget(held)
                 return (target.path + "/" + candidate, FileIdentity(there))
@@ -699,7 +710,7 @@ public final class Holding: Sendable {
         let partial = ".quarantine-returning-" + heldName
         let writeFD = try Self.reopen(target.fd)
         defer { close(writeFD) }
-        let output = openat(writeFD, partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let output = openat(writeFD, PathBytes.cString(partial), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard output >= 0 else { throw Failure(description: "cannot write into \(target.path): \(Self.describe(errno)); it stays held") }
         do {
             defer { close(output) }
@@ -715,16 +726,16 @@ public final class Holding: Sendable {
             futimens(output, &times)
             guard fsync(output) == 0 else { throw Failure(description: "cannot flush \(target.path)/\(partial): \(Self.describe(errno))") }
         } catch {
-            unlinkat(writeFD, partial, 0)
+            unlinkat(writeFD, PathBytes.cString(partial), 0)
             throw error
         }
         let original = (held.originalPath as NSString).lastPathComponent
         var attempt = 0
         while true {
             let candidate = Vault.candidateName(original, attempt: attempt)
-            if qsys_rename_noreplace(writeFD, partial, writeFD, candidate) == 0 {
+            if qsys_rename_noreplace(writeFD, partial, writeFD, PathBytes.cString(candidate)) == 0 {
                 var there = stat()
-                fstatat(writeFD, candidate, &there, AT_SYMLINK_NOFOLLOW)
+                fstatat(writeFD, PathBytes.cString(candidate), &there, AT_SYMLINK_NOFOLLOW)
                 fsync(writeFD)
                 unlinkat(area.fd, heldName, 0)
                 try? forget(held)
@@ -732,7 +743,7 @@ public final class Holding: Sendable {
             }
             let code = errno
             if code == EEXIST && attempt < 1000 { attempt += 1; continue }
-            unlinkat(writeFD, partial, 0)
+            unlinkat(writeFD, PathBytes.cString(partial), 0)
             throw Failure(description: "\(held.originalPath) cannot be put back: \(Self.describe(code)); it stays held")
         }
     }
@@ -756,9 +767,9 @@ public final class Holding: Sendable {
         var attempt = 0
         while true {
             let candidate = Vault.candidateName(original, attempt: attempt)
-            if qsys_rename_noreplace(area.fd, Self.name(of: held), parentFD, candidate) == 0 {
+            if qsys_rename_noreplace(area.fd, Self.name(of: held), parentFD, PathBytes.cString(candidate)) == 0 {
                 var info = stat()
-                fstatat(parentFD, candidate, &info, AT_SYMLINK_NOFOLLOW)
+                fstatat(parentFD, PathBytes.cString(candidate), &info, AT_SYMLINK_NOFOLLOW)
                 try? forget(held)
                 return (parentPath + "/" + candidate, FileIdentity(info))
             }
@@ -787,8 +798,10 @@ public final class Holding: Sendable {
     /// Where a held file arrived, for the vault item it becomes (a release puts it back there).
     public func arrival(of held: HeldFile) -> Vault.Arrival? {
         guard let root = held.root, let device = held.folderDevice, let inode = held.folderInode else { return nil }
-        return Vault.Arrival(root: root, relativeFolder: held.relativeFolder ?? "", device: device, inode: inode,
-                             handle: held.folderHandle, handleType: held.folderHandleType, account: Int64(account))
+        var arrival = Vault.Arrival(root: root, relativeFolder: held.relativeFolder ?? "", device: device, inode: inode,
+                                    handle: held.folderHandle, handleType: held.folderHandleType, account: Int64(account))
+        if held.linksLocked == true { (arrival.inodeHandle, arrival.inodeHandleType) = (held.inodeHandle, held.inodeHandleType) }
+        return arrival
     }
 
     /// The owner, group and mode the held file had (before its other names were locked), to be

@@ -17,6 +17,9 @@ extension Vault {
         public var handle: Data?
         public var handleType: Int32?
         public var account: Int64
+        /// The inode's own handle, when its other names (hard links) were locked while it was held.
+        public var inodeHandle: Data? = nil
+        public var inodeHandleType: Int32? = nil
         public init(root: String, relativeFolder: String, device: Int64, inode: Int64, handle: Data?, handleType: Int32?, account: Int64) {
             (self.root, self.relativeFolder, self.device, self.inode, self.handle, self.handleType, self.account) =
                 (root, relativeFolder, device, inode, handle, handleType, account)
@@ -27,9 +30,10 @@ extension Vault {
     public func recordArrival(_ arrival: Arrival, of id: Int64) throws {
         try store.write { db in
             try db.execute(sql: """
-                INSERT OR REPLACE INTO itemArrival (itemId, root, relativeFolder, device, inode, handle, handleType, account)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, arrival.root, arrival.relativeFolder, arrival.device, arrival.inode, arrival.handle, arrival.handleType, arrival.account])
+                INSERT OR REPLACE INTO itemArrival (itemId, root, relativeFolder, device, inode, handle, handleType, account, inodeHandle, inodeHandleType)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, arrival.root, arrival.relativeFolder, arrival.device, arrival.inode, arrival.handle, arrival.handleType, arrival.account,
+                                 arrival.inodeHandle, arrival.inodeHandleType])
         }
     }
 
@@ -37,8 +41,10 @@ extension Vault {
     public func arrival(of id: Int64) throws -> Arrival? {
         try store.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT * FROM itemArrival WHERE itemId = ?", arguments: [id]) else { return nil }
-            return Arrival(root: row["root"], relativeFolder: row["relativeFolder"], device: row["device"], inode: row["inode"],
-                           handle: row["handle"], handleType: row["handleType"], account: row["account"])
+            var arrival = Arrival(root: row["root"], relativeFolder: row["relativeFolder"], device: row["device"], inode: row["inode"],
+                                  handle: row["handle"], handleType: row["handleType"], account: row["account"])
+            (arrival.inodeHandle, arrival.inodeHandleType) = (row["inodeHandle"], row["inodeHandleType"])
+            return arrival
         }
     }
 
@@ -78,12 +84,27 @@ extension Vault {
         return (fd, Self.currentPath(of: fd) ?? arrival.root + (arrival.relativeFolder.isEmpty ? "" : "/" + arrival.relativeFolder))
     }
 
+    /// After a release: the other names (hard links) of the inode it was hidden from, locked while
+    /// it was held and in the vault (owner this service, mode 0000), get back the owner and mode
+    /// it had. Only an inode still locked by this service is touched. Returns whether one was.
+    func unlockOtherNames(_ arrival: Arrival, item: VaultItem, mount: Int32) -> Bool {
+        guard let handle = arrival.inodeHandle, let type = arrival.inodeHandleType else { return false }
+        let fd = handle.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, handle.count, type, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o7777 == 0 else { return false }
+        fchown(fd, uid_t(item.uid), gid_t(item.gid))
+        fchmod(fd, mode_t(item.mode & 0o7777))
+        return true
+    }
+
     /// The path the kernel knows for an open folder (for messages and the journal only).
     static func currentPath(of fd: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/fd/\(fd)", &buffer, Int(PATH_MAX))
         guard length > 0 else { return nil }
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return PathBytes.string(buffer[0..<length].map { UInt8(bitPattern: $0) })
     }
 
     // MARK: - Journaled places

@@ -164,7 +164,7 @@ public final class Vault: Sendable {
         guard sourceFolder >= 0 else { throw VaultError.system("cannot open the folder of \(path)", errno) }
         defer { close(sourceFolder) }
         var there = stat()
-        guard fstatat(sourceFolder, sourceName, &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
+        guard fstatat(sourceFolder, PathBytes.cString(sourceName), &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
             throw VaultError.refused("\(path) was replaced while it was being moved; left in place")
         }
         let digest = unreadable ? "" : try Self.sha256(fd: fd)
@@ -324,6 +324,8 @@ public final class Vault: Sendable {
             }
         }
         let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent)
+        // Its other names (hard links), locked while it was held and hidden, reach it again.
+        if let arrival { _ = unlockOtherNames(arrival, item: item, mount: folderFD) }
         try? FileManager.default.removeItem(atPath: folder(name))
         item.status = .released
         let renamed = attempt > 0

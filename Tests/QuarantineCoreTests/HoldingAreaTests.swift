@@ -1,5 +1,6 @@
 import Foundation
 import MediaDecoding
+import PathBytes
 import QuarantineStore
 import SensitivityAnalysis
 import Testing
@@ -53,6 +54,25 @@ struct HoldingAreaTests {
         _ = try restarted.putBack(heldSecond)
         #expect(FileManager.default.fileExists(atPath: first.path) && FileManager.default.fileExists(atPath: second.path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/" + folders[0]).isEmpty)
+    }
+
+    @Test("a name that is not UTF-8: held and put back under its own bytes")
+    func rawBytesName() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let bytes: [UInt8] = Array(place.downloads.path.utf8) + Array("/odd-".utf8) + [0xFF, 0xFE] + Array(".png".utf8)
+        let fd = open((bytes + [0]).map { CChar(bitPattern: $0) }, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+        #expect(fd >= 0)
+        let png = try IntakeTests.png(card: false)
+        _ = png.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let path = PathBytes.string(bytes)
+        let holding = Holding(store: place.vault.store)
+        let held = try holding.hold(path: path, root: place.downloads.path)
+        var info = stat()
+        #expect(lstat(PathBytes.cString(path), &info) != 0, "still under its name while held")
+        let back = try holding.putBack(held)
+        #expect(PathBytes.bytes(back.path) == bytes)
+        #expect(lstat(PathBytes.cString(path), &info) == 0 && info.st_size == png.count)
     }
 
     @Test("the holding folder removed by the account while empty: a new one is made under a new random name")
@@ -158,6 +178,33 @@ struct HoldingAreaTests {
         #expect(lstat(entry.path, &info) == 0)
         #expect(info.st_uid == account && info.st_gid == 4243 && info.st_mode & 0o7777 == 0o640)
         #expect(lstat(other, &info) == 0 && info.st_uid == account && info.st_mode & 0o7777 == 0o640)
+    }
+
+    @Test("a flagged file with another name: the other name stays unreachable while it is in the vault; the vault records its own owner and mode; a release gives both names back exactly",
+          .enabled(if: getuid() == 0, "giving a file to another account needs root"))
+    func hardLinkThroughTheVault() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try arrive(place, "card.png", card: true)
+        let account: uid_t = 4242
+        chown(place.downloads.path, account, 4242)
+        chown(entry.path, account, 4243)
+        chmod(entry.path, 0o640)
+        let other = place.folder.appendingPathComponent("other-name.png").path
+        #expect(link(entry.path, other) == 0)
+        let intake = Intake(vault: place.vault, holding: Holding(store: place.vault.store, account: account), blocking: { _, work in try work() },
+                            analysis: { path, settings, _ in IntakeTests.StandInAnalysis.judging(sensitive: true).answer(path, settings) })
+        var settings = Settings()
+        settings.mode = .child
+        let again = BacklogEntry(path: entry.path, root: entry.root, direction: .incoming, identity: try #require(FileIdentity(statAt: entry.path)))
+        let outcome = await intake.handle(again, kind: .image, settings: settings)
+        guard case .hidden(let item, .quarantined, _, _) = outcome else { Issue.record("\(outcome)"); return }
+        var info = stat()
+        #expect(lstat(other, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o7777 == 0, "the other name reaches the vaulted file")
+        #expect(item.uid == account && item.gid == 4243 && item.mode & 0o7777 == 0o640, "\(item.uid) \(String(item.mode & 0o7777, radix: 8))")
+        let released = try place.vault.release(id: item.id!, mode: .child, actor: "guardian")
+        #expect(lstat(released.path, &info) == 0 && info.st_uid == account && info.st_gid == 4243 && info.st_mode & 0o7777 == 0o640)
+        #expect(lstat(other, &info) == 0 && info.st_uid == account && info.st_gid == 4243 && info.st_mode & 0o7777 == 0o640,
+                "the other name did not get its owner and mode back: uid \(info.st_uid) mode \(String(info.st_mode & 0o7777, radix: 8))")
     }
 
     @Test("a watched folder on another filesystem: held as a flushed copy in the service's own state, the original removed; put back with its bytes, owner, mode and times",
