@@ -513,7 +513,8 @@ public final class Holding: Sendable {
             try? store.write { db in _ = try HeldFile.deleteOne(db, key: held.id) }
             throw Failure(description: "\(path) was replaced while it was being held; left where it is")
         }
-        fsync(area.fd)
+        // No fsync: a rename lost to a power cut leaves the file where it arrived, and its record
+        // is forgotten at the next start (the file is judged as a new arrival); nothing is lost.
         if now.st_nlink > 1 { lockLinks(&held, in: area.fd) }
         return held
     }
