@@ -198,9 +198,16 @@ public struct Intake: Sendable {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: failure.description)
         } catch {
-            // Not holdable (another filesystem, gone): checked where it is.
+            // Not holdable (gone, replaced, no holding folder or copy could be made): checked where it is.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "checked without holding it: \(error)")
-            return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+            let outcome = await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+            // Child mode: a file neither held nor hidden without a verdict that lets it be is said
+            // to the guardian (the history), never left silently.
+            if mode == .child, !outcome.letsAHeldFileGoBack, !outcome.movedIntoVault, FileIdentity(statAt: path) != nil {
+                try? store.record(.error, path: path, mode: mode, actor: actor,
+                                  detail: "left where it is, readable: it could not be held (\(error)) and \(outcome.failClosedReason)")
+            }
+            return outcome
         }
         return await judgeHeld(entry, held: held, holding: holding, kind: kind, settings: settings, progress: progress)
     }

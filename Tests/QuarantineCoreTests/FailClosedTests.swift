@@ -75,6 +75,20 @@ struct FailClosedTests {
         #expect(!FileManager.default.fileExists(atPath: entry.path))
     }
 
+    @Test("no holding folder can be made and the vault refuses too: the file is left, and the guardian is told in the history")
+    func neitherHeldNorHidden() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try arrive(place, "card.png", card: true)
+        try breakVault(place)
+        let holding = Holding(store: place.vault.store, parent: place.folder.appendingPathComponent("no-such-folder").path)
+        let intake = Intake(vault: place.vault, holding: holding, blocking: { _, work in try work() },
+                            analysis: { path, settings, _ in Self.judging(sensitive: true)(path, settings) })
+        let outcome = await intake.handle(entry, kind: .image, settings: settings(.child))
+        guard case .notMoved = outcome else { Issue.record("\(outcome)"); return }
+        let details = try place.vault.store.events().compactMap(\.detail)
+        #expect(details.filter { $0.hasPrefix("left where it is, readable") }.count == 1, "\(details)")
+    }
+
     @Test("adult mode with hold_while_checking keeps today's behaviour: the vault refused, the file goes back")
     func adultPutsBack() async throws {
         let place = try Place(); defer { place.cleanUp() }
