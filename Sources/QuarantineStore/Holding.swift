@@ -611,7 +611,8 @@ public final class Holding: Sendable {
     // MARK: - Putting back
 
     /// The folder a held file arrived in, open: by its file handle (wherever it is now, needs
-    /// CAP_DAC_READ_SEARCH), else walked to again from its pinned watched folder without
+    /// CAP_DAC_READ_SEARCH and open_by_handle_at, which the unit's `@system-service` filter
+    /// refuses with EPERM: under the unit the walk decides), else walked to again from its pinned watched folder without
     /// following a link; it must be the same folder (device and inode), and belong to ``account``.
     /// Where that folder is gone, the watched folder itself, if it belongs to the account.
     func arrivalFolder(of held: HeldFile) throws(Failure) -> (fd: Int32, path: String) {

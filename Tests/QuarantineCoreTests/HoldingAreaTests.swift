@@ -114,6 +114,25 @@ struct HoldingAreaTests {
         #expect(FileManager.default.fileExists(atPath: place.downloads.appendingPathComponent("moved/photo.png").path), "\(back.path)")
     }
 
+    @Test("without file handles (the unit's seccomp filter refuses open_by_handle_at): a folder swapped for a link is never followed, the file goes back into the watched folder itself")
+    func swappedForALinkWithoutHandles() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let elsewhere = place.folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let path = sub.appendingPathComponent("photo.png").path
+        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
+        let holding = Holding(store: place.vault.store)
+        var held = try holding.hold(path: path, root: place.downloads.path)
+        held.folderHandle = nil
+        #expect(rename(sub.path, place.downloads.appendingPathComponent("moved").path) == 0)
+        #expect(symlink(elsewhere.path, sub.path) == 0)
+        let back = try holding.putBack(held)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "written through the link")
+        #expect(back.path == place.downloads.appendingPathComponent("photo.png").path)
+    }
+
     @Test("the folder it arrived in removed and made again (another folder): the watched folder itself takes it back, never the new one blindly")
     func folderGone() throws {
         let place = try Place(); defer { place.cleanUp() }
