@@ -592,6 +592,18 @@ public final class Holding: Sendable {
         fchmod(fd, 0)
     }
 
+    /// Held by a copy with other names: the original inode (still reached by them, locked) gets
+    /// its owner and mode back, found by its handle; only if it is still locked by this service.
+    func unlockOriginalInode(_ held: HeldFile, mount: Int32) {
+        guard held.linksLocked == true, let bytes = held.inodeHandle, let type = held.inodeHandleType else { return }
+        let fd = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o7777 == 0 else { return }
+        unlockLinks(held, fd: fd)
+    }
+
     /// The owner and mode the file had when it was held, back on the inode (its other names reach it again).
     func unlockLinks(_ held: HeldFile, fd: Int32) {
         guard held.linksLocked == true, let uid = held.ownerUid, let gid = held.ownerGid, let mode = held.fileMode else { return }
@@ -739,6 +751,7 @@ public final class Holding: Sendable {
                 var there = stat()
                 fstatat(writeFD, PathBytes.cString(candidate), &there, AT_SYMLINK_NOFOLLOW)
                 fsync(writeFD)
+                unlockOriginalInode(held, mount: writeFD)
                 unlinkat(area.fd, heldName, 0)
                 try? forget(held)
                 return (target.path + "/" + candidate, FileIdentity(there))

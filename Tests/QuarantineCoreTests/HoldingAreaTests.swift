@@ -226,6 +226,31 @@ struct HoldingAreaTests {
                 "the other name did not get its owner and mode back: uid \(info.st_uid) mode \(String(info.st_mode & 0o7777, radix: 8))")
     }
 
+    @Test("another filesystem and another name (hard link): the other name is locked while the copy is held, and gets its owner and mode back with the put-back",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func otherFilesystemHardLink() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        #expect(mount("tmpfs", place.downloads.path, "tmpfs", 0, "size=4m") == 0, "mount: \(String(cString: strerror(errno)))")
+        defer { _ = umount2(place.downloads.path, Int32(MNT_DETACH)) }
+        let account: uid_t = 4242
+        chown(place.downloads.path, account, 4242)
+        let path = place.downloads.appendingPathComponent("photo.png").path
+        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
+        chown(path, account, 4243)
+        chmod(path, 0o640)
+        let other = place.downloads.appendingPathComponent(".other-name").path
+        #expect(link(path, other) == 0)
+        let holding = Holding(store: place.vault.store, account: account)
+        let held = try holding.hold(path: path, root: place.downloads.path)
+        #expect(held.copied == true && held.linksLocked == true)
+        var info = stat()
+        #expect(lstat(other, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o7777 == 0, "the other name reaches it while held")
+        try holding.putBack(held)
+        #expect(lstat(other, &info) == 0 && info.st_uid == account && info.st_gid == 4243 && info.st_mode & 0o7777 == 0o640,
+                "uid \(info.st_uid) mode \(String(info.st_mode & 0o7777, radix: 8))")
+        #expect(lstat(path, &info) == 0 && info.st_uid == account && info.st_mode & 0o7777 == 0o640)
+    }
+
     @Test("a watched folder on another filesystem: held as a flushed copy in the service's own state, the original removed; put back with its bytes, owner, mode and times",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func otherFilesystem() throws {
