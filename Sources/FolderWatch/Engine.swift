@@ -56,6 +56,8 @@ final class Engine: @unchecked Sendable {
     private let emit: @Sendable (FolderWatchEvent) -> Void
     private let excludedPaths: [String]
     private let excludedNames: Set<String>
+    /// ``FolderWatchOptions/excludedFolders`` as "device:inode".
+    private let excludedFolders: Set<String>
     private let ignoredSuffixes: [String]
 
     private var roots: [String: RootState] = [:]        // by normalized path
@@ -78,6 +80,7 @@ final class Engine: @unchecked Sendable {
         self.emit = emit
         excludedPaths = options.excludedPaths.map(normalizePath)
         excludedNames = Set(options.excludedNames)
+        excludedFolders = Set(options.excludedFolders.map { "\($0.device):\($0.inode)" })
         ignoredSuffixes = options.ignoredSuffixes.map { $0.lowercased() }
     }
 
@@ -394,7 +397,9 @@ final class Engine: @unchecked Sendable {
 
     private func isExcluded(path: String, name: String) -> Bool {
         if excludedNames.contains(name) { return true }
-        return excludedPaths.contains { isPath(path, inside: $0) }
+        if excludedPaths.contains(where: { isPath(path, inside: $0) }) { return true }
+        guard !excludedFolders.isEmpty, case .success(let status) = FileStatus.lstatus(path), status.isDirectory else { return false }
+        return excludedFolders.contains("\(status.device):\(status.inode)")
     }
 
     private func isIgnoredFileName(_ name: String) -> Bool {

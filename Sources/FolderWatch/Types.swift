@@ -123,6 +123,10 @@ public struct FolderWatchOptions: Sendable {
     public var excludedPaths: [String] = []
     /// Exact file or folder names that are skipped wherever they appear (e.g. ".git").
     public var excludedNames: [String] = []
+    /// Folders never watched nor scanned, by identity (device, inode), whatever they are called
+    /// or wherever they are moved (a service's own holding folder, which the watched account
+    /// may rename but not make).
+    public var excludedFolders: [(device: UInt64, inode: UInt64)] = []
     /// How often a root that hit the watch limit is rescanned.
     public var fallbackRescanInterval: Duration = .seconds(60)
     /// How often a missing root is checked for.

@@ -66,6 +66,11 @@ public enum GuardianService {
         options.actor = "guardian service"
         // The account's browsers keep their history in its own ~/.config (only that is read there).
         options.browserConfigHome = account.home + "/.config"
+        // Held files leave the account's folders into a folder of the service's in its home (the
+        // same mount as the watched folders under the unit's BindPaths=), and go back only into
+        // the account's own folders.
+        options.holdingParent = account.home
+        options.protectedAccount = account.uid
         options.protectedHome = account.home
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {

@@ -156,7 +156,11 @@ extension QuarantineAgent {
         }
         noteDatabaseFaults()
         // While the database refuses writes, no verdict could be recorded: nothing starts.
-        guard let engine, state.withLock({ $0.databaseFault == nil }) else { return [] }
+        guard let engine, state.withLock({ $0.databaseFault == nil }) else {
+            // Nothing can analyse: in child mode what waits is held out of reach meanwhile.
+            if settings.mode == .child, state.withLock({ $0.databaseFault == nil }) { holdWhileNothingAnalyses(excluding: busy) }
+            return []
+        }
         let workers = engine.workers
         var freeImages = workers - (busy.count - videos)
         var freeVideos = max(1, workers / 2) - videos
@@ -172,7 +176,7 @@ extension QuarantineAgent {
         var jobs: [Job] = []
         for entry in entries where freeImages > 0 || freeVideos > 0 {
             let file: MediaFile
-            do { file = try MediaFile(path: entry.path) } catch where error.code == .permissionDenied {
+            do { file = try openQueued(entry, settings: settings) } catch where error.code == .permissionDenied {
                 // Its type cannot be read either: the core decides (held in child mode, else
                 // checked once readable), on a picture's slot.
                 guard freeImages > 0 else { continue }
@@ -208,6 +212,83 @@ extension QuarantineAgent {
         return jobs
     }
 
+    /// The file of a backlog entry: where it arrived, or where it is held (kept held after a
+    /// failure or a stop, or held while nothing could analyse it).
+    func openQueued(_ entry: BacklogEntry, settings: Settings) throws(MediaError) -> MediaFile {
+        do { return try MediaFile(path: entry.path) } catch where error.code == .notFound && settings.holdsWhileChecking {
+            guard let held = holding.held(originalPath: entry.path) else { throw error }
+            return try MediaFile(path: holding.path(of: held))
+        }
+    }
+
+    // MARK: - Held files (fail closed)
+
+    /// How often files kept held (the vault refused them) are tried again.
+    static let heldRetryInterval = Duration.seconds(30)
+
+    /// At start: in child mode every file still held stays held and is queued to be judged where
+    /// it is (nothing goes back unchecked); otherwise each goes back where it was (checked again
+    /// as a new arrival), as before.
+    func recoverHeldFiles(_ settings: Settings) async throws {
+        let holding = self.holding
+        guard settings.mode == .child else {
+            for line in try await onOwnThread("hold-recovery", { holding.recover() }) { logger.notice("put back a file held when the agent stopped: \(line)") }
+            return
+        }
+        let kept = try await onOwnThread("hold-recovery", { holding.keepHeld() })
+        if !kept.isEmpty { logger.notice("\(kept.count) file(s) held when the service stopped stay held and are checked where they are") }
+        queueHeld(kept, settings: settings)
+    }
+
+    /// Child mode: every ``heldRetryInterval`` the files kept held and no longer queued (the vault
+    /// refused them) are queued again. A child task of ``run()``.
+    func retryHeldFiles() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.heldRetryInterval)
+            if Task.isCancelled { return }
+            let settings = state.withLock { $0.settings }
+            guard settings.mode == .child, let held = try? holding.heldFiles(), !held.isEmpty else { continue }
+            let busy = state.withLock { Set($0.inFlight.keys) }
+            let waiting = Set(((try? vault.store.backlog(limit: 100_000)) ?? []).map(\.path))
+            queueHeld(held.filter { !busy.contains($0.originalPath) && !waiting.contains($0.originalPath) }, settings: settings)
+        }
+    }
+
+    /// Queues held files to be judged where they are held, under the path they arrived at.
+    func queueHeld(_ held: [HeldFile], settings: Settings) {
+        let roots = state.withLock { $0.roots }
+        let entries = held.compactMap { record -> BacklogEntry? in
+            guard let identity = FileIdentity(statAt: holding.path(of: record)) else { return nil }
+            let root = roots.values.filter { record.originalPath.hasPrefix($0.path + "/") }.max { $0.path.count < $1.path.count }
+            let direction: FolderDirection = root?.direction == .outgoing ? .outgoing : .incoming
+            return BacklogEntry(path: record.originalPath, root: root?.path ?? (record.originalPath as NSString).deletingLastPathComponent,
+                                direction: direction, identity: identity)
+        }
+        guard !entries.isEmpty else { return }
+        do { try vault.store.enqueue(entries, mode: settings.mode) } catch {
+            logger.error("cannot queue \(entries.count) held file(s) to be checked again: \(error); they stay held")
+            return
+        }
+        wakeContinuation.yield()
+    }
+
+    /// Child mode while nothing can analyse (no worker, models missing): the files waiting are
+    /// held out of reach now, and judged once analysis works again.
+    func holdWhileNothingAnalyses(excluding busy: Set<String>) {
+        guard let entries = try? vault.store.backlog(limit: 256, excluding: busy) else { return }
+        for entry in entries where holding.held(originalPath: entry.path) == nil {
+            var info = stat()
+            guard lstat(PathBytes.cString(entry.path), &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 else { continue }
+            do {
+                _ = try holding.hold(path: entry.path, root: entry.root)
+                count(.heldWaiting)
+                logger.notice("held out of reach until it can be checked (nothing can analyse it now)", metadata: ["path": "\(entry.path)"])
+            } catch {
+                logger.warning("cannot hold it while nothing can analyse it: \(error)", metadata: ["path": "\(entry.path)"])
+            }
+        }
+    }
+
     func finished(_ path: String, video: Bool) {
         // A write of this file's record that failed closes the gate before the next one starts.
         noteDatabaseFaults()
@@ -237,6 +318,10 @@ extension QuarantineAgent {
         case notMoved
         /// Dealt with, by verdict.
         case verdict(Verdict)
+        /// Child mode: kept held, out of reach, after a check that gave no verdict letting it go back.
+        case keptHeld
+        /// Child mode: held while nothing could analyse it.
+        case heldWaiting
 
         /// The key in the published status (`counters` in `status --json`).
         var key: String {
@@ -245,6 +330,8 @@ extension QuarantineAgent {
             case .gone: return "gone"
             case .notMoved: return "not_moved"
             case .verdict(let verdict): return verdict.rawValue
+            case .keptHeld: return "kept_held"
+            case .heldWaiting: return "held_waiting"
             }
         }
     }
@@ -351,6 +438,10 @@ extension QuarantineAgent {
             } else {
                 report(then, for: entry, mode: mode)
             }
+        case .keptHeld(let reason, _):
+            // Recorded in the audit log by the core (the guardian's history shows it).
+            logger.warning("kept held, out of reach: \(reason)", metadata: metadata)
+            count(.keptHeld)
         case .givenUp(let crashes, let then):
             logger.error("given up after it crashed the agent \(crashes) times; check it with 'quarantine scan'", metadata: metadata)
             report(then, for: entry, mode: mode)

@@ -33,6 +33,11 @@ public final class QuarantineAgent: Service, Sendable {
         /// The configuration folder the browsers use, for their download history (default:
         /// `XDG_CONFIG_HOME` of `environment`; the guardian service sets the account's own).
         public var browserConfigHome: String?
+        /// Where held files are held: a folder on the same mount as the watched folders (the
+        /// guardian service: the account's home), and whose folders they go back into (the
+        /// account). Default: the data folder, and this process's own user.
+        public var holdingParent: String?
+        public var protectedAccount: uid_t?
         /// The protected account's home (the guardian service): in child mode it is watched whole,
         /// recursively, whatever the configuration lists, so that no folder the account makes,
         /// renames or points its browser at is left out (issue 26). Nil for a person's own agent.
@@ -121,7 +126,7 @@ public final class QuarantineAgent: Service, Sendable {
         self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
         vault = try Vault.standard(environment: options.environment)
-        holding = Holding(store: vault.store)
+        holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         let settings = try Self.loadSettings(options, store: vault.store)
         state = Locked(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -157,8 +162,8 @@ public final class QuarantineAgent: Service, Sendable {
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
         for line in vault.tightened { logger.notice("made private (others could read it): \(line)") }
         // Files held when the last run ended go back (and are checked again as new arrivals).
-        let holding = self.holding
-        for line in try await onOwnThread("hold-recovery", { holding.recover() }) { logger.notice("put back a file held when the agent stopped: \(line)") }
+        // (In child mode they stay held and are judged again where they are: see Agent+Work.)
+        try await recoverHeldFiles(settings)
         // A damaged file is found before anything is analysed into it. Startup: a database that
         // cannot be opened at all made init throw (exit 1: systemd restarts the agent every 5 s,
         // and each start looks through the folders again, so nothing waits unseen); one that
@@ -194,6 +199,7 @@ public final class QuarantineAgent: Service, Sendable {
                 group.addTask { await self.handleReloads() }
                 group.addTask { await self.watchdog() }
                 group.addTask { await self.retryAnalyzer() }
+                group.addTask { await self.retryHeldFiles() }
                 group.addTask { await self.publisher() }
                 group.addTask { await self.flusher() }
                 group.addTask { await self.watchDatabase() }
@@ -271,8 +277,10 @@ public final class QuarantineAgent: Service, Sendable {
     func watchOptions(_ settings: Settings) -> FolderWatchOptions {
         var watch = FolderWatchOptions()
         watch.settleDelay = .milliseconds(settings.agent.settleMilliseconds)
-        // The private folders of held files (see Holding) are never watched.
-        watch.excludedNames = settings.watch.exclude + [Holding.folderName] + (1..<8).map { "\(Holding.folderName).\($0)" }
+        // The holding folders (see Holding) are never watched: by identity, not by a name the
+        // watched account could give any folder.
+        watch.excludedNames = settings.watch.exclude
+        watch.excludedFolders = holding.holdingFolderIdentities()
         watch.excludedPaths = [Vault.baseDirectory(environment: options.environment)]
             + (settings.mode == .child ? options.protectedHome.map { home in Self.protectedHomeExclusions.map { home + "/" + $0.path } } ?? [] : [])
         watch.fallbackRescanInterval = .seconds(settings.agent.rescanSeconds)
@@ -326,14 +334,21 @@ public final class QuarantineAgent: Service, Sendable {
     /// Analysis cannot go on (models missing, no worker starts): files stay queued; says why
     /// once, and ``retryAnalyzer()`` tries again.
     func analysisBroke(_ reason: String) {
-        let message = "cannot analyse: \(reason); files are queued until this is fixed (run 'make setup' or 'quarantine doctor')"
+        let holds = state.withLock { $0.settings.mode == .child }
+        let message = "cannot analyse: \(reason); files are queued\(holds ? " and new files are held out of reach" : "") until this is fixed (run 'make setup' or 'quarantine doctor')"
         let (first, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
             defer { s.engine = nil; s.problem = message }
             return (s.problem != message, s.engine)
         }
         (old as? SandboxedAnalysis)?.stop()
-        if first { logger.error("\(message)") }
+        if first {
+            logger.error("\(message)")
+            // The guardian sees it in the history, not only in the status.
+            if holds { try? vault.store.record(.error, mode: .child, actor: options.actor, detail: message) }
+        }
         publishSoon()
+        // Files waiting are held now, not when a worker is back.
+        wakeContinuation.yield()
     }
 
     /// While the models cannot be loaded, tries again every 30 s (no timer otherwise).

@@ -102,6 +102,37 @@ public struct Intake: Sendable {
         /// which needs no read access, or left); the caller checks it again once it can be read.
         case unreadable(then: Intake.Outcome)
 
+        /// Child mode, a held file whose check ended without a verdict that lets it go back and
+        /// that the vault could not take either (or that is to be checked again: a stop, a
+        /// database fault): it stays held, out of reach, and is checked again later.
+        case keptHeld(reason: String, after: Intake.Outcome)
+
+        /// Whether a held file may go back where it arrived after this (child mode): only a
+        /// verdict that says it may (not sensitive, not a picture or video, on the allow list, or
+        /// this exact version dealt with before), or nothing there to judge (gone, empty).
+        public var letsAHeldFileGoBack: Bool {
+            switch self {
+            case .clean, .other, .allowed, .alreadySeen: return true
+            default: return false
+            }
+        }
+
+        /// Why a held file is kept out of reach after this, in words for the guardian.
+        var failClosedReason: String {
+            switch self {
+            case .unopenable(let reason): return "it could not be opened (\(reason))"
+            case .left(let reason, _): return "it could not be checked (\(reason))"
+            case .notMoved(_, let reason): return "the vault refused it (\(reason))"
+            case .changed: return "it kept changing while it was checked"
+            case .cancelled: return "the service stopped before it was checked"
+            case .databaseUnavailable(let message): return "the audit database is unavailable (\(message))"
+            case .givenUp(let crashes, _): return "it crashed the analysis \(crashes) times"
+            case .unreadable: return "it cannot be read"
+            case .keptHeld(let reason, _): return reason
+            default: return "no verdict"
+            }
+        }
+
         /// Whether the file went into the vault (directly, or as what `on_error` decided).
         public var movedIntoVault: Bool {
             switch self {
@@ -123,13 +154,36 @@ public struct Intake: Sendable {
         let attempts: Int
         do { attempts = try store.beginAttempt(entry) } catch { return .databaseUnavailable("\(error)") }
         defer { try? store.endAttempt(entry) }
+        // Held already (kept held after a failure, at a stop or a crash, or while nothing could
+        // analyse it): judged again where it is held, never put back first.
+        let alreadyHeld = settings.holdsWhileChecking ? holding?.held(originalPath: path) : nil
         if attempts > maxCrashes {
             let crashes = attempts - 1
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the analysis \(crashes) times")
             let failure = FileReport.Failure(code: "crashed", message: "\(path): crashed the analysis \(crashes) times")
-            return .givenUp(crashes: crashes, then: failed(entry, failure: failure, kind: kind, digest: nil, settings: settings))
+            let heldAt = alreadyHeld.flatMap { held in holding.map { $0.path(of: held) } }
+            let then = failed(entry, at: heldAt, held: alreadyHeld, failure: failure, kind: kind, digest: nil,
+                              identity: heldAt.flatMap { FileIdentity(statAt: $0) }, settings: settings)
+            let outcome = Outcome.givenUp(crashes: crashes, then: then)
+            guard let held = alreadyHeld, let holding else { return outcome }
+            if outcome.movedIntoVault { try? holding.forget(held); return outcome }
+            if mode == .child { return keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings) }
+            _ = try? holding.putBack(held)
+            return outcome
         }
-
+        if let holding, let held = alreadyHeld {
+            let outcome = await judgeHeld(entry, held: held, holding: holding, kind: kind, settings: settings, progress: progress)
+            // Another file saved under the same name meanwhile (its backlog entry was this one,
+            // the path being the key): queued again for its own check.
+            var info = stat()
+            if lstat(PathBytes.cString(path), &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
+                let there = FileIdentity(info)
+                if there.device != held.device || there.inode != held.inode {
+                    _ = try? store.enqueue([BacklogEntry(path: path, root: entry.root, direction: entry.direction, identity: there)], mode: mode)
+                }
+            }
+            return outcome
+        }
         // This exact version was dealt with (a held file put back arrives again as a new name).
         if let identity = FileIdentity(statAt: path), (try? store.hasSeen(identity, at: path, in: mode)) == true {
             try? store.complete(entry, seen: nil)
@@ -139,25 +193,105 @@ public struct Intake: Sendable {
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
         }
         let held: HeldFile
-        do { held = try holding.hold(path: path, root: entry.root) } catch {
-            // Not holdable (another filesystem, gone): checked where it is.
+        do { held = try holding.hold(path: path, root: entry.root) } catch let failure as Holding.Failure where failure.alreadyHeld {
+            // A held file seen by a watcher in its holding folder: it is judged as what it was.
+            try? store.complete(entry, seen: nil)
+            return .unopenable(reason: failure.description)
+        } catch {
+            // Not holdable (gone, replaced, no holding folder or copy could be made): checked where it is.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "checked without holding it: \(error)")
-            return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+            let outcome = await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
+            // Child mode: a file neither held nor hidden without a verdict that lets it be is said
+            // to the guardian (the history), never left silently.
+            if mode == .child, !outcome.letsAHeldFileGoBack, !outcome.movedIntoVault, FileIdentity(statAt: path) != nil {
+                try? store.record(.error, path: path, mode: mode, actor: actor,
+                                  detail: "left where it is, readable: it could not be held (\(error)) and \(outcome.failClosedReason)")
+            }
+            return outcome
         }
-        let outcome = await judge(entry, at: held.heldPath, held: held, kind: kind, settings: settings, progress: progress)
+        return await judgeHeld(entry, held: held, holding: holding, kind: kind, settings: settings, progress: progress)
+    }
+
+    /// Judges a held file where it is held. It goes back to where it arrived only on a verdict
+    /// that lets it (``Outcome/letsAHeldFileGoBack``); in child mode every other outcome hides it
+    /// in the vault as unverified, with the reason, or (when the vault refuses that too, or the
+    /// service is stopping, or the database is unavailable) keeps it held, recorded so that the
+    /// guardian sees it in the history. Adult mode (`hold_while_checking`) puts it back whatever
+    /// happened, as it always did.
+    func judgeHeld(_ entry: BacklogEntry, held: HeldFile, holding: Holding, kind: MediaType.Kind, settings: Settings,
+                   progress: @escaping @Sendable (VideoProgress) -> Void) async -> Outcome {
+        let path = entry.path, mode = settings.mode, store = vault.store
+        // Reached through the holding folder's descriptor, never through the account's folders.
+        let source = holding.path(of: held)
+        var outcome = await judge(entry, at: source, held: held, kind: kind, settings: settings, progress: progress)
+        // Changed while held (someone kept a descriptor or another name of it): judged again as it is now.
+        var rounds = 1
+        while case .changed = outcome, rounds < Self.changedRounds, !Task.isCancelled {
+            rounds += 1
+            outcome = await judge(entry, at: source, held: held, kind: kind, settings: settings, progress: progress)
+        }
         if outcome.movedIntoVault {
             try? holding.forget(held)
             return outcome
         }
-        let before = FileIdentity(statAt: held.heldPath)
+        if mode == .child && !outcome.letsAHeldFileGoBack {
+            return keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings)
+        }
+        let before = FileIdentity(statAt: source)
         do {
             let back = try holding.putBack(held)
             // What was recorded for it while held stays true where it is back.
             if let before { try? store.carrySeen(from: path, identity: before, to: back.path, identity: back.identity) }
+        } catch let failure as Holding.Failure where failure.refusedPutBack {
+            // Its folder cannot take it back (gone, replaced, not the account's): it goes into the
+            // vault, from where it can be released elsewhere, never into someone else's folder.
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not put back: \(failure)")
+            return keepOut(entry, held: held, holding: holding, after: .keptHeld(reason: "it could not be put back: \(failure)", after: outcome),
+                           kind: kind, settings: settings)
         } catch {
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "\(error)")
         }
         return outcome
+    }
+
+    /// How many times a file that changes while held is judged before it is hidden as unverified.
+    static let changedRounds = 3
+
+    /// Child mode, a held file whose check ended without a verdict that lets it go back: hidden
+    /// in the vault as unverified, with the reason; else (the vault refused, or the check is to be
+    /// made again: a stop, a database fault) kept held, and recorded for the guardian.
+    func keepOut(_ entry: BacklogEntry, held: HeldFile, holding: Holding, after outcome: Outcome, kind: MediaType.Kind, settings: Settings) -> Outcome {
+        let path = entry.path, mode = settings.mode, store = vault.store
+        let reason = outcome.failClosedReason
+        let source = holding.path(of: held)
+        // Gone from where it was held (nothing left to protect), or empty (nothing to see).
+        guard let now = FileIdentity(statAt: source) else {
+            try? holding.forget(held)
+            return outcome
+        }
+        if now.size == 0 {
+            _ = try? holding.putBack(held)
+            return outcome
+        }
+        switch outcome {
+        case .cancelled, .databaseUnavailable:
+            // Judged again from where it is held: at the next start, or once the database works.
+            try? store.record(.error, path: path, mode: mode, actor: actor, detail: "kept held, out of reach: \(reason); it is checked again")
+            return .keptHeld(reason: reason, after: outcome)
+        default:
+            break
+        }
+        let hidden = hide(entry, at: source, held: held, identity: now, sha256: nil, kind: kind, reasons: ["unverified: \(reason)"], preview: nil,
+                          mode: mode, verdict: .unverified)
+        if hidden.movedIntoVault {
+            try? holding.forget(held)
+            return hidden
+        }
+        let refused: String
+        if case .notMoved(_, let why) = hidden { refused = why } else { refused = hidden.failClosedReason }
+        try? store.record(.error, path: path, mode: mode, actor: actor,
+                          detail: "kept held, out of reach: \(reason); the vault refused it too (\(refused)); it is tried again")
+        return .keptHeld(reason: "\(reason); the vault refused it too (\(refused))", after: outcome)
     }
 
     /// Judges the file of `entry`, now at `source` (where it is held, or its own path); every
@@ -339,8 +473,14 @@ public struct Intake: Sendable {
             }
         }
         do {
-            let item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict,
+            var item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict,
                                 origin: origin)
+            // Released, it goes back into the folder it arrived in (by identity), if that is the account's.
+            if let held, let arrival = holding?.arrival(of: held), let id = item.id { try? vault.recordArrival(arrival, of: id) }
+            // Its other names were locked while it was held: the vault records the owner and mode it had.
+            if let held, let original = holding?.originalOwnership(of: held), let id = item.id {
+                item = (try? vault.recordOwnership(of: id, uid: original.uid, gid: original.gid, mode: original.mode)) ?? item
+            }
             let id = item.id ?? 0
             try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)

@@ -145,6 +145,7 @@ public final class AuditStore: Sendable {
         ReleaseRequest.registerMigration(&migrator)
         HeldFile.registerMigration(&migrator)
         VideoProgressRecord.registerMigration(&migrator)
+        HeldFile.registerIdentityMigration(&migrator)
         return migrator
     }
 

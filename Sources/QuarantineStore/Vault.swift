@@ -157,6 +157,16 @@ public final class Vault: Sendable {
         if unreadable && info.st_nlink > 1 {
             throw VaultError.refused("\(path) cannot be read and has other names (hard links): it can only be copied into the vault, which needs read access")
         }
+        // The folder it is in, by descriptor: the move and any recovery work on that folder and
+        // this name, never on the path again (a folder of it swapped for a link changes nothing).
+        let sourceName = (path as NSString).lastPathComponent
+        let sourceFolder = open(PathBytes.cString((path as NSString).deletingLastPathComponent), Holding.O_PATH | O_DIRECTORY | O_CLOEXEC)
+        guard sourceFolder >= 0 else { throw VaultError.system("cannot open the folder of \(path)", errno) }
+        defer { close(sourceFolder) }
+        var there = stat()
+        guard fstatat(sourceFolder, PathBytes.cString(sourceName), &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
+            throw VaultError.refused("\(path) was replaced while it was being moved; left in place")
+        }
         let digest = unreadable ? "" : try Self.sha256(fd: fd)
         let attributes = unreadable ? [:] : Self.extendedAttributes(fd: fd)
         var item = VaultItem(
@@ -177,6 +187,7 @@ public final class Vault: Sendable {
         (item, journalId) = try store.beginQuarantine(item) { self.itemPath($0) }
         let id = item.id!
         let name = item.vaultName!
+        try? recordPlace(journalId: journalId, role: .source, folder: sourceFolder, name: sourceName)
         try crashPoint?(.journaled)
         do {
             guard mkdir(PathBytes.cString(folder(name)), 0o700) == 0 || errno == EEXIST else { throw VaultError.system("cannot create \(folder(name))", errno) }
@@ -187,7 +198,7 @@ public final class Vault: Sendable {
             // A file with other names (hard links) is copied, never renamed: the vault keeps an
             // inode of its own, which no outside name can change, and the other names stay
             // where they are, each judged on its own.
-            try move(fd: fd, identity: identity, from: path, to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
+            try move(fd: fd, identity: identity, from: path, in: (sourceFolder, sourceName), to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
                      sha256: digest, journalId: journalId, copying: info.st_nlink > 1, readable: !unreadable)
             chmod(PathBytes.cString(itemPath(name)), 0o600)
             if unreadable, let hash = try? Self.sha256(path: itemPath(name)) { item.sha256 = hash }
@@ -264,11 +275,16 @@ public final class Vault: Sendable {
             throw VaultError.refused("item \(id) is \(item.status.rawValue), not in the vault")
         }
         let original = URL(fileURLWithPath: item.originalPath)
-        let folderPath = directory.map { URL(fileURLWithPath: $0).standardized.path } ?? original.deletingLastPathComponent().path
+        let recordedFolder = directory.map { URL(fileURLWithPath: $0).standardized.path } ?? original.deletingLastPathComponent().path
         // Opened without following a symbolic link that was not there when the file was hidden
         // (a folder `--to` names is the person's own choice, links and all).
-        let folderFD = try Self.openFolder(folderPath, creating: true, allowedRealPath: directory == nil ? item.folderRealPath : nil,
-                                           followingLinks: directory != nil)
+        // Held by a service for an account: back only into the folder it arrived in (by identity),
+        // and only if that is the account's. Otherwise by path, never following a link that was
+        // not there when it was hidden; folders made again belong to the file's owner.
+        let arrival = directory == nil ? try? arrival(of: id) : nil
+        let (folderFD, folderPath) = try arrival.map { try openArrivalFolder($0, itemId: id) }
+            ?? (Self.openFolder(recordedFolder, creating: true, allowedRealPath: directory == nil ? item.folderRealPath : nil,
+                                followingLinks: directory != nil, owner: geteuid() == uid_t(item.uid) ? nil : (uid_t(item.uid), gid_t(item.gid))), recordedFolder)
         defer { close(folderFD) }
         let source = itemPath(name)
         let fd = open(PathBytes.cString(source), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -290,6 +306,7 @@ public final class Vault: Sendable {
             destination = folderPath + "/" + candidate
             if faccessat(folderFD, candidate, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT { attempt += 1; continue }
             journalId = try store.beginRelease(itemId: id, source: source, destination: destination)
+            try? recordPlace(journalId: journalId, role: .destination, folder: folderFD, name: candidate)
             try crashPoint?(.journaled)
             do {
                 try move(fd: fd, identity: identity, from: source, to: Destination(folder: folderFD, name: candidate, path: destination),
@@ -307,6 +324,8 @@ public final class Vault: Sendable {
             }
         }
         let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent)
+        // Its other names (hard links), locked while it was held and hidden, reach it again.
+        if let arrival { _ = unlockOtherNames(arrival, item: item, mount: folderFD) }
         try? FileManager.default.removeItem(atPath: folder(name))
         item.status = .released
         let renamed = attempt > 0
@@ -314,6 +333,19 @@ public final class Vault: Sendable {
                                 event: AuditEvent(.released, itemId: id, path: destination, mode: mode, actor: actor,
                                                   detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil))
         return Release(path: destination, renamed: renamed, ownerRestored: ownerRestored)
+    }
+
+    /// Records the owner, group and mode item `id` had before it was held (a held file with other
+    /// names had them changed, so that no name reached it): what a release restores.
+    public func recordOwnership(of id: Int64, uid: uid_t, gid: gid_t, mode: mode_t) throws -> VaultItem {
+        try store.write { db in
+            guard var item = try VaultItem.fetchOne(db, key: id) else { throw VaultError.refused("there is no item \(id) in the vault") }
+            item.uid = UInt32(uid)
+            item.gid = UInt32(gid)
+            item.mode = (item.mode & ~0o7777) | UInt32(mode & 0o7777)
+            try item.update(db)
+            return item
+        }
     }
 
     /// `name.ext`, `name (1).ext`, `name (2).ext`, ...
@@ -398,19 +430,21 @@ public final class Vault: Sendable {
 
     /// Moves the file open as `fd` from `source` to `destination` (which must not exist). With
     /// `copying`, the file is copied (as across filesystems) even on one filesystem.
-    func move(fd: Int32, identity: FileIdentity, from source: String, to destination: Destination, sha256: String, journalId: Int64,
-              copying: Bool = false, readable: Bool = true) throws {
-        if !copying && qsys_rename_noreplace(AT_FDCWD, PathBytes.cString(source), destination.folder, PathBytes.cString(destination.name)) == 0 {
+    func move(fd: Int32, identity: FileIdentity, from source: String, in sourcePlace: (folder: Int32, name: String)? = nil, to destination: Destination,
+              sha256: String, journalId: Int64, copying: Bool = false, readable: Bool = true) throws {
+        // The source as a name in an open folder (a path only for the vault's own files).
+        let (sourceFolder, sourceName) = sourcePlace ?? (AT_FDCWD, source)
+        if !copying && qsys_rename_noreplace(sourceFolder, PathBytes.cString(sourceName), destination.folder, PathBytes.cString(destination.name)) == 0 {
             // Make sure what moved is the file we hold, not one swapped in at that path.
             var moved = stat()
             if fstatat(destination.folder, PathBytes.cString(destination.name), &moved, AT_SYMLINK_NOFOLLOW) == 0,
                UInt64(moved.st_dev) == identity.device, UInt64(moved.st_ino) == identity.inode {
                 fsync(destination.folder)
-                fsyncDirectory(of: source)
+                if sourcePlace == nil { fsyncDirectory(of: source) } else { fsyncFolder(sourceFolder) }
                 try crashPoint?(.inPlace)
                 return
             }
-            _ = qsys_rename_noreplace(destination.folder, PathBytes.cString(destination.name), AT_FDCWD, PathBytes.cString(source))
+            _ = qsys_rename_noreplace(destination.folder, PathBytes.cString(destination.name), sourceFolder, PathBytes.cString(sourceName))
             throw VaultError.refused("\(source) was replaced while it was being moved; left in place")
         }
         let code = copying ? EXDEV : errno
@@ -439,9 +473,10 @@ public final class Vault: Sendable {
         try crashPoint?(.copyRecorded)
         // Remove the original only if the path still names the file we copied.
         var current = stat()
-        if lstat(PathBytes.cString(source), &current) == 0, UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
-            unlink(PathBytes.cString(source))
-            fsyncDirectory(of: source)
+        if fstatat(sourceFolder, PathBytes.cString(sourceName), &current, AT_SYMLINK_NOFOLLOW) == 0,
+           UInt64(current.st_dev) == identity.device, UInt64(current.st_ino) == identity.inode {
+            unlinkat(sourceFolder, PathBytes.cString(sourceName), 0)
+            if sourcePlace == nil { fsyncDirectory(of: source) } else { fsyncFolder(sourceFolder) }
         }
         try crashPoint?(.originalRemoved)
     }
@@ -451,7 +486,8 @@ public final class Vault: Sendable {
     /// `followingLinks` (a folder the person named), or when the whole path still resolves to
     /// `allowedRealPath` (the link was there when the file was hidden, and leads to the same
     /// place). Anything else that is not a folder is refused, naming it.
-    static func openFolder(_ path: String, creating: Bool, allowedRealPath: String?, followingLinks: Bool = false) throws -> Int32 {
+    static func openFolder(_ path: String, creating: Bool, allowedRealPath: String?, followingLinks: Bool = false,
+                           owner: (uid: uid_t, gid: gid_t)? = nil) throws -> Int32 {
         var fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw VaultError.system("cannot open /", errno) }
         var walked = ""
@@ -466,6 +502,12 @@ public final class Vault: Sendable {
                     throw VaultError.system("cannot recreate the folder \(walked)", code)
                 }
                 next = openat(fd, PathBytes.cString(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                // Made again for the file's owner (by a service): theirs, with the usual mode,
+                // whatever this process's umask (a service's 077 would leave them unreachable).
+                if next >= 0, let owner {
+                    fchown(next, owner.uid, owner.gid)
+                    fchmod(next, 0o755)
+                }
             }
             if next < 0 && (errno == ELOOP || errno == ENOTDIR) {
                 var info = stat()
@@ -490,6 +532,12 @@ public final class Vault: Sendable {
             fd = next
         }
         return fd
+    }
+
+    /// fsync of a folder open as `fd` (O_PATH or not).
+    func fsyncFolder(_ fd: Int32) {
+        let opened = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if opened >= 0 { fsync(opened); close(opened) }
     }
 
     func fsyncDirectory(of path: String) {
@@ -592,19 +640,68 @@ public final class Vault: Sendable {
     func recover() throws -> [String] {
         var lines: [String] = []
         for entry in try store.unfinishedMoves() {
-            let atSource = access(PathBytes.cString(entry.source), F_OK) == 0, atDestination = access(PathBytes.cString(entry.destination), F_OK) == 0
-            unlink(PathBytes.cString(entry.destination + ".part"))
             let item = try store.item(entry.itemId)
+            let places = places(journalId: entry.id ?? 0)
+            // The vault's side is a path of its own; the other side (the account's folders) only
+            // by the folder recorded for it, checked by identity, or not at all.
+            let vaultPath = entry.operation == .quarantine ? entry.destination : entry.source
+            let outsidePath = entry.operation == .quarantine ? entry.source : entry.destination
+            let outsideRole: PlaceRole = entry.operation == .quarantine ? .source : .destination
+            let vaultFolder = open(PathBytes.cString((vaultPath as NSString).deletingLastPathComponent), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let vaultName = (vaultPath as NSString).lastPathComponent
+            var outside: (fd: Int32, name: String)?
+            if let place = places[outsideRole] {
+                outside = openPlace(place, journaledPath: outsidePath).map { ($0, place.name) }
+            } else if places.isEmpty {
+                // Journaled before places were recorded: by the path, never following a link in it.
+                if let fd = try? Self.openFolder((outsidePath as NSString).deletingLastPathComponent, creating: false, allowedRealPath: nil) {
+                    outside = (fd, (outsidePath as NSString).lastPathComponent)
+                }
+            }
+            defer {
+                if vaultFolder >= 0 { close(vaultFolder) }
+                if let outside { close(outside.fd) }
+            }
+            func exists(_ folder: Int32, _ name: String) -> Bool {
+                var info = stat()
+                return folder >= 0 && fstatat(folder, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0
+            }
+            func hash(_ folder: Int32, _ name: String) -> String? {
+                let fd = openat(folder, PathBytes.cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                guard fd >= 0 else { return nil }
+                defer { close(fd) }
+                return try? Self.sha256(fd: fd)
+            }
+            let inVault = exists(vaultFolder, vaultName)
+            let outsideKnown = outside != nil
+            let atOutside = outside.map { exists($0.fd, $0.name) } ?? false
+            // The partial copy: in the vault's folder (a hide) or beside the released name.
+            if entry.operation == .quarantine {
+                unlinkat(vaultFolder, PathBytes.cString(vaultName + ".part"), 0)
+            } else if let outside {
+                unlinkat(outside.fd, PathBytes.cString(outside.name + ".part"), 0)
+            }
+            let (atSource, atDestination) = entry.operation == .quarantine ? (atOutside, inVault) : (inVault, atOutside)
+            let (sourceSide, destinationSide): ((Int32, String)?, (Int32, String)?) = entry.operation == .quarantine
+                ? (outside.map { ($0.fd, $0.name) }, (vaultFolder, vaultName)) : ((vaultFolder, vaultName), outside.map { ($0.fd, $0.name) })
             var outcome: String
-            if atDestination && atSource {
+            if !outsideKnown {
+                // The account's side cannot be reached safely: decided by the vault's side alone,
+                // and nothing is done there.
+                if entry.operation == .quarantine {
+                    outcome = inVault ? "finished (the folder it came from was not touched: it was not where it was)" : "rolled back"
+                } else {
+                    outcome = inVault ? "rolled back (the folder it went to was not touched: it was not where it was)" : "finished (the folder it went to was not touched)"
+                }
+            } else if atDestination && atSource, let source = sourceSide, let destination = destinationSide {
                 // A cross-filesystem copy finished but the original was not yet removed.
-                let copyOK = (try? Self.sha256(path: entry.destination)) == item?.sha256
-                let sourceOK = (try? Self.sha256(path: entry.source)) == item?.sha256
+                let copyOK = hash(destination.0, destination.1) == item?.sha256
+                let sourceOK = hash(source.0, source.1) == item?.sha256
                 if copyOK && sourceOK {
-                    unlink(PathBytes.cString(entry.source))
+                    unlinkat(source.0, PathBytes.cString(source.1), 0)
                     outcome = "finished"
                 } else {
-                    unlink(PathBytes.cString(entry.destination))
+                    unlinkat(destination.0, PathBytes.cString(destination.1), 0)
                     outcome = "rolled back (the copy did not match)"
                 }
             } else if atDestination {
@@ -614,7 +711,7 @@ public final class Vault: Sendable {
             } else {
                 outcome = "lost track: neither \(entry.source) nor \(entry.destination) exists"
             }
-            let finished = outcome == "finished"
+            let finished = outcome.hasPrefix("finished")
             let operation = entry.operation
             let status: VaultItem.Status = switch (operation, finished) {
             case (.quarantine, true): .quarantined
@@ -625,9 +722,10 @@ public final class Vault: Sendable {
             try store.resolve(entry, finished: finished, status: status,
                               event: AuditEvent(.recovered, itemId: operation == .quarantine && !finished ? nil : entry.itemId, path: entry.source,
                                                 mode: item?.analysisMode ?? .adult, actor: "recovery", detail: "\(operation.rawValue) \(outcome)"))
-            if operation == .release && finished, let item { _ = restoreMetadata(of: item, at: entry.destination) }
-            if operation == .quarantine && finished { chmod(PathBytes.cString(entry.destination), 0o600) }
-            if operation == .quarantine && !finished { rmdir(PathBytes.cString(URL(fileURLWithPath: entry.destination).deletingLastPathComponent().path)) }
+            forgetPlaces(journalId: entry.id ?? 0)
+            if operation == .release && finished, let item, let outside { _ = restoreMetadata(of: item, folder: outside.fd, name: outside.name) }
+            if operation == .quarantine && finished, vaultFolder >= 0 { fchmodat(vaultFolder, PathBytes.cString(vaultName), 0o600, 0) }
+            if operation == .quarantine && !finished { rmdir(PathBytes.cString((entry.destination as NSString).deletingLastPathComponent)) }
             lines.append("\(entry.operation.rawValue) of \(entry.source): \(outcome)")
         }
         return lines

@@ -22,7 +22,7 @@ enum HoldBench {
             let t1 = now()
             // What the core records for the clean verdict while it is held (not counted: it is
             // recorded without holding too), then the put-back with its carried-over record.
-            let identity = FileIdentity(statAt: held.heldPath)!
+            let identity = FileIdentity(statAt: holding.path(of: held))!
             try store.markSeen(SeenFile(path: path, identity: identity, sha256: nil, mode: .child, verdict: .clean))
             let t2 = now()
             let returned = try holding.putBack(held)

@@ -376,7 +376,7 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
-    @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the private folder, the next start puts it back and checks it, identical")
+    @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the holding folder, out of reach; the next start (child mode) checks it where it is held and only then puts it back, identical")
     func killedWhileHeld() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
@@ -387,14 +387,18 @@ struct AgentTests {
         let photo = agent.downloads.appendingPathComponent("slow.png")
         let bytes = (try Data(contentsOf: CLIRunner.photos.appendingPathComponent("astronaut.png"))) + Data("POISON-hang".utf8)
         try bytes.write(to: photo)
-        let holding = agent.downloads.appendingPathComponent(".quarantine-holding")
-        func held() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: holding.path)) ?? [] }
+        // The holding folder is beside the agent's database, under a random name, not in Downloads.
+        let data = agent.cli.home.appendingPathComponent(".local/share/quarantine").path
+        func held() -> [String] {
+            let folders = ((try? FileManager.default.contentsOfDirectory(atPath: data)) ?? []).filter { $0.hasPrefix(".quarantine-held-") }
+            return folders.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: data + "/" + $0)) ?? [] }
+        }
         #expect(agent.wait(timeout: 20) { held().count == 1 && !FileManager.default.fileExists(atPath: photo.path) }, "log:\n\(agent.logText)")
         agent.stop(SIGKILL)
         #expect(held().count == 1, "the held file is where the rename put it")
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = nil
         try agent.start(waitForReady: false)
-        #expect(agent.wait(timeout: 30) { agent.logText.contains("put back a file held when the agent stopped") }, "log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 30) { agent.logText.contains("stay held and are checked where they are") }, "log:\n\(agent.logText)")
         #expect(agent.wait(timeout: 30) {
             let counters = try agent.counters()
             return FileManager.default.fileExists(atPath: photo.path) && held().isEmpty && (counters["clean"] ?? 0) >= 1
@@ -885,6 +889,31 @@ struct AgentTests {
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
         try agent.start()
         #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("child mode, nothing can analyse (a missing model): new files are held out of reach meanwhile, status and history say so; with the models back they are judged where they are held")
+    func missingModelChildHolds() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        let empty = agent.cli.home.appendingPathComponent("no-models")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
+        try agent.start()
+        let card = agent.downloads.appendingPathComponent("card.jpg")
+        try agent.writeCard(card)
+        #expect(agent.wait(timeout: 10) { !FileManager.default.fileExists(atPath: card.path) }, "the card stayed in Downloads while nothing could analyse it; log:\n\(agent.logText)")
+        let status = try agent.run(["status"])
+        #expect(status.stdout.contains("new files are held out of reach"), "\(status.stdout)")
+        let history = try agent.run(["history"])
+        #expect(history.stdout.contains("cannot analyse"), "\(history.stdout)")
+        #expect(agent.stop().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: card.path), "put back at the stop")
+        agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
+        try agent.start()
+        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: card.path))
         #expect(agent.stop().status == 0)
     }
 

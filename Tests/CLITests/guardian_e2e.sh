@@ -71,7 +71,7 @@ expect_denied() { # what, command...
 expect_denied "read the vault" ls "/var/lib/quarantine/$child"
 expect_denied "read the database" cat "/var/lib/quarantine/$child/audit.sqlite3"
 expect_denied "read a preview" bash -c "cat /var/lib/quarantine/$child/vault/*/preview.jpg"
-expect_denied "see held files" ls "/home/$child/Downloads/.quarantine-holding"
+expect_denied "see held files" bash -c "ls /home/$child/.quarantine-held-*"
 expect_denied "edit the configuration" bash -c "echo 'mode = \"adult\"' >> /etc/quarantine/$child.toml"
 expect_denied "signal the service" kill "$service_pid"
 expect_denied "release with --yes" "$q" release 1 --yes
