@@ -11,6 +11,8 @@
 # and the last line counts them. Exit 1 if anything got through (or the set-up failed: exit 2).
 #
 # Usage: scripts/attack-guardian.sh BINARY PHOTO [FILTER]   (FILTER: a regex on the attack files' names)
+# SERVICE_WRAPPER=PROGRAM runs the service's setpriv under PROGRAM (e.g. one that emulates more of the
+# unit's sandbox: scripts/unit-sandbox.sh).
 set -uo pipefail
 [ "$(id -u)" = 0 ] || { echo "attack-guardian: run as root (it makes accounts and starts the system service)"; exit 2; }
 binary=$(realpath "$1") photo_source=$2 filter=${3:-.}
@@ -67,7 +69,7 @@ start_service() {
     local caps exec_start
     caps=$(grep '^AmbientCapabilities=' "$unit_file" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
     exec_start=$(grep '^ExecStart=' "$unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
-    QUARANTINE_LOG_LEVEL=info setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
+    QUARANTINE_LOG_LEVEL=info ${SERVICE_WRAPPER:-} setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
         $exec_start >> "$work/service.log" 2>&1 &
     service_pid=$!
     for _ in $(seq 150); do [ -S "/run/quarantine/$child.sock" ] && grep -q "watching" "$work/service.log" && return 0; sleep 0.1; done

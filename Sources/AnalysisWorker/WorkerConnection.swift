@@ -179,6 +179,12 @@ final class WorkerConnection: Sendable {
     /// The most a worker may write to the service's log: what it writes beyond is dropped.
     static let maxErrorBytes = 64 << 10
 
+    /// Lines the libraries write at every worker start under the unit's sandbox, saying nothing
+    /// the person can act on: ONNX Runtime's cpuinfo without /proc/cpuinfo (`ProcSubset=pid`; the
+    /// instruction set comes from CPUID, measured no slower), and fontconfig with no writable
+    /// cache (the worker may write nowhere: it reads the system's caches).
+    static let expectedNoise = ["Error in cpuinfo: failed to parse processor information from /proc/cpuinfo", "Fontconfig error: No writable cache directories"]
+
     /// Copies what the worker writes to its standard error into the service's, each line
     /// prefixed with the worker's pid, at most ``maxErrorBytes`` bytes, until the pipe ends;
     /// then closes it.
@@ -188,6 +194,7 @@ final class WorkerConnection: Sendable {
         var chunk = [UInt8](repeating: 0, count: 4096)
         func emit(_ line: ArraySlice<UInt8>) {
             guard written < maxErrorBytes else { return }
+            if expectedNoise.contains(where: { String(decoding: line, as: UTF8.self).hasSuffix($0) }) { return }
             let text = "analysis worker \(pid): " + String(decoding: line.prefix(1024), as: UTF8.self).filter { $0 != "\r" } + "\n"
             written += text.utf8.count
             FileHandle.standardError.write(Data(text.utf8))
