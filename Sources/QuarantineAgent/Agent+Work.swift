@@ -74,7 +74,29 @@ extension QuarantineAgent {
                 }
             }
             if Task.isCancelled { return }
+            let (batch, settings) = state.withLock { s in defer { s.toHoldAtOnce = [] }; return (s.toHoldAtOnce, s.settings) }
+            if !batch.isEmpty { _ = try? await onOwnThread("hold-at-once") { self.holdAtOnce(batch, settings: settings) } }
         }
+    }
+
+    /// Held at once (issue 26): where files are held while checked, each new picture or video
+    /// is held as soon as it is queued, not when an analysis lane frees, so a flood of files
+    /// before it delays its verdict but not its hold. Not media (by its bytes), a version dealt
+    /// with already, or one held already: left to the lane, as before.
+    func holdAtOnce(_ batch: [BacklogEntry], settings: Settings) {
+        guard settings.holdsWhileChecking else { return }
+        var held = 0
+        for entry in batch where holding.held(originalPath: entry.path) == nil {
+            guard let file = try? MediaFile(path: entry.path), file.type.kind != .other else { continue }
+            if (try? vault.store.hasSeen(file.identity, at: entry.path, in: settings.mode)) == true { continue }
+            do {
+                _ = try holding.hold(path: entry.path, root: entry.root, expected: file.identity)
+                held += 1
+            } catch {
+                logger.debug("not held at once (its lane tries again): \(error)", metadata: ["path": "\(entry.path)"])
+            }
+        }
+        if held > 0 { logger.debug("\(held) file(s) held at once") }
     }
 
     /// Writes what was gathered; false when the database refused (the batch is kept).
@@ -86,8 +108,10 @@ extension QuarantineAgent {
         }
         guard !batch.isEmpty else { return true }
         do {
-            let added = try vault.store.enqueue(batch, mode: state.withLock { $0.settings.mode })
+            let settings = state.withLock { $0.settings }
+            let added = try vault.store.enqueue(batch, mode: settings.mode)
             if added > 0 { logger.debug("\(added) new file(s) queued") }
+            if settings.holdsWhileChecking { state.withLock { $0.toHoldAtOnce += batch } }
             let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
             if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }
         } catch {

@@ -109,6 +109,8 @@ public final class QuarantineAgent: Service, Sendable {
         var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
         var pendingCandidates: [BacklogEntry] = []
+        /// Queued, to be held at once by the flusher (``holdAtOnce(_:settings:)``), off Swift's threads.
+        var toHoldAtOnce: [BacklogEntry] = []
         /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
         var intakeFailures = 0
         var publishFailing = false

@@ -198,6 +198,10 @@ public struct Intake: Sendable {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: failure.description)
         } catch {
+            // Held meanwhile by the agent's hold-at-once pass: judged where it is held.
+            if let nowHeld = holding.held(originalPath: path) {
+                return await judgeHeld(entry, held: nowHeld, holding: holding, kind: kind, settings: settings, progress: progress)
+            }
             // Not holdable (gone, replaced, no holding folder or copy could be made): checked where it is.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "checked without holding it: \(error)")
             let outcome = await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
@@ -307,8 +311,14 @@ public struct Intake: Sendable {
         let listLookup = sitesBlocked ? lookup : nil
         let digest: Digest
         do {
+            let pictureLimit = settings.analyzer.limits.maxImageFileBytes
             digest = try await blocking(kind == .video) {
                 let file = try MediaFile(path: source)
+                // A picture past the decoders' size limit cannot be judged: refused before it is
+                // hashed, so a huge (or sparse) file never holds a lane while it is read.
+                if kind != .video, file.identity.size > Int64(pictureLimit) {
+                    throw MediaError(.fileTooLarge, "is \(file.identity.size >> 20) MiB, over the \(pictureLimit >> 20) MiB limit for pictures", path: source)
+                }
                 var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
                 // The browser's history names the path the file arrived at (not where it is held).
                 if digest.originHost == nil, let listLookup {
@@ -325,6 +335,9 @@ public struct Intake: Sendable {
             let identity = FileIdentity(statAt: source) ?? entry.identity
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
             return .unreadable(then: failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
+        } catch let error as MediaError where error.code == .fileTooLarge {
+            let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): \(error.message)")
+            return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: FileIdentity(statAt: source) ?? entry.identity, settings: settings)
         } catch {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")

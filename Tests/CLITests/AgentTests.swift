@@ -483,6 +483,41 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("held at once (issue 26): with every analysis lane busy, a card that arrives is held out of reach at once, not when a lane frees; judged and hidden after")
+    func heldAtOnceWhileTheLanesAreBusy() throws {
+        let agent = try AgentHarness(config: """
+            [agent]
+            hold_while_checking = true
+            file_deadline_seconds = 6
+            [analysis]
+            workers = 1
+            """)
+        defer { agent.cleanUp() }
+        // Test only: a picture ending in this marker and "-hang" hangs its worker until the deadline.
+        let marker = "QTEST-HANG-\(UUID().uuidString.prefix(8))"
+        agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = marker
+        try agent.start()
+        let scratch = agent.cli.home.appendingPathComponent("hang.png")
+        try FileManager.default.copyItem(at: Self.benign, to: scratch)
+        let handle = try FileHandle(forWritingTo: scratch)
+        handle.seekToEndOfFile()
+        handle.write(Data((marker + "-hang").utf8))
+        try handle.close()
+        try FileManager.default.moveItem(at: scratch, to: agent.downloads.appendingPathComponent("hang.png"))
+        // The only picture lane is taken by the hanging file.
+        #expect(agent.wait(timeout: 10) { try agent.run(["status", "--json"]).stdout.contains("hang.png") }, "log tail:\n\(agent.logText.suffix(2000))")
+        let card = agent.downloads.appendingPathComponent("card.jpg")
+        try agent.writeCard(card)
+        let start = Date()
+        #expect(agent.wait(timeout: 3) { !FileManager.default.fileExists(atPath: card.path) }, "the card waited for a lane:\n\(agent.logText.suffix(2000))")
+        let heldAfter = Date().timeIntervalSince(start)
+        #expect(heldAfter < 3, "held after \(heldAfter) s, with the lane busy for 6 s and more")
+        // Judged once the lane frees (the hanging worker is replaced at its deadline): hidden.
+        #expect(agent.wait(timeout: 60) { try agent.items().contains { ($0["original_path"] as? String)?.hasSuffix("card.jpg") == true } },
+                "log tail:\n\(agent.logText.suffix(3000))")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("status, watch add/list/remove and config show; a running agent picks up a new folder without a restart; workers run at low priority")
     func watchAndReload() throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
