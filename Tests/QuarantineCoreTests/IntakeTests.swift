@@ -282,3 +282,30 @@ struct IntakeResumeTests {
         #expect(try place.vault.store.events().contains { $0.detail?.contains("video resumed: 180 s covered") == true })
     }
 }
+
+extension IntakeTests {
+    @Test("a picture over the size limit is refused before it is hashed or analysed (a 64 GiB sparse PNG held a lane while read): on_error decides")
+    func oversizedPictureIsNotRead() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try place.arrive("sparse.png", try Self.png(card: false))
+        // A sparse tail: 3 MiB on paper, over a 1 MiB limit.
+        #expect(truncate(entry.path, 3 << 20) == 0)
+        let grown = BacklogEntry(path: entry.path, root: entry.root, direction: entry.direction, identity: try MediaFile(path: entry.path).identity)
+        var adult = settings(.adult)
+        adult.analyzer.limits.maxImageFileBytes = 1 << 20
+        let stand = StandInAnalysis.judging(sensitive: false)
+        let outcome = await stand.intake(place.vault).handle(grown, kind: .image, settings: adult)
+        guard case .left(let reason, _) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(reason.contains("over the 1 MiB limit"), "\(reason)")
+        #expect(stand.calls.withLock { $0 } == 0, "never analysed")
+        var child = settings(.child)
+        child.analyzer.limits.maxImageFileBytes = 1 << 20
+        let again = try place.arrive("sparse2.png", try Self.png(card: false, width: 77))
+        #expect(truncate(again.path, 3 << 20) == 0)
+        let grown2 = BacklogEntry(path: again.path, root: again.root, direction: again.direction, identity: try MediaFile(path: again.path).identity)
+        guard case .hidden(_, .unverified, let reasons, _) = await stand.intake(place.vault).handle(grown2, kind: .image, settings: child) else {
+            Issue.record("child mode did not hold it as unverified"); return
+        }
+        #expect(reasons.first?.contains("file_too_large") == true || reasons.first?.contains("limit") == true, "\(reasons)")
+    }
+}
