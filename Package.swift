@@ -93,7 +93,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .target(name: "QuarantineAgent", dependencies: [
-            "DownloadOrigins",
+            "DownloadOrigins", "CSystemShims", "PathBytes", "Locking",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

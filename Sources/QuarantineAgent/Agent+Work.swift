@@ -377,9 +377,14 @@ extension QuarantineAgent {
             intake.originMayFollow = { _, written in history.mayStillRecord(writtenAt: written) }
         }
         let path = entry.path
-        let outcome = await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] update in
-            self?.progressed(path, update.fraction, coverage: update.coverage)
+        let judge = { [intake] in
+            await intake.handle(entry, kind: type.kind, settings: settings) { [weak self] update in
+                self?.progressed(path, update.fraction, coverage: update.coverage)
+            }
         }
+        // Registered in the crash journal while it is judged: a fatal signal in this process pins it.
+        let outcome: Intake.Outcome
+        if let crashJournal { outcome = await crashJournal.inFlight(path, judge) } else { outcome = await judge() }
         // No worker could be started for it: the file stays queued until one can.
         if let problem = engine.problem, state.withLock({ $0.engine.map { $0 as AnyObject } === (engine as AnyObject) }) {
             analysisBroke(problem)

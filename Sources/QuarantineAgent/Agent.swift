@@ -63,6 +63,8 @@ public final class QuarantineAgent: Service, Sendable {
     let vault: Vault
     /// Files held out of reach while they are checked (child mode, or `hold_while_checking`).
     let holding: Holding
+    /// Which files were in flight if this process dies of a fatal signal (nil: it could not be opened).
+    let crashJournal: CrashJournal?
     let lock: AgentLock
     let state: Locked<State>
     let wakeStream: AsyncStream<Void>
@@ -129,6 +131,7 @@ public final class QuarantineAgent: Service, Sendable {
         lock = try AgentLock(environment: options.environment)
         vault = try Vault.standard(environment: options.environment)
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
+        crashJournal = try? CrashJournal(databasePath: vault.store.path)
         let settings = try Self.loadSettings(options, store: vault.store)
         state = Locked(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -152,6 +155,21 @@ public final class QuarantineAgent: Service, Sendable {
 
     // MARK: - Running
 
+    /// The files the last run was judging when it died of a fatal signal each count one crash
+    /// (a file that crashed it ``maxAttempts`` times is given up); then the journal is armed for
+    /// this run. A SIGKILL or a power cut left nothing in it, so nothing is counted for those.
+    func countCrashes() {
+        guard let journal = crashJournal else {
+            logger.warning("no crash journal beside the database: a crash in this process is not pinned on the file it was judging")
+            return
+        }
+        for path in journal.takeCrashes() {
+            let queued = (try? vault.store.recordCrash(path: path)) ?? false
+            logger.error("the last run died of a fatal signal while judging this file\(queued ? ": one crash counted against it" : "")", metadata: ["path": "\(path)"])
+        }
+        if !journal.install() { logger.warning("cannot install the crash journal's signal handlers: \(String(cString: strerror(errno)))") }
+    }
+
     public func run() async throws {
         let hangups: UnixSignalsSequence
         if let given = self.hangups { hangups = given } else { hangups = await UnixSignalsSequence(trapping: .sighup) }
@@ -166,6 +184,7 @@ public final class QuarantineAgent: Service, Sendable {
         // Files held when the last run ended go back (and are checked again as new arrivals).
         // (In child mode they stay held and are judged again where they are: see Agent+Work.)
         try await recoverHeldFiles(settings)
+        countCrashes()
         // A damaged file is found before anything is analysed into it. Startup: a database that
         // cannot be opened at all made init throw (exit 1: systemd restarts the agent every 5 s,
         // and each start looks through the folders again, so nothing waits unseen); one that

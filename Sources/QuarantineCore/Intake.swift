@@ -44,7 +44,7 @@ public struct Intake: Sendable {
     public var originMayFollow: (@Sendable (_ path: String, _ writtenAt: Date) -> Bool)? = nil
     /// How long a browser's history is awaited.
     public var originWait: Duration = .seconds(12)
-    /// A file that crashed the process this many times is given up (then `on_error`).
+    /// A file that crashed the process this many times (observed crashes) is given up (then `on_error`).
     public let maxCrashes: Int
     /// Who is recorded as acting ("agent", "guardian service").
     public let actor: String
@@ -148,17 +148,17 @@ public struct Intake: Sendable {
                        progress: @escaping @Sendable (VideoProgress) -> Void = { _ in }) async -> Outcome {
         let store = vault.store
         let path = entry.path, mode = settings.mode
-        // Only crashes count: every way out of here ends the attempt. An attempt that cannot be
-        // recorded is not made: its verdict could not be recorded either, and the file would be
-        // analysed again and again. It stays where it is, queued, until the database works.
-        let attempts: Int
-        do { attempts = try store.beginAttempt(entry) } catch { return .databaseUnavailable("\(error)") }
-        defer { try? store.endAttempt(entry) }
+        // Only crashes the program observed count (a fatal signal recorded by the agent's crash
+        // journal; a worker's crash is the worker's, handled where the agent sees it die): a kill
+        // or a power cut in the middle of an attempt counts nothing. A file whose crash count
+        // cannot be read is not attempted: its verdict could not be recorded either. It stays
+        // where it is, queued, until the database works.
+        let crashes: Int
+        do { crashes = try store.crashCount(entry) } catch { return .databaseUnavailable("\(error)") }
         // Held already (kept held after a failure, at a stop or a crash, or while nothing could
         // analyse it): judged again where it is held, never put back first.
         let alreadyHeld = settings.holdsWhileChecking ? holding?.held(originalPath: path) : nil
-        if attempts > maxCrashes {
-            let crashes = attempts - 1
+        if crashes >= maxCrashes {
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the analysis \(crashes) times")
             let failure = FileReport.Failure(code: "crashed", message: "\(path): crashed the analysis \(crashes) times")
             let heldAt = alreadyHeld.flatMap { held in holding.map { $0.path(of: held) } }

@@ -358,23 +358,20 @@ extension AuditStore {
         }
     }
 
-    /// Marks the start of an attempt at an entry and returns how many attempts were started and
-    /// never ended: the attempt now under way plus those that a crash cut short. Every attempt
-    /// that ends inside the process (done, cancelled by a stop, a database error) calls
-    /// ``endAttempt(_:)``, so only crashes accumulate and a file that keeps crashing the agent can
-    /// be given up.
-    public func beginAttempt(_ entry: BacklogEntry) throws -> Int {
-        try write { db in
-            try db.execute(sql: "UPDATE backlog SET attempts = attempts + 1 WHERE path = ?", arguments: [entry.path])
-            return try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0
-        }
+    /// How many observed crashes the file of `entry` has cost (the `attempts` column): only a
+    /// crash the program saw counts (``recordCrash(path:)``), never an attempt that was cut short
+    /// by a SIGKILL, a power cut or a stop. Reading it changes nothing.
+    public func crashCount(_ entry: BacklogEntry) throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0 }
     }
 
-    /// Ends an attempt begun with ``beginAttempt(_:)`` that did not crash (nothing to do when the
-    /// entry was completed meanwhile).
-    public func endAttempt(_ entry: BacklogEntry) throws {
+    /// Counts one crash against the file queued at `path` (the agent died of a fatal signal while
+    /// judging it: its crash journal says so at the next start). Returns whether it was queued.
+    @discardableResult
+    public func recordCrash(path: String) throws -> Bool {
         try write { db in
-            try db.execute(sql: "UPDATE backlog SET attempts = MAX(attempts - 1, 0) WHERE path = ?", arguments: [entry.path])
+            try db.execute(sql: "UPDATE backlog SET attempts = attempts + 1 WHERE path = ?", arguments: [path])
+            return db.changesCount > 0
         }
     }
 

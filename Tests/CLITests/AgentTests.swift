@@ -483,6 +483,37 @@ struct AgentTests {
         #expect(agent.stop().status == 0)
     }
 
+    @Test("a kill is not a crash (issue 27): SIGKILLed 8 times while cards and photos arrive, then started: every card in the vault once, every photo untouched, nothing given up")
+    func killedAgainAndAgain() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        var cards: [String] = [], photos: [(String, Data)] = []
+        let photo = try Data(contentsOf: Self.benign)
+        for round in 0..<8 {
+            try agent.start(waitForReady: round % 2 == 0)
+            let card = agent.downloads.appendingPathComponent("card-\(round).jpg")
+            try agent.writeCard(card)
+            cards.append(card.lastPathComponent)
+            var bytes = photo
+            bytes.append(contentsOf: [UInt8(round)])   // distinct bytes: each judged on its own
+            let benign = agent.downloads.appendingPathComponent("photo-\(round).jpg")
+            try bytes.write(to: benign)
+            photos.append((benign.path, bytes))
+            usleep(UInt32.random(in: 50_000...600_000))
+            agent.stop(SIGKILL)
+        }
+        try agent.start()
+        #expect(agent.wait(timeout: 120) {
+            let depth = try agent.queueDepth(), count = try agent.items().count
+            return depth == 0 && count >= cards.count
+        },
+                "log tail:\n\(agent.logText.suffix(3000))")
+        let hidden = try agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }
+        #expect(hidden.sorted() == cards.sorted(), "every card once, nothing else: \(hidden)")
+        for (path, bytes) in photos { #expect((try? Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "\(path) untouched") }
+        #expect(!agent.logText.contains("given up"), "a kill counted as a crash:\n\(agent.logText.suffix(3000))")
+        #expect(agent.stop().status == 0)
+    }
+
     @Test("held at once (issue 26): with every analysis lane busy, a card that arrives is held out of reach at once, not when a lane frees; judged and hidden after")
     func heldAtOnceWhileTheLanesAreBusy() throws {
         let agent = try AgentHarness(config: """

@@ -181,9 +181,9 @@ struct FailClosedTests {
         let place = try Place(); defer { place.cleanUp() }
         let entry = try arrive(place, "card.png", card: true)
         _ = try Holding(store: place.vault.store).hold(path: entry.path, root: entry.root)
-        // Two attempts that never ended: two crashes.
-        _ = try place.vault.store.beginAttempt(entry)
-        _ = try place.vault.store.beginAttempt(entry)
+        // Two crashes the crash journal recorded.
+        try place.vault.store.recordCrash(path: entry.path)
+        try place.vault.store.recordCrash(path: entry.path)
         let outcome = await intake(place.vault, Self.judging(sensitive: false)).handle(entry, kind: .image, settings: settings(.child))
         guard case .givenUp(_, then: .hidden(let item, .unverified, _, _)) = outcome else { Issue.record("\(outcome)"); return }
         #expect(item.originalPath == entry.path)

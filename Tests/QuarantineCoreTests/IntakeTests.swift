@@ -139,16 +139,16 @@ struct IntakeTests {
             guard case .cancelled = await stopped.intake(place.vault).handle(video, kind: .video, settings: settings(.child)) else { Issue.record("not cancelled"); return }
         }
         #expect(try place.vault.store.backlogCount() == 1, "a stopped video waits for the next start")
-        #expect(try place.vault.store.beginAttempt(video) == 1, "four stops are not four crashes")
+        #expect(try place.vault.store.crashCount(video) == 0, "four stops are not four crashes")
     }
 
     @Test("crashes: a file that crashed the process twice is given up, recorded, and handled by on_error")
     func poisonFile() async throws {
         let place = try Place(); defer { place.cleanUp() }
         let entry = try place.arrive("poison.png", try Self.png(card: false, width: 120))
-        // Two attempts that never ended: the process died in them.
-        _ = try place.vault.store.beginAttempt(entry)
-        _ = try place.vault.store.beginAttempt(entry)
+        // Two crashes the crash journal recorded: the process died of a fatal signal in them.
+        try place.vault.store.recordCrash(path: entry.path)
+        try place.vault.store.recordCrash(path: entry.path)
         let stand = StandInAnalysis.judging(sensitive: false)
         guard case .givenUp(2, .hidden(_, .unverified, let reasons, _)) = await stand.intake(place.vault).handle(entry, kind: .image, settings: settings(.child)) else {
             Issue.record("not given up"); return

@@ -517,3 +517,24 @@ int sandbox_probe_run(int mode, const char *directory, int timeout_seconds, char
     close(lines[0]);
     return status;
 }
+
+#include "qsys_crash.h"
+#include <sys/wait.h>
+
+int crash_journal_probe(int journal_fd, const char *path, int how) {
+    pid_t child = fork();
+    if (child < 0) return -1;
+    if (child == 0) {
+        if (qsys_crash_journal_install(journal_fd) != 0) _exit(70);
+        int gone = qsys_crash_inflight_add("/tmp/done-before-the-crash.png");
+        if (qsys_crash_inflight_add(path) < 0) _exit(71);
+        qsys_crash_inflight_remove(gone);
+        if (how == 1) { volatile int *nowhere = NULL; *nowhere = 1; }
+        if (how == 2) abort();
+        if (how == 3) kill(getpid(), SIGKILL);
+        _exit(72);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) { if (errno != EINTR) return -1; }
+    return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
+}

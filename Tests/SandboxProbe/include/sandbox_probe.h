@@ -33,3 +33,9 @@ enum {
 int sandbox_probe_run(int mode, const char *directory, int timeout_seconds, char *report, size_t report_size);
 
 #endif
+
+/// Test only: forks a child that installs the crash journal on `journal_fd`, registers `path` (and
+/// a second path it then removes again), and dies: `how` 1 dereferences NULL (SIGSEGV), 2 calls
+/// abort() (SIGABRT), 3 is SIGKILLed by itself (no handler can run). Returns the signal that
+/// ended the child, or -1.
+int crash_journal_probe(int journal_fd, const char *path, int how);

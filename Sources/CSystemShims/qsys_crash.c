@@ -1,0 +1,86 @@
+#define _GNU_SOURCE
+#include "qsys_crash.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+static char slot_paths[QSYS_CRASH_SLOTS][QSYS_CRASH_PATH_MAX];
+static atomic_int slot_used[QSYS_CRASH_SLOTS];
+static int journal = -1;
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
+#define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct sigaction previous[FATAL_COUNT];
+/* The handler's own stack: a stack overflow (SIGSEGV) leaves none to run on. */
+static char alternate_stack[64 * 1024];
+
+static void write_all(int fd, const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t n = write(fd, bytes, length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        bytes += n;
+        length -= (size_t)n;
+    }
+}
+
+static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
+    int saved = errno;
+    if (journal >= 0) {
+        for (int i = 0; i < QSYS_CRASH_SLOTS; i++) {
+            /* 2: the path is complete (1 while it is being written). */
+            if (atomic_load(&slot_used[i]) != 2) continue;
+            write_all(journal, slot_paths[i], strnlen(slot_paths[i], QSYS_CRASH_PATH_MAX));
+            write_all(journal, "\n", 1);
+        }
+        fsync(journal);
+    }
+    /* Once: whatever happens next is the earlier handler's (or the default action). */
+    for (size_t i = 0; i < FATAL_COUNT; i++) {
+        if (fatal_signals[i] != signal_number) continue;
+        sigaction(signal_number, &previous[i], NULL);
+        if (previous[i].sa_flags & SA_SIGINFO) {
+            if (previous[i].sa_sigaction) { errno = saved; previous[i].sa_sigaction(signal_number, info, context); return; }
+        } else if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
+            errno = saved; previous[i].sa_handler(signal_number); return;
+        }
+    }
+    errno = saved;
+    /* The default action: returning re-runs the faulting instruction (SIGSEGV...); raise the
+     * ones sent by raise() or abort(). */
+    if (info == NULL || info->si_code <= 0) raise(signal_number);
+}
+
+int qsys_crash_journal_install(int journal_fd) {
+    journal = journal_fd;
+    stack_t stack = { .ss_sp = alternate_stack, .ss_size = sizeof alternate_stack, .ss_flags = 0 };
+    if (sigaltstack(&stack, NULL) != 0) return -1;
+    for (size_t i = 0; i < FATAL_COUNT; i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_fatal_signal;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        if (sigaction(fatal_signals[i], &action, &previous[i]) != 0) return -1;
+    }
+    return 0;
+}
+
+int qsys_crash_inflight_add(const char *path) {
+    for (int i = 0; i < QSYS_CRASH_SLOTS; i++) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&slot_used[i], &expected, 1)) continue;
+        strncpy(slot_paths[i], path, QSYS_CRASH_PATH_MAX - 1);
+        slot_paths[i][QSYS_CRASH_PATH_MAX - 1] = 0;
+        atomic_store(&slot_used[i], 2);
+        return i;
+    }
+    return -1;
+}
+
+void qsys_crash_inflight_remove(int slot) {
+    if (slot < 0 || slot >= QSYS_CRASH_SLOTS) return;
+    atomic_store(&slot_used[slot], 0);
+}
