@@ -98,7 +98,8 @@ extension ImageHeader {
             func le24(_ i: Int) -> Int { Int(head[i]) | Int(head[i + 1]) << 8 | Int(head[i + 2]) << 16 }
             let canvas = (width: le24(24) + 1, height: le24(27) + 1)
             guard head[20] & 0x02 == 0 else { return canvas } // an animation: libwebp keeps frames within the canvas
-            var at = 12 + 8 + 10
+            let vp8xSize = Int(head[16]) | Int(head[17]) << 8 | Int(head[18]) << 16 | Int(head[19]) << 24
+            var at = 12 + 8 + vp8xSize + (vp8xSize & 1)
             for _ in 0..<HeaderReader.maxSteps {
                 let chunk = try r.bytes(at: at, count: 30)
                 guard chunk.count >= 8 else { break }
