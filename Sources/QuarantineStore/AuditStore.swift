@@ -386,6 +386,12 @@ public final class AuditStore: Sendable {
     /// Blocks a site: everything downloaded from it is hidden on sight.
     public func blockOrigin(_ host: String, itemId: Int64? = nil) throws { try write { db in try Self.blockOrigin(host, itemId: itemId, in: db) } }
 
+    /// Whether the journal holds a move that did not finish (a crash interrupted it, or one is
+    /// under way now).
+    public func hasUnfinishedMoves() throws -> Bool {
+        try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done).fetchCount(db) > 0 }
+    }
+
     /// Journal entries of moves that did not finish.
     func unfinishedMoves() throws -> [JournalEntry] {
         try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done).order(Column("id")).fetchAll(db) }

@@ -13,7 +13,9 @@ import ServiceSupport
 ///
 /// `readOnly` for the commands that change nothing (`status`, `list`, `show`, `history`,
 /// `mode`): the database is opened only to read it, never created or migrated while an agent
-/// may be doing so (see ``Vault/standard(environment:readOnly:)``), and nothing is recovered.
+/// may be doing so (see ``Vault/standard(environment:readOnly:busyTimeout:)``). Only when its journal
+/// holds a move a crash interrupted is it opened for writing (a database set up already: nothing is
+/// created or migrated), to recover as above.
 func openVault(readOnly: Bool = false) throws -> Vault {
     let vault: Vault
     do { vault = try Vault.standard(readOnly: readOnly) } catch {
@@ -21,7 +23,10 @@ func openVault(readOnly: Bool = false) throws -> Vault {
         throw ExitCode(2)
     }
     for line in vault.tightened { printError("quarantine: made private (others could read it): \(line)") }
-    if readOnly { return vault }
+    if readOnly {
+        guard (try? vault.store.hasUnfinishedMoves()) == true else { return vault }
+        return try openVault(readOnly: false)
+    }
     do {
         for line in try vault.recoverIfIdle() ?? [] { printError("quarantine: recovered an interrupted move: \(line)") }
     } catch {
