@@ -66,19 +66,14 @@ struct HEIFFormat: PictureFormat {
         throw MediaError(.corrupt, "is a damaged \(name) picture", cause: message, operation: operation)
     }
 
-    /// The largest image size an `ispe` box in the first bytes declares (grid pictures declare
-    /// the whole grid), as RGB plus the decoder's YUV planes; 24 megapixels when none is there.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        var largest = 0, i = 4
-        let ispe = Array("ispe".utf8)
-        while i + 16 <= head.count {
-            if head[i] == ispe[0], Array(head[i..<(i + 4)]) == ispe {
-                func be32(_ at: Int) -> Int { Int(head[at]) << 24 | Int(head[at + 1]) << 16 | Int(head[at + 2]) << 8 | Int(head[at + 3]) }
-                let width = be32(i + 8), height = be32(i + 12)
-                try request.limits.check(width: width, height: height)
-                largest = max(largest, width * height)
-            }
-            i += 1
+    /// The largest image size an `ispe` property declares (grid pictures declare the whole
+    /// grid), wherever the `meta` box is, as RGB plus the decoder's YUV planes; 24 megapixels
+    /// when none is there.
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        var largest = 0
+        for size in try ImageHeader.heifImageSizes(header) {
+            try request.limits.check(width: size.width, height: size.height)
+            largest = max(largest, size.width * size.height)
         }
         let pixels = largest > 0 ? largest : 24_000_000
         // RGB (3) and the decoder's planes (up to 3 more) at full size, and the output at

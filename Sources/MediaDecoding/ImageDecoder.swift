@@ -10,8 +10,9 @@ public struct ImageDecoder: Sendable {
     /// Shared by every copy of this decoder (all workers of one analyzer).
     public let budget: DecodeMemoryBudget
 
-    /// How much of a file is read to estimate its decoding memory (JPEG's frame header can sit
-    /// behind a large EXIF block).
+    /// A file this small whose header holds no size goes to its decoder anyway (it needs no
+    /// more memory than the file); the most of a JPEG XL codestream given to libjxl for its size.
+    /// Headers are found by walking each format's structure (``HeaderReader``), not in a window.
     static let headLength = 256 << 10
 
     public init(limits: MediaLimits = .default, minimumLongSide: Int = 320, minimumShortSide: Int = 256) {
@@ -43,17 +44,16 @@ public struct ImageDecoder: Sendable {
             guard size <= limits.maxImageFileBytes else {
                 throw MediaError(.fileTooLarge, "is \(size >> 20) MiB, over the \(limits.maxImageFileBytes >> 20) MiB limit for pictures")
             }
-            let head = try file.readHead(Self.headLength)
-            var working = try format.workingMemory(head, request: request)
-            if working >= Int.max / 4 && head.count >= size {
-                // The whole file was read and holds no size: too short or damaged, and the
+            var working = try format.workingMemory(HeaderReader(file: file), request: request)
+            if working >= Int.max / 4 && size <= Self.headLength {
+                // A small file whose header holds no size: too short or damaged, and the
                 // decoder says which; it needs no more than the file.
                 working = size
             }
             let needed = size + min(working, Int.max / 4)
             guard needed <= budget.capacity else {
                 throw MediaError(.dimensionsTooLarge, working >= Int.max / 4
-                    ? "is a \(file.type.rawValue.uppercased()) whose size could not be read from its first \(Self.headLength >> 10) KiB, so its decoding memory cannot be bounded; refused"
+                    ? "is a \(file.type.rawValue.uppercased()) whose header declares no picture size where its format puts one, so its decoding memory cannot be bounded; refused"
                     : "would need \(needed >> 20) MiB to decode, over the decode memory budget of \(budget.capacity >> 20) MiB (analysis.decode_memory_mib); refused without decoding")
             }
             return try budget.withReservation(needed) { () throws(MediaError) -> [DecodedImage] in

@@ -1,12 +1,17 @@
 /// Width and height read straight from a still image's header, so limits are enforced before a
 /// decoder allocates anything (a 60000×60000 PNG is refused by reading 24 bytes).
 public enum ImageHeader {
-    /// The declared size, or nil when the format keeps it somewhere this parser does not read
-    /// (TIFF: there the decoder's own `max_pixels` bound applies).
+    /// The declared size, or nil when the format keeps it somewhere this parser does not read.
     static func dimensions(_ b: [UInt8], type: MediaType) throws(MediaError) -> (width: Int, height: Int)? {
+        try dimensions(HeaderReader(bytes: b), type: type)
+    }
+
+    /// The declared size, read from the file's structure wherever it is (see
+    /// ``HeaderReader``), or nil when the format keeps it somewhere this parser does not read.
+    static func dimensions(_ r: HeaderReader, type: MediaType) throws(MediaError) -> (width: Int, height: Int)? {
+        let b = try r.head(32)
         func be32(_ i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
         func le16(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
-        func le24(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 }
         func le32(_ i: Int) -> Int { Int(Int32(bitPattern: UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24)) }
         func need(_ n: Int) throws(MediaError) {
             if b.count < n { throw MediaError(.truncated, "is a truncated \(type.rawValue.uppercased()) (its header is incomplete)") }
@@ -25,19 +30,12 @@ public enum ImageHeader {
             if headerSize == 12 { return (le16(18), le16(20)) }
             return (abs(le32(18)), abs(le32(22)))
         case .webp:
-            try need(30)
-            let chunk = String(decoding: b[12..<16], as: UTF8.self)
-            switch chunk {
-            case "VP8 ": return (le16(26) & 0x3FFF, le16(28) & 0x3FFF)
-            case "VP8L":
-                let bits = UInt32(b[21]) | UInt32(b[22]) << 8 | UInt32(b[23]) << 16 | UInt32(b[24]) << 24
-                return (Int(bits & 0x3FFF) + 1, Int((bits >> 14) & 0x3FFF) + 1)
-            case "VP8X": return (le24(24) + 1, le24(27) + 1)
-            default: throw MediaError(.corrupt, "is a WebP file with an unknown first chunk '\(chunk)'")
-            }
+            return try webpDimensions(r)
         case .tiff:
             try need(8)
-            return tiffDimensions(b)
+            return try tiffDimensions(r)
+        case .jpeg:
+            return try jpegFrame(r).map { ($0.width, $0.height) }
         default:
             return nil
         }
@@ -123,46 +121,13 @@ public enum ImageHeader {
 
     /// Width and height from the first IFD of a TIFF (tags 256 and 257), if readable.
     static func tiffDimensions(_ b: [UInt8]) -> (width: Int, height: Int)? {
-        let little = b[0] == 0x49
-        func u16(_ i: Int) -> Int? {
-            guard i >= 0, i + 2 <= b.count else { return nil }
-            return little ? Int(b[i]) | Int(b[i + 1]) << 8 : Int(b[i]) << 8 | Int(b[i + 1])
-        }
-        func u32(_ i: Int) -> Int? {
-            guard let a = u16(i), let c = u16(i + 2) else { return nil }
-            return little ? a | c << 16 : a << 16 | c
-        }
-        guard let ifd = u32(4), let count = u16(ifd) else { return nil }
-        var width: Int?, height: Int?
-        for entry in 0..<min(count, 1024) {
-            let at = ifd + 2 + entry * 12
-            guard let tag = u16(at), let type = u16(at + 2) else { return nil }
-            let value = type == 3 ? u16(at + 8) : (type == 4 ? u32(at + 8) : nil)
-            if tag == 256 { width = value }
-            if tag == 257 { height = value }
-        }
-        guard let width, let height else { return nil }
-        return (width, height)
+        (try? tiffDimensions(HeaderReader(bytes: b))) ?? nil
     }
 
     /// A JPEG's frame header (SOFn), found by walking its markers: size, whether it is
     /// progressive (its decoder then keeps every DCT coefficient of the picture in memory, at full
     /// size whatever the scaling), and each component's sampling factors. Nil when `b` ends first.
-    static func jpegFrame(_ b: [UInt8]) -> (width: Int, height: Int, progressive: Bool, sampling: [(h: Int, v: Int)])? {
-        var frame: (width: Int, height: Int, progressive: Bool, sampling: [(h: Int, v: Int)])? = nil
-        JPEGSegments.walk(b) { marker, i, _ in
-            guard (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC else { return true }
-            guard i + 10 <= b.count else { return false }
-            let height = Int(b[i + 5]) << 8 | Int(b[i + 6]), width = Int(b[i + 7]) << 8 | Int(b[i + 8])
-            var sampling: [(h: Int, v: Int)] = []
-            for c in 0..<Int(b[i + 9]) {
-                let at = i + 10 + c * 3 + 1
-                guard at < b.count else { return false }
-                sampling.append((h: max(1, Int(b[at] >> 4)), v: max(1, Int(b[at] & 0x0F))))
-            }
-            frame = (width, height, [0xC2, 0xC6, 0xCA, 0xCE].contains(marker), sampling)
-            return false
-        }
-        return frame
+    static func jpegFrame(_ b: [UInt8]) -> JPEGFrame? {
+        (try? jpegFrame(HeaderReader(bytes: b))) ?? nil
     }
 }

@@ -142,12 +142,13 @@ struct JXLFormat: PictureFormat {
     }
 
     /// libjxl's own buffers, the 8-bit canvas, and the kept frames at analysis size; the size is
-    /// read by libjxl from the first bytes. Measured on a 4032x3024 photo (peak RSS of `quarantine
+    /// read by libjxl from the codestream's first bytes (a container's
+    /// `jxlc` or `jxlp` boxes, wherever they are). Measured on a 4032x3024 photo (peak RSS of `quarantine
     /// scan` over the same photo as a JPEG): lossy 47 MB, lossless 46 MB, progressive 70 MB, a
     /// recompressed JPEG 54 MB, so at most 5.8 bytes a pixel with the canvas. An animation keeps
     /// reference frames besides: twice as much is allowed.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        guard let info = try Self.basicInfo(head) else { return .max / 4 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        guard let info = try Self.basicInfo(ImageHeader.jxlCodestream(header, limit: ImageDecoder.headLength)) else { return .max / 4 }
         let width = Int(info.xsize), height = Int(info.ysize)
         try request.limits.check(width: width, height: height)
         let target = FFmpeg.reducedSize(width: width, height: height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)

@@ -25,8 +25,10 @@ public protocol PictureFormat: Sendable {
     /// The picture, decoded no smaller than the request asks (where it is that large).
     func decode(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> DecodedImage
     /// The decoder's working memory for this file, in bytes (the file's own bytes not included),
-    /// estimated from its first bytes (`head`) before anything is read or allocated. Errs high.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int
+    /// estimated from its header (read through `header` by the format's structure, wherever it
+    /// is) before the file is read or anything allocated. Errs high; `.max / 4` when the header
+    /// holds no size.
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int
     /// Whether this build can decode it, and with what.
     func inventory() -> DecoderInventory.Entry
     /// Every picture a viewer could show of this file, the displayed one first (the other
@@ -35,6 +37,11 @@ public protocol PictureFormat: Sendable {
 }
 
 extension PictureFormat {
+    /// The same, from bytes in memory (a whole file, or its first part).
+    public func workingMemory(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+        try workingMemory(HeaderReader(bytes: bytes), request: request)
+    }
+
     public func decodeAll(_ bytes: [UInt8], request: DecodeRequest) throws(MediaError) -> [DecodedImage] {
         [try decode(bytes, request: request)]
     }
@@ -90,8 +97,8 @@ struct JPEGFormat: PictureFormat {
 
     /// The scaled output (and its oriented copy); for a progressive JPEG also the coefficient
     /// buffer of the whole picture (64 two-byte coefficients per 8x8 block of every component).
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        guard let frame = ImageHeader.jpegFrame(head) else { return .max / 4 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        guard let frame = try ImageHeader.jpegFrame(header) else { return .max / 4 }
         try request.limits.check(width: frame.width, height: frame.height)
         let factor = JPEGCodec.scalingFactor(width: frame.width, height: frame.height,
                                              minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
@@ -140,8 +147,8 @@ struct FFmpegPictureFormat: PictureFormat {
     }
 
     /// libavcodec's whole frame (up to 4 bytes a pixel; 8 for 16-bit PNGs), swscale's output.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        guard let size = try? ImageHeader.dimensions(head, type: type) else { return .max / 4 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        guard let size = try? ImageHeader.dimensions(header, type: type) else { return .max / 4 }
         try request.limits.check(width: size.width, height: size.height)
         return Self.wholeFrameMemory(width: size.width, height: size.height, bytesPerPixel: 4, request: request)
     }
@@ -184,8 +191,8 @@ struct PNGFormat: PictureFormat {
         return try PNGRows.decodeReduced(bytes, width: size.width, height: size.height, request: request)
     }
 
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        guard let size = try ImageHeader.dimensions(head, type: .png) else { return .max / 4 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        guard let size = try ImageHeader.dimensions(header, type: .png) else { return .max / 4 }
         try request.limits.check(width: size.width, height: size.height)
         if size.width * size.height <= request.limits.rowByRowPixels {
             return FFmpegPictureFormat.wholeFrameMemory(width: size.width, height: size.height, bytesPerPixel: 8, request: request)
@@ -215,7 +222,7 @@ struct RecognisedOnly: PictureFormat {
         throw MediaError(.unsupportedFormat, "is a \(type.displayName) picture, which this build cannot decode yet (it needs \(library)); it is not analysed")
     }
 
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int { 0 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int { 0 }
 
     func inventory() -> DecoderInventory.Entry {
         DecoderInventory.Entry(name: type.rawValue, available: false,

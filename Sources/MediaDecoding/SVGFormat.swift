@@ -26,12 +26,12 @@ struct SVGFormat: PictureFormat {
         let embedded = Self.embeddedPictures(bytes)
         var needed = 0
         for picture in embedded {
-            let head = Array(picture.bytes.prefix(ImageDecoder.headLength))
-            if let size = try? ImageHeader.dimensions(head, type: picture.type) {
+            let header = HeaderReader(bytes: picture.bytes)
+            if let size = try? ImageHeader.dimensions(header, type: picture.type) {
                 try request.limits.check(width: size.width, height: size.height)
                 needed += size.width * size.height * 4
             }
-            needed += picture.bytes.count + min(Int.max / 8, (try? picture.format.workingMemory(head, request: request)) ?? 0)
+            needed += picture.bytes.count + min(Int.max / 8, (try? picture.format.workingMemory(header, request: request)) ?? 0)
         }
         guard needed <= Self.embeddedAllowance else {
             throw MediaError(.dimensionsTooLarge, "is an SVG whose embedded pictures would need \(needed >> 20) MiB to draw, over \(Self.embeddedAllowance >> 20) MiB; refused without drawing")
@@ -106,7 +106,7 @@ struct SVGFormat: PictureFormat {
     /// canvas's long side is at most ``maxRenderSide``; its short side is under twice the larger
     /// of the sides analysis asks for (a larger picture is reduced to them: see
     /// `FFmpeg.reducedSize`).
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
         let shortSide = min(Self.maxRenderSide, 2 * max(request.minimumLongSide, request.minimumShortSide))
         return Self.maxRenderSide * shortSide * (4 + 3) + Self.embeddedAllowance
     }

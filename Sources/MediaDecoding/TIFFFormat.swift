@@ -68,8 +68,8 @@ struct TIFFFormat: PictureFormat {
     }
 
     /// One strip or tile at most (refused beyond; they are usually a few KiB) and the output.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        let size = ImageHeader.tiffDimensions(head)
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        let size = try ImageHeader.tiffDimensions(header)
         if let size { try request.limits.check(width: size.width, height: size.height) }
         let target = size.map { FFmpeg.reducedSize(width: $0.width, height: $0.height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide) }
             ?? (width: 1280, height: 1024)

@@ -57,11 +57,11 @@ struct WebPFormat: PictureFormat {
     }
 
     /// The canvas (RGBA) and the analysed frames at analysis size.
-    func workingMemory(_ head: [UInt8], request: DecodeRequest) throws(MediaError) -> Int {
-        guard let size = try? ImageHeader.dimensions(head, type: .webp) else { return .max / 4 }
+    func workingMemory(_ header: HeaderReader, request: DecodeRequest) throws(MediaError) -> Int {
+        guard let size = try? ImageHeader.dimensions(header, type: .webp) else { return .max / 4 }
         try request.limits.check(width: size.width, height: size.height)
         let target = FFmpeg.reducedSize(width: size.width, height: size.height, minimumLongSide: request.minimumLongSide, minimumShortSide: request.minimumShortSide)
-        let frames = ImageHeader.isAnimated(head, type: .webp) ? Self.maxFrames : 1
+        let frames = ImageHeader.isAnimated(try header.head(30), type: .webp) ? Self.maxFrames : 1
         return size.width * size.height * 4 * 2 + frames * target.width * target.height * 3
     }
 

@@ -7,6 +7,34 @@ extension QuarantineAgent {
     /// whether the file at its path is still the one it opened.
     static let databaseProbeInterval = Duration.seconds(3)
 
+    // MARK: - Opening at start
+
+    /// The vault and its database, opened as the agent starts. A database another process keeps
+    /// busy (a command or another program holding its lock as the agent creates or migrates it)
+    /// never ends the agent: under systemd a few such exits in a row use up the unit's start
+    /// limit, and protection would stay off. It waits instead, as for a read-only file system:
+    /// says so once, tries again (soon at first, then every ``databaseProbeInterval``), and
+    /// starts once the database opens. Each try itself waits `busyTimeout` for the lock. Other
+    /// faults end the start as before. A stop (SIGTERM) while waiting ends the process.
+    static func openVault(environment: [String: String], logger: Logger, busyTimeout: Double = 10) throws -> Vault {
+        var waited = false
+        var pause = 0.1
+        while true {
+            do {
+                let vault = try Vault.standard(environment: environment, busyTimeout: busyTimeout)
+                if waited { logger.notice("the audit database \(vault.store.path) opened: starting") }
+                return vault
+            } catch let error as DatabaseFaultError where error.fault == .locked {
+                if !waited {
+                    logger.warning("\(error.fault.message(path: error.path)); waiting for it (tried again every \(Self.databaseProbeInterval.components.seconds) s at most) [\(error.underlying)]")
+                    waited = true
+                }
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, Double(Self.databaseProbeInterval.components.seconds))
+            }
+        }
+    }
+
     // MARK: - The database's health gate
 
     /// Closes the gate when a write ran into a fault of the database (read-only, locked past the

@@ -129,7 +129,7 @@ public final class QuarantineAgent: Service, Sendable {
         self.logger = logger
         self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
-        vault = try Vault.standard(environment: options.environment)
+        vault = try Self.openVault(environment: options.environment, logger: logger)
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         crashJournal = try? CrashJournal(databasePath: vault.store.path)
         let settings = try Self.loadSettings(options, store: vault.store)
@@ -187,7 +187,8 @@ public final class QuarantineAgent: Service, Sendable {
         countCrashes()
         // A damaged file is found before anything is analysed into it. Startup: a database that
         // cannot be opened at all made init throw (exit 1: systemd restarts the agent every 5 s,
-        // and each start looks through the folders again, so nothing waits unseen); one that
+        // and each start looks through the folders again, so nothing waits unseen), except one
+        // kept busy by another process, which init waits for (``openVault(environment:logger:busyTimeout:)``); one that
         // opens but cannot be written or is damaged runs degraded, watching and queueing with
         // the gate closed, and recovers by itself when the database does, without a restart storm.
         let store = vault.store

@@ -455,7 +455,7 @@ public struct Intake: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let policy = (try? encoder.encode(settings.policy)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
-        return "\(settings.mode.rawValue) gap=\(settings.video.maxGap) models=\(ModelCatalog.nudeNet.sha256.prefix(12)),\(ModelCatalog.openNSFW.sha256.prefix(12)) policy=\(policy)"
+        return "\(settings.mode.rawValue) gap=\(settings.video.maxGap) short=\(VideoAnalysisHandler.shortClipGap)<\(VideoAnalysisHandler.shortClipLimit) models=\(ModelCatalog.nudeNet.sha256.prefix(12)),\(ModelCatalog.openNSFW.sha256.prefix(12)) policy=\(policy)"
     }
 
     /// Hides a file in the vault: records `flagged` for a file that was judged sensitive, then

@@ -18,12 +18,16 @@ public final class AuditStore: Sendable {
     public let busyTimeout: Double
 
     struct Opened {
-        var pool: DatabasePool
+        /// A pool (WAL) on the file; for a store opened by ``reading(path:busyTimeout:agentRunning:waitingUpTo:)``
+        /// a read-only pool, or an empty database in memory when there is no file yet.
+        var pool: any DatabaseWriter
         /// The database file's device and inode when it was opened.
         var fileIdentity: (device: UInt64, inode: UInt64)?
+        /// The empty stand-in for a database not made yet: every write is refused.
+        var standIn = false
     }
 
-    var pool: DatabasePool { opened.withLock { $0.pool } }
+    var pool: any DatabaseWriter { opened.withLock { $0.pool } }
 
     /// Opens (creating if needed) the database at `path`. A database that cannot be opened
     /// throws a ``DatabaseFaultError`` naming the fault when SQLite's answer names one.
@@ -34,23 +38,109 @@ public final class AuditStore: Sendable {
         opened = Locked(try Self.open(path, busyTimeout: busyTimeout))
     }
 
+    private init(path: String, busyTimeout: Double, opened: Opened) {
+        self.path = path
+        self.busyTimeout = busyTimeout
+        self.opened = Locked(opened)
+    }
+
+    /// Opens the database only to read it, as the commands that change nothing do (`status`,
+    /// `list`, `show`, `history`, `mode`): never creates it, never migrates it, never changes its
+    /// journal mode, and takes no lock that could hold a writer off (a read-only connection
+    /// never asks for the write lock). While the file is missing or its set-up unfinished and
+    /// `agentRunning()` says an agent holds its lock (it creates and migrates the database as it
+    /// starts), waits for it up to `wait` seconds. With no file and no agent (or still none after
+    /// the wait), the store is an empty database in memory: nothing has been recorded yet. A
+    /// file whose migrations are behind with no agent running (a newer program, an older
+    /// database) is migrated the way writers open it, one process at a time.
+    public static func reading(path: String, busyTimeout: Double = 10, agentRunning: () -> Bool,
+                               waitingUpTo wait: Double = 10) throws -> AuditStore {
+        let deadline = Date().addingTimeInterval(wait)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.readonly = true
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                do {
+                    let pool = try DatabasePool(path: path, configuration: configuration)
+                    if try pool.read({ db in try Self.migrator.hasCompletedMigrations(db) }) {
+                        return AuditStore(path: path, busyTimeout: busyTimeout,
+                                          opened: Opened(pool: pool, fileIdentity: (UInt64(info.st_dev), UInt64(info.st_ino))))
+                    }
+                    // Its set-up is unfinished: the agent's, or an older program's database.
+                    if !agentRunning() { return try AuditStore(path: path, busyTimeout: busyTimeout) }
+                    if Date() >= deadline {
+                        throw DatabaseFaultError(fault: .locked, path: path,
+                                                 underlying: "the running agent has not finished setting the database up after \(Int(wait)) s")
+                    }
+                } catch let error as DatabaseFaultError {
+                    throw error
+                } catch {
+                    // A file being made reads as busy or not yet a database for a moment while
+                    // an agent sets it up: waited for; anything else is said as it is.
+                    let fault = DatabaseFault(error)
+                    guard let fault, [.locked, .damaged, .cannotOpen].contains(fault), agentRunning(), Date() < deadline else {
+                        guard let fault else { throw error }
+                        throw DatabaseFaultError(fault: fault, path: path, underlying: "\(error)")
+                    }
+                }
+            } else if !agentRunning() || Date() >= deadline {
+                return try emptyInMemory(path: path, busyTimeout: busyTimeout)
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// A store with the full schema and nothing in it, in memory, standing in for a database
+    /// file not made yet; it refuses writes (SQLITE_READONLY), as a read-only file would.
+    static func emptyInMemory(path: String, busyTimeout: Double) throws -> AuditStore {
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        return AuditStore(path: path, busyTimeout: busyTimeout, opened: Opened(pool: queue, fileIdentity: nil, standIn: true))
+    }
+
+    /// The writer, or SQLITE_READONLY for the stand-in of a database not made yet.
+    private func writer() throws -> any DatabaseWriter {
+        let (pool, standIn) = opened.withLock { ($0.pool, $0.standIn) }
+        if standIn { throw DatabaseError(resultCode: .SQLITE_READONLY, message: "there is no audit database yet (nothing has been recorded); this command only reads") }
+        return pool
+    }
+
+    /// Opens the database at `path` for writing: creates it (private), turns it to WAL and runs
+    /// the migrations it lacks. One process sets a database up at a time (``SetupLock``): two
+    /// at once would race to turn a new file to WAL (where SQLite answers SQLITE_BUSY at once,
+    /// without waiting, since waiting could deadlock) and to run the same migration (the second
+    /// then fails on a table the first made). SQLITE_BUSY that still comes (from a program
+    /// that does not take the lock) is tried again until the busy timeout.
     static func open(_ path: String, busyTimeout: Double) throws -> Opened {
+        let setup = try SetupLock(databasePath: path, timeout: busyTimeout)
+        defer { withExtendedLifetime(setup) {} }
         // Created private before SQLite opens it: SQLite gives its -wal and -shm the same mode.
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd >= 0 { Glibc.close(fd) }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.foreignKeysEnabled = true
-        do {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            // Migrated only when something is missing: a read first, so that a command (status,
-            // list) still opens the database while another process holds its write lock.
-            if try !pool.read({ db in try Self.migrator.hasCompletedMigrations(db) }) { try Self.migrator.migrate(pool) }
-            var info = stat()
-            return Opened(pool: pool, fileIdentity: stat(path, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil)
-        } catch {
-            guard let fault = DatabaseFault(error) else { throw error }
-            throw DatabaseFaultError(fault: fault, path: path, underlying: "\(error)")
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        var pause: useconds_t = 20_000
+        while true {
+            do {
+                let pool = try DatabasePool(path: path, configuration: configuration)
+                // Migrated only when something is missing: a read first, so that a command
+                // still opens the database while another process holds its write lock.
+                if try !pool.read({ db in try Self.migrator.hasCompletedMigrations(db) }) { try Self.migrator.migrate(pool) }
+                var info = stat()
+                return Opened(pool: pool, fileIdentity: stat(path, &info) == 0 ? (UInt64(info.st_dev), UInt64(info.st_ino)) : nil)
+            } catch {
+                guard let fault = DatabaseFault(error) else { throw error }
+                if fault == .locked && Date() < deadline {
+                    usleep(pause)
+                    pause = min(pause * 2, 500_000)
+                    continue
+                }
+                throw DatabaseFaultError(fault: fault, path: path, underlying: "\(error)")
+            }
         }
     }
 
@@ -162,7 +252,7 @@ public final class AuditStore: Sendable {
     /// Every write of this program goes through here: a fault of the database (not of one
     /// request) is kept for ``takeWriteFault()``, so one that a caller ignores is still seen.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.write(body) } catch {
+        do { return try writer().write(body) } catch {
             if let fault = DatabaseFault(error) { lastWriteFault.withLock { $0 = fault } }
             throw error
         }
@@ -180,7 +270,7 @@ public final class AuditStore: Sendable {
     /// SQLite's `quick_check` of every page. Throws a ``DatabaseFaultError`` naming what is wrong.
     public func probe(timeout: Double = 0.5, checkIntegrity: Bool = false) throws {
         do {
-            try pool.writeWithoutTransaction { db in
+            try writer().writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA busy_timeout = \(Int(timeout * 1000))")
                 defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Int(busyTimeout * 1000))") }
                 try db.inTransaction(.immediate) {
@@ -296,6 +386,12 @@ public final class AuditStore: Sendable {
 
     /// Blocks a site: everything downloaded from it is hidden on sight.
     public func blockOrigin(_ host: String, itemId: Int64? = nil) throws { try write { db in try Self.blockOrigin(host, itemId: itemId, in: db) } }
+
+    /// Whether the journal holds a move that did not finish (a crash interrupted it, or one is
+    /// under way now).
+    public func hasUnfinishedMoves() throws -> Bool {
+        try read { db in try JournalEntry.filter(Column("state") != JournalEntry.State.done).fetchCount(db) > 0 }
+    }
 
     /// Journal entries of moves that did not finish.
     func unfinishedMoves() throws -> [JournalEntry] {

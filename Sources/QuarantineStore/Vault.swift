@@ -57,11 +57,22 @@ public final class Vault: Sendable {
 
     /// The per-user vault and database under `${XDG_DATA_HOME:-~/.local/share}/quarantine`.
     /// Folders and files there that others could read are tightened first (see ``tightened``).
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Vault {
+    ///
+    /// With `readOnly` (the commands that change nothing), the database is opened only to read
+    /// it (``AuditStore/reading(path:busyTimeout:agentRunning:waitingUpTo:)``): never created
+    /// or migrated while an agent may be doing so, so such a command never holds a starting
+    /// agent off.
+    /// `busyTimeout`: how long the database waits for another process's lock (tests shorten it).
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment, readOnly: Bool = false,
+                                busyTimeout: Double = 10) throws -> Vault {
         let base = baseDirectory(environment: environment)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let tightened = tightenPermissions(base: base)
-        return try Vault(root: base + "/vault", store: AuditStore(path: base + "/audit.sqlite3"), crashPoint: nil, tightened: tightened)
+        let store = readOnly
+            ? try AuditStore.reading(path: base + "/audit.sqlite3", busyTimeout: busyTimeout,
+                                     agentRunning: { AgentLock.runningAgent(environment: environment) != nil })
+            : try AuditStore(path: base + "/audit.sqlite3", busyTimeout: busyTimeout)
+        return try Vault(root: base + "/vault", store: store, crashPoint: nil, tightened: tightened)
     }
 
     /// What ``standard(environment:)`` found readable by others and made private, one line each

@@ -103,6 +103,8 @@ extension SensitivityAnalyzer {
             analysis.samples = video.samples
             analysis.skippedSamples = video.skippedSamples
             analysis.largestGap = (video.largestGap * 1000).rounded() / 1000
+            analysis.samplingRule = video.samplingRule.rawValue
+            analysis.plannedGap = video.plannedGap
             analysis.duration = video.duration
             analysis.coverage = video.coverage
             analysis.flaggedRanges = videoOptions.allFlaggedRanges ? video.flaggedRanges.map { [$0.lowerBound, $0.upperBound] } : nil

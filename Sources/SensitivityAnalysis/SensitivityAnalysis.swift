@@ -34,6 +34,10 @@ public struct SensitivityAnalysis: Sendable, Codable {
     /// The largest distance between sampled frames, seconds (at most `video.max_gap` in a
     /// complete analysis, unless the video itself has no frame in between).
     public var largestGap: Double? = nil
+    /// The sampling rule that set the gap (`animation`, `short_clip`, `standard`), and that gap
+    /// in seconds: ``VideoSamplingRule``.
+    public var samplingRule: String? = nil
+    public var plannedGap: Double? = nil
     /// Duration in seconds, when known.
     public var duration: Double? = nil
     /// Fraction of the duration covered (below 1: truncated, damaged, or stopped at the first flag).

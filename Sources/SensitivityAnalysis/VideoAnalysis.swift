@@ -56,6 +56,10 @@ public struct VideoSensitivityAnalysis: Sendable {
     public var skippedSamples: Int
     /// The largest distance between analysed frames, seconds.
     public var largestGap: Double
+    /// Which sampling rule set the gap (``VideoSamplingRule``).
+    public var samplingRule: VideoSamplingRule
+    /// The gap the rule allowed between analysed frames, seconds.
+    public var plannedGap: Double
     /// The decoder met damaged or missing data before the end (a partial-coverage verdict).
     public var endedEarly: Bool
     public var endReason: String?
@@ -119,6 +123,23 @@ public final class VideoAnalysisHandler: Sendable {
 
     /// The sampling gap of animated pictures, in seconds.
     static let animationGap = 0.1
+    /// Videos shorter than this (seconds) are sampled densely: they are cheap to check whole,
+    /// and they are what people send each other.
+    public static let shortClipLimit = 60.0
+    /// A short clip's gap: every scene of twice this (0.5 s) or longer holds at least one
+    /// analysed frame, and with the skip of practically identical frames comparing each sample
+    /// with the last analysed one, a changed frame is never skipped.
+    public static let shortClipGap = 0.25
+
+    /// The rule and gap for a file: animations every 0.1 s, videos under a minute every 0.25 s
+    /// (or every frame, when frames are farther apart: the decoder takes the next frame after
+    /// each target), longer ones every `video.max_gap` (2 s by default); never coarser than
+    /// `maxGap`.
+    static func sampling(animation: Bool, duration: Double?, maxGap: Double, denseShortClips: Bool = true) -> (rule: VideoSamplingRule, gap: Double) {
+        if animation { return (.animation, min(maxGap, animationGap)) }
+        if denseShortClips, let duration, duration > 0, duration < shortClipLimit { return (.shortClip, min(maxGap, shortClipGap)) }
+        return (.standard, maxGap)
+    }
 
     /// The analysis on the calling thread (a second decoder, when used, gets a thread of its own).
     func analyzeSynchronously(judging: VideoRun.Judging = .workers) throws -> VideoSensitivityAnalysis {
@@ -134,8 +155,9 @@ public final class VideoAnalysisHandler: Sendable {
         // that each matter: sampled ten times a second, front to back (a frame shown for less
         // than 0.1 s is the only way past).
         let animation = try file.type.kind != .video || MediaType.isImageSequence(file.readHead(16))
-        let gap = animation ? min(options.maxGap, Self.animationGap) : options.maxGap
-        let run = VideoRun(handler: self, file: file, info: decoder.info, gap: gap, judging: judging)
+        let (rule, gap) = Self.sampling(animation: animation, duration: decoder.info.duration, maxGap: options.maxGap,
+                                        denseShortClips: options.denseShortClips ?? true)
+        let run = VideoRun(handler: self, file: file, info: decoder.info, gap: gap, rule: rule, judging: judging)
         defer { state.withLock { $0.inferenceCPU = run.inferenceCPU.load(ordering: .relaxed) } }
         let result: VideoSensitivityAnalysis
         if animation || decoder.keyframeTimes.count < 2 || (decoder.info.duration ?? 0) <= 0 {
@@ -183,6 +205,18 @@ public final class VideoAnalysisHandler: Sendable {
     }
 }
 
+/// Which rule set a video's sampling gap: what a file costs to check decides how densely it is
+/// checked.
+public enum VideoSamplingRule: String, Sendable, Codable {
+    /// A GIF, APNG or image sequence: every 0.1 s.
+    case animation
+    /// A video under a minute: every 0.25 s (or every frame, when that is fewer), so a scene of
+    /// 0.5 s or longer is never missed.
+    case shortClip = "short_clip"
+    /// A longer video: every `video.max_gap` seconds (2 by default), keyframes first.
+    case standard
+}
+
 /// How a video is sampled.
 public struct VideoOptions: Sendable, Equatable, Codable {
     /// At most this many seconds between analysed frames (config `video.max_gap`).
@@ -197,14 +231,18 @@ public struct VideoOptions: Sendable, Equatable, Codable {
     /// Skip the models for a sample practically identical to the analysed frame before it
     /// (nil: yes).
     public var skipIdenticalFrames: Bool?
+    /// Sample a video under a minute every 0.25 s (``VideoSamplingRule/shortClip``) (nil: yes).
+    /// Off, every video follows the standard plan: tests of that plan use short fixtures.
+    public var denseShortClips: Bool?
 
     public init(maxGap: Double = 2, allFlaggedRanges: Bool = false, alreadyCovered: CoveredRanges? = nil,
-                decoders: Int? = nil, skipIdenticalFrames: Bool? = nil) {
+                decoders: Int? = nil, skipIdenticalFrames: Bool? = nil, denseShortClips: Bool? = nil) {
         self.maxGap = maxGap
         self.allFlaggedRanges = allFlaggedRanges
         self.alreadyCovered = alreadyCovered
         self.decoders = decoders
         self.skipIdenticalFrames = skipIdenticalFrames
+        self.denseShortClips = denseShortClips
     }
 }
 

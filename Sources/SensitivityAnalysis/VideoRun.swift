@@ -12,6 +12,7 @@ final class VideoRun: @unchecked Sendable {
     let file: MediaFile
     let info: VideoDecoder.Info
     let gap: Double
+    let rule: VideoSamplingRule
     let duration: Double?
     let frameDuration: Double
     let skipIdentical: Bool
@@ -65,8 +66,10 @@ final class VideoRun: @unchecked Sendable {
     /// CPU time spent in the models when judging inline, nanoseconds.
     let inferenceCPU = Atomic<UInt64>(0)
 
-    init(handler: VideoAnalysisHandler, file: MediaFile, info: VideoDecoder.Info, gap: Double, judging: Judging = .workers) {
+    init(handler: VideoAnalysisHandler, file: MediaFile, info: VideoDecoder.Info, gap: Double, rule: VideoSamplingRule = .standard,
+         judging: Judging = .workers) {
         self.judging = judging
+        self.rule = rule
         self.handler = handler
         self.file = file
         self.info = info
@@ -209,7 +212,7 @@ final class VideoRun: @unchecked Sendable {
                 } else {
                     planned += 1
                 }
-                if !s.stretchDone[j] { planned += max(0, Int(((high - low) / max(0.5, gap - 0.2)).rounded(.up)) - 1) }
+                if !s.stretchDone[j] { planned += max(0, Int(((high - low) / max(gap / 2, gap - 0.2)).rounded(.up)) - 1) }
             }
             s.planned = max(1, planned)
         }
@@ -402,7 +405,7 @@ final class VideoRun: @unchecked Sendable {
             isSensitive: flagged != nil, frameTime: firstFlagged.map { records[$0].time }, detections: flagged?.detections ?? [],
             nsfwScore: flagged?.nsfwScore, reasons: flagged?.reasons ?? [], flaggedFrame: frame,
             flaggedRanges: ranges, samples: records.count, duration: duration, coverage: coverage,
-            skippedSamples: skipped, largestGap: largestGap, endedEarly: damage != nil, endReason: damage,
+            skippedSamples: skipped, largestGap: largestGap, samplingRule: rule, plannedGap: gap, endedEarly: damage != nil, endReason: damage,
             info: info, mode: handler.policy.mode, decoders: decoders)
     }
 

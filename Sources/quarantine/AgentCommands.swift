@@ -342,7 +342,7 @@ struct StatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let vault = try openVault()
+        let vault = try openVault(readOnly: true)
         let pid = AgentLock.runningAgent()
         let running = pid != nil
         var status = try? vault.store.agentStatus()

@@ -248,7 +248,8 @@ struct ModeCommand: ParsableCommand {
             printOut(mode == nil ? (response.mode?.rawValue ?? "?") : "\(client.paths.user) is now in \((response.mode ?? .child).rawValue) mode.")
             return
         }
-        let vault = try openVault()
+        // Showing the mode changes nothing: read only (a panel applet may poll it).
+        let vault = try openVault(readOnly: mode == nil)
         let inForce = Interventions.currentMode(store: vault.store)
         let current = inForce.mode
         guard let mode else {

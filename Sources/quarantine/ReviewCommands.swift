@@ -10,13 +10,23 @@ import ServiceSupport
 /// Opens the per-user vault, or exits 2 with the reason. Moves a crash interrupted are finished
 /// or rolled back first, unless an agent runs or another command is moving a file: recovery is
 /// theirs then (see ``Vault/recoverIfIdle()``).
-func openVault() throws -> Vault {
+///
+/// `readOnly` for the commands that change nothing (`status`, `list`, `show`, `history`,
+/// `mode`): the database is opened only to read it, never created or migrated while an agent
+/// may be doing so (see ``Vault/standard(environment:readOnly:busyTimeout:)``). Only when its journal
+/// holds a move a crash interrupted is it opened for writing (a database set up already: nothing is
+/// created or migrated), to recover as above.
+func openVault(readOnly: Bool = false) throws -> Vault {
     let vault: Vault
-    do { vault = try Vault.standard() } catch {
+    do { vault = try Vault.standard(readOnly: readOnly) } catch {
         printError("quarantine: cannot open the vault: \(error)")
         throw ExitCode(2)
     }
     for line in vault.tightened { printError("quarantine: made private (others could read it): \(line)") }
+    if readOnly {
+        guard (try? vault.store.hasUnfinishedMoves()) == true else { return vault }
+        return try openVault(readOnly: false)
+    }
     do {
         for line in try vault.recoverIfIdle() ?? [] { printError("quarantine: recovered an interrupted move: \(line)") }
     } catch {
@@ -95,7 +105,7 @@ struct List: ParsableCommand {
 
     func run() throws {
         if let client = try target.client() { return try RemoteReview.list(client, all: all, json: json) }
-        let review = Review.current(vault: try openVault())
+        let review = Review.current(vault: try openVault(readOnly: true))
         printItems(try review.items(includeClosed: all), requests: try review.releaseRequests().mapValues(\.requestedAt),
                    childWording: review.mode.mode == .child, all: all, json: json)
     }
@@ -158,7 +168,7 @@ struct Show: ParsableCommand {
 
     func run() throws {
         if let client = try target.client() { return try RemoteReview.show(client, id: id, open: open, json: json) }
-        let vault = try openVault()
+        let vault = try openVault(readOnly: !open)
         let review = Review.current(vault: vault)
         let item = try requireItem(vault, id)
         let preview = review.preview(of: item)
@@ -283,7 +293,7 @@ struct History: ParsableCommand {
     func run() throws {
         let events: [AuditEvent]
         if let client = try target.client() { events = try ask(client, GuardianRequest(.history)).0.events ?? [] }
-        else { events = try Review.current(vault: try openVault()).history() }
+        else { events = try Review.current(vault: try openVault(readOnly: true)).history() }
         for event in events {
             if json {
                 var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]

@@ -186,6 +186,10 @@ struct ScanOutput {
         var samples: Int?
         var skipped_samples: Int?
         var largest_gap: Double?
+        /// The sampling rule (`short_clip`: under a minute, every 0.25 s; `standard`: every
+        /// `video.max_gap` s; `animation`: every 0.1 s) and the gap it allows.
+        var sampling: String?
+        var planned_gap: Double?
         var duration: Double?
         var coverage: Double?
         var flagged_ranges: [[Double]]?
@@ -209,6 +213,7 @@ struct ScanOutput {
                       error: report.failure?.message, error_code: report.failure?.code,
                       frame_time: a?.frameTime.map { Self.rounded($0, 1000) }, samples: a?.samples,
                       skipped_samples: a?.skippedSamples, largest_gap: a?.largestGap.map { Self.rounded($0, 1000) },
+                      sampling: a?.samplingRule, planned_gap: a?.plannedGap.map { Self.rounded($0, 1000) },
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
                       flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
                       vault_item: report.vaultItem, list_decision: report.listDecision)

@@ -40,14 +40,16 @@ struct VideoAnalysisTests {
         ("mjpeg", "avi", ["-c:v", "mjpeg", "-q:v", "4", "-pix_fmt", "yuvj420p"]),
     ]
 
-    /// The models loaded once for the suite (every test that needs no special options).
+    /// The models loaded once for the suite (every test that needs no special options). These
+    /// tests check decoding and the standard plan on short fixtures, so the dense sampling of
+    /// clips under a minute is off here (ShortClipTests checks it).
     static let shared = Result { try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2),
-                                                         videoOptions: VideoOptions(maxGap: 2)) }
+                                                         videoOptions: VideoOptions(maxGap: 2, denseShortClips: false)) }
 
     func analyzer(gap: Double = 2, all: Bool = false, limits: MediaLimits = .default) throws -> SensitivityAnalyzer {
         if gap == 2 && !all && limits == .default { return try Self.shared.get() }
         return try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2, limits: limits),
-                                       videoOptions: VideoOptions(maxGap: gap, allFlaggedRanges: all))
+                                       videoOptions: VideoOptions(maxGap: gap, allFlaggedRanges: all, denseShortClips: false))
     }
 
     @Test("the card is found at its time, within the gap", arguments: codecs.map(\.name))

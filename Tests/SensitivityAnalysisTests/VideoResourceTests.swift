@@ -22,7 +22,7 @@ struct VideoResourceTests {
         try VideoFixtures.make(clean, seconds: 8, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "50"])
         try VideoFixtures.make(flagged, seconds: 8, cardFrom: 5, cardTo: 6, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "50"])
         let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2),
-                                               videoOptions: VideoOptions(maxGap: 2, decoders: decoders))
+                                               videoOptions: VideoOptions(maxGap: 2, decoders: decoders, denseShortClips: false))
         for url in [clean, flagged] {
             let report = await analyzer.report(forFileAt: url.path)
             #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")

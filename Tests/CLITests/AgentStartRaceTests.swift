@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The agent starting on a fresh home while `quarantine status` (and `list`) are polled, as a
+/// panel applet or a login script does (issue 27): it once exited at start with SQLITE_BUSY on
+/// `PRAGMA journal_mode = WAL`. The built binary, several rounds, several pollers each.
+@Suite("Agent start while polled", .serialized)
+struct AgentStartRaceTests {
+    @Test("the agent always starts while status and list are polled; every poll answers")
+    func startWhilePolled() throws {
+        var pollFailures: [String] = []
+        for round in 0..<3 {
+            let agent = try AgentHarness()
+            defer { agent.cleanUp() }
+            let stop = FailureList()
+            let failures = FailureList()
+            let group = DispatchGroup()
+            for poller in 0..<4 {
+                group.enter()
+                Thread {
+                    while !stop.isSet {
+                        let arguments = poller == 3 ? ["list", "--json"] : ["status", "--json"]
+                        do {
+                            let result = try agent.run(arguments)
+                            // status: 0 running, 3 not (yet) running; list: 0.
+                            if ![0, 3].contains(result.status) {
+                                failures.append("\(arguments[0]) exited \(result.status): \(result.stderr)")
+                            }
+                        } catch {
+                            failures.append("\(error)")
+                        }
+                        usleep(UInt32.random(in: 0...50_000))
+                    }
+                    group.leave()
+                }.start()
+            }
+            usleep(UInt32.random(in: 0...100_000))
+            try agent.start(waitForReady: false)
+            let ready = agent.wait(timeout: 60) { agent.logText.contains("file(s) waiting from before") || agent.process?.isRunning != true }
+            stop.set()
+            group.wait()
+            #expect(ready && agent.process?.isRunning == true, "round \(round): the agent did not start; log:\n\(agent.logText.suffix(2000))")
+            #expect(!agent.logText.contains("cannot start"), "round \(round): \(agent.logText.suffix(2000))")
+            pollFailures += failures.all.map { "round \(round): \($0)" }
+            agent.stop()
+        }
+        #expect(pollFailures.isEmpty, "\(pollFailures.count) polls failed: \(pollFailures.prefix(3))")
+    }
+}
+
+/// Failures noted by several threads.
+final class FailureList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var all: [String] { lock.withLock { items } }
+    private var flag = false
+    /// A stop flag besides.
+    var isSet: Bool { lock.withLock { flag } }
+    func set() { lock.withLock { flag = true } }
+}
