@@ -360,9 +360,14 @@ extension AuditStore {
 
     /// How many observed crashes the file of `entry` has cost (the `attempts` column): only a
     /// crash the program saw counts (``recordCrash(path:)``), never an attempt that was cut short
-    /// by a SIGKILL, a power cut or a stop. Reading it changes nothing.
+    /// by a SIGKILL, a power cut or a stop. It is read in a write transaction (a no-op update of
+    /// the entry): a file is not judged while the database refuses writes, since its verdict
+    /// could not be recorded either. The count itself is not changed.
     public func crashCount(_ entry: BacklogEntry) throws -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0 }
+        try write { db in
+            try db.execute(sql: "UPDATE backlog SET attempts = attempts WHERE path = ?", arguments: [entry.path])
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM backlog WHERE path = ?", arguments: [entry.path]) ?? 0
+        }
     }
 
     /// Counts one crash against the file queued at `path` (the agent died of a fatal signal while
