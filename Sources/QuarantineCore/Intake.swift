@@ -189,6 +189,11 @@ public struct Intake: Sendable {
             try? store.complete(entry, seen: nil)
             return .alreadySeen
         }
+        // Given up before by another program or other models: tried again, and the history says so.
+        if let identity = FileIdentity(statAt: path), let earlier = try? store.givenUpOnAnotherBasis(identity, at: path, in: mode) {
+            try? store.record(.analysed, path: path, mode: mode, actor: actor,
+                              detail: "tried again: it was given up by \(earlier); the program or its models changed since (\(SeenFile.currentBasis))")
+        }
         guard let holding, settings.holdsWhileChecking else {
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
         }

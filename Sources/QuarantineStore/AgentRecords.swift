@@ -79,6 +79,17 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
     public var verdict: Verdict
     public var itemId: Int64?
     public var at: Date
+    /// For a file given up (`failed`): the program and models that gave it up (``currentBasis``).
+    public var basis: String?
+
+    /// This program and its models: the executable (size and modification time: a new build or
+    /// install differs) and the pinned runtime and models.
+    public static let currentBasis: String = {
+        var program = "?"
+        var info = stat()
+        if let exe = ModelCatalog.executablePath(), stat(exe, &info) == 0 { program = "\(info.st_size)-\(info.st_mtim.tv_sec)" }
+        return "program \(program), runtime \(ModelCatalog.runtime.sha256.prefix(12)), models \(ModelCatalog.nudeNet.sha256.prefix(12)) \(ModelCatalog.openNSFW.sha256.prefix(12))"
+    }()
 
     public init(path: String, identity: FileIdentity, sha256: String?, mode: AnalysisMode, verdict: Verdict, itemId: Int64? = nil) {
         self.path = path
@@ -92,6 +103,7 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
         self.verdict = verdict
         self.itemId = itemId
         self.at = Date()
+        self.basis = verdict == .failed ? Self.currentBasis : nil
     }
 
     public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
@@ -265,10 +277,30 @@ extension AuditStore {
 
     static func hasSeen(path: String, device: Int64, inode: Int64, size: Int64, mtimeNs: Int64, ctimeNs: Int64, mode: AnalysisMode,
                         in db: Database) throws -> Bool {
+        // A file given up (a failure `on_error` left where it is) counts as seen only by the
+        // program and models that gave it up: another build, runtime or model tries it again.
         try Bool.fetchOne(db, sql: """
             SELECT 1 FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND ctimeNs = ? AND path = ?
-            AND (mode = ? OR mode = ?) LIMIT 1
-            """, arguments: [device, inode, size, mtimeNs, ctimeNs, path, mode, AnalysisMode.child]) ?? false
+            AND (mode = ? OR mode = ?) AND (verdict != ? OR basis IS ?) LIMIT 1
+            """, arguments: [device, inode, size, mtimeNs, ctimeNs, path, mode, AnalysisMode.child, Verdict.failed, SeenFile.currentBasis]) ?? false
+    }
+
+    /// The basis a file at `path` in this exact version was given up on, when that was another
+    /// program or other models than these (so it is tried again now); nil otherwise.
+    public func givenUpOnAnotherBasis(_ identity: FileIdentity, at path: String, in mode: AnalysisMode) throws -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: """
+                SELECT coalesce(basis, 'an earlier version') FROM seenFile WHERE device = ? AND inode = ? AND size = ? AND mtimeNs = ? AND ctimeNs = ?
+                AND path = ? AND (mode = ? OR mode = ?) AND verdict = ? AND basis IS NOT ? ORDER BY id DESC LIMIT 1
+                """, arguments: [Int64(bitPattern: identity.device), Int64(bitPattern: identity.inode), identity.size, identity.modificationNanoseconds,
+                                 identity.changeNanoseconds, path, mode, AnalysisMode.child, Verdict.failed, SeenFile.currentBasis])
+        }
+    }
+
+    static func registerBasisMigration(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("v13: the program and models a file was given up on") { db in
+            try db.alter(table: "seenFile") { t in t.add(column: "basis", .text) }
+        }
     }
 
     /// The verdict last given to these bytes in `mode`, if any.

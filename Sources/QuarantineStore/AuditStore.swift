@@ -236,6 +236,7 @@ public final class AuditStore: Sendable {
         HeldFile.registerMigration(&migrator)
         VideoProgressRecord.registerMigration(&migrator)
         HeldFile.registerIdentityMigration(&migrator)
+        registerBasisMigration(&migrator)
         return migrator
     }
 
