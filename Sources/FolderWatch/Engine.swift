@@ -414,7 +414,8 @@ final class Engine: @unchecked Sendable {
 
     private func addWatch(_ path: String, isRoot: Bool) -> WatchOutcome {
         let mask = (isRoot && options.followRootLinks ? folderMask : subfolderMask) | (options.strictSettling ? flag(IN_MODIFY) : 0)
-        let wd = inotify_add_watch(descriptor, PathBytes.cString(path), mask)
+        // A folder deeper than PATH_MAX is watched through /proc/self/fd/N of a descriptor of it.
+        let wd = LongPaths.withShortPath(path) { inotify_add_watch(descriptor, $0, mask) }
         if wd < 0 {
             let code = errno
             switch code {

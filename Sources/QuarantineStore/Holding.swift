@@ -192,7 +192,7 @@ public final class Holding: Sendable {
     }
 
     /// O_PATH (Glibc's module leaves it out without _GNU_SOURCE): a descriptor that only names a place.
-    static let O_PATH: Int32 = 0o10000000
+    static let O_PATH: Int32 = LongPaths.O_PATH
 
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 
