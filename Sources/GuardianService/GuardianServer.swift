@@ -103,6 +103,9 @@ final class GuardianServer: @unchecked Sendable {
         /// Refusals not yet logged, per uid (a flood is logged once a few seconds).
         var refusedSinceLog: [uid_t: Int] = [:]
         var lastRefusalLog: ContinuousClock.Instant?
+        /// Failed accepts not yet logged.
+        var acceptFailuresSinceLog = 0
+        var lastAcceptFailureLog: ContinuousClock.Instant?
     }
 
     let state = Locked(State())
@@ -243,7 +246,17 @@ final class GuardianServer: @unchecked Sendable {
                 if failure.errno == EAGAIN || failure.errno == EWOULDBLOCK || failure.errno == EINTR { return nil }
                 // EMFILE, ENFILE, ENOMEM, ENOBUFS, ECONNABORTED, EPROTO, ...: never the end of the
                 // loop. The connection stays queued in the kernel and is taken after the pause.
-                logger.warning("cannot accept a connection on \(socketPath) (\(failure)); trying again in \(limits.acceptBackoff)")
+                // Logged once every few seconds, with how many failed since.
+                let failed = state.withLock { state -> Int? in
+                    state.acceptFailuresSinceLog += 1
+                    if let last = state.lastAcceptFailureLog, ContinuousClock.now - last < .seconds(5) { return nil }
+                    state.lastAcceptFailureLog = .now
+                    defer { state.acceptFailuresSinceLog = 0 }
+                    return state.acceptFailuresSinceLog
+                }
+                if let failed {
+                    logger.warning("cannot accept a connection on \(socketPath) (\(failure); \(failed) failure(s) since the last report); pausing \(limits.acceptBackoff) each time and going on")
+                }
                 return limits.acceptBackoff
             }
         }
