@@ -299,7 +299,9 @@ struct GuardianServerTests {
         }
         defer { place.cleanUp() }
         // As root (this test's own uid): admitted. Through the real socket file.
-        let client = try GuardianClient(paths: GuardianPaths(user: "kid"), socketPath: place.folder.appendingPathComponent("kid.sock").path)
+        let socket = try LocalSocket.connect(to: place.folder.appendingPathComponent("kid.sock").path)
+        let client = GuardianClient(paths: GuardianPaths(user: "kid"), connected: socket)
+        try socket.setTimeouts(receive: .seconds(3), send: .seconds(3))
         #expect(Self.outcome(client, GuardianRequest(.hello)) == nil)
         #expect(failures.withLock { $0.isEmpty })
     }
