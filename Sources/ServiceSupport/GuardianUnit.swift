@@ -165,8 +165,22 @@ MemoryMax=1G
 # Every thread of every process of the unit counts. Measured: 8 for
 # 'quarantine scan' on 2 CPUs; the analysis pools grow by about 1.5 threads per
 # CPU, so beyond ~32 CPUs lower [analysis] workers or raise this in a drop-in.
+# The socket adds a fixed 5 (one thread accepts and watches idle connections,
+# a pool of 4 serves requests), however many clients connect: a connection
+# holds no thread, so no account can spend this limit by connecting.
 # A runaway (or exploited) worker cannot fork-bomb the machine.
 TasksMax=64
+# Open descriptors, soft and hard (a worker cannot raise it). The socket holds
+# at most 56 connections (8 of the protected account's own, and 48 shared by
+# root, 16 at most, and each guardian, 8 at most); strangers are refused before
+# anything of theirs is read, so what they send never reaches this table.
+# While a request is served its handler may briefly hold the 16 descriptors
+# one message can carry, closed at once, plus one preview: 4 x 17 = 68. With
+# the listener and a wake-up pipe the socket needs at most about 130; the
+# database (WAL, a few connections: ~20), inotify, the files being analysed,
+# the workers' sockets and the journal stay under 200. 4096 is a wide margin
+# that still bounds what a bug could leak.
+LimitNOFILE=4096
 
 # --- Identity and privileges -------------------------------------------------
 # A dedicated system user (packaging/sysusers.d/quarantine.conf), not root and
