@@ -665,7 +665,7 @@ public final class Holding: Sendable {
             close(fd)
             throw Failure(description: "\(held.originalPath): the folder it arrived in is not a folder any more", refusedPutBack: true)
         }
-        guard info.st_uid == account else {
+        guard Vault.accountMayWrite(info, account: Int64(account)) else {
             close(fd)
             throw Failure(description: "\(held.originalPath): the folder it arrived in now belongs to uid \(info.st_uid), not to the account (uid \(account)); it is not put there",
                           refusedPutBack: true)
