@@ -114,6 +114,18 @@ public final class LauncherService: Sendable {
         }
     }
 
+    /// Waits until no worker runs (each reaped by its connection's thread), up to `timeout`;
+    /// whether none does.
+    @discardableResult
+    public func waitForWorkers(timeout: Duration) -> Bool {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if state.withLock({ $0.workers.isEmpty }) { return true }
+            usleep(20_000)
+        }
+        return state.withLock { $0.workers.isEmpty }
+    }
+
     /// SIGKILLs what workers of the protected accounts' worker users a launcher that ended left
     /// behind (outside systemd, which kills the unit's whole cgroup itself). Call once, before
     /// ``start()``. Returns the users swept.

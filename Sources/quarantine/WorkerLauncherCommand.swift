@@ -58,6 +58,7 @@ struct WorkerLauncherCommand: AsyncParsableCommand {
         _ = SystemdNotifier()?.notify("STOPPING=1")
         service.stop()
         service.killAll()
+        service.waitForWorkers(timeout: .seconds(2))
         options.log("worker launcher: stopped")
     }
 }
