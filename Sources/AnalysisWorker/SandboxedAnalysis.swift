@@ -184,7 +184,7 @@ public final class SandboxedAnalysis: Sendable {
         let identity = AnalysisSandbox.Identity(uid: entry.pw_uid, gid: entry.pw_gid)
         if identity.uid == getuid() { return (identity, nil) }
         guard Self.holdsSetIdentityCapabilities() else {
-            return (nil, "the analysis workers run as this service's own user, not \(user): the service lacks CAP_SETUID and CAP_SETGID (the unit gives them)")
+            return (nil, "the analysis workers run as this service's own user, not \(user): the worker launcher's socket is missing (is quarantine-worker-launcher.service running?) and this service cannot change users itself (no CAP_SETUID and CAP_SETGID)")
         }
         return (identity, nil)
     }
