@@ -209,6 +209,16 @@ struct LauncherServiceTests {
         }
     }
 
+    /// Whether `condition` holds within `within`.
+    static func eventually(within: Duration = .seconds(2), _ condition: () -> Bool) -> Bool {
+        let end = ContinuousClock.now + within
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
     static func gone(_ pid: pid_t, within: Duration) -> Bool {
         let end = ContinuousClock.now + within
         while ContinuousClock.now < end {
@@ -250,7 +260,8 @@ struct LauncherServiceTests {
         // 2. The guardian hangs up: the worker is killed at once.
         connection.close()
         #expect(Self.gone(pid, within: .seconds(3)), "the worker outlived the guardian's connection")
-        #expect(place.lines.contains { $0.contains("worker \(pid)") && $0.contains("the guardian's connection closed") }, "\(place.lines)")
+        // (Logged just after it is reaped.)
+        #expect(Self.eventually { place.lines.contains { $0.contains("worker \(pid)") && $0.contains("the guardian's connection closed") } }, "\(place.lines)")
 
         // 3. "kill": killed, and the launcher says so before it closes.
         let (second, secondPid, secondWorker, secondErrors) = try launch()
@@ -338,7 +349,7 @@ struct LauncherServiceTests {
         let stuck = await sandboxed.report(forFileAt: hang, policy: .defaults(for: .child), video: VideoOptions())
         #expect(stuck.failure?.code == "analysis_timed_out", "\(stuck.failure?.message ?? "no failure")")
         #expect(Self.gone(pid, within: .seconds(3)), "the hung worker was not killed")
-        #expect(place.lines.contains { $0.contains("worker \(pid)") && $0.contains("killed at the guardian's request") }, "\(place.lines)")
+        #expect(Self.eventually { place.lines.contains { $0.contains("worker \(pid)") && $0.contains("killed at the guardian's request") } }, "\(place.lines)")
 
         sandboxed.stop()
         #expect(place.service?.waitForWorkers(timeout: .seconds(5)) == true, "workers left: \(place.service?.workers ?? [])")
