@@ -28,6 +28,11 @@ setup_fail() { echo "SETUP PROBLEM: $*"; [ -f "$work/service.log" ] && tail -30 
 cleanup() {
     stop_service
     stop_launcher
+    # The child's worker user, made by 'guardian enable' (a later account with the same uid would
+    # otherwise find it).
+    local worker_user
+    worker_user=quarantine-w$(id -u "$child" 2>/dev/null)
+    [ "$worker_user" != quarantine-w ] && { pkill -KILL -u "$worker_user" 2>/dev/null; userdel "$worker_user" 2>/dev/null; }
     for u in "$child" "$guardian" "$other"; do pkill -KILL -u "$u" 2>/dev/null; userdel -r "$u" 2>/dev/null; done
     rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \
         "/etc/systemd/system/quarantine-guardian@$child.service.d"

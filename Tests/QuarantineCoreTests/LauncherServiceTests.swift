@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -101,7 +102,8 @@ struct LauncherServiceTests {
         try place.protect(try #require(LauncherService.user(uid: getuid())))
         let connection = try LocalSocket.connect(to: place.socket)
         var ends: [Int32] = [-1, -1]
-        #expect(pipe(&ends) == 0)
+        // Close-on-exec: a worker another test spawns meanwhile must not hold a copy.
+        #expect(qsys_pipe_cloexec(&ends) == 0)
         defer { close(ends[0]) }
         // (The launcher may have closed the connection already: then the send fails.)
         try? connection.send(Self.want(getuid()), descriptors: [ends[1]])
@@ -169,7 +171,8 @@ struct LauncherServiceTests {
         try place.start()
         let connection = try LocalSocket.connect(to: place.socket)
         var ends: [Int32] = [-1, -1]
-        #expect(pipe(&ends) == 0)
+        // Close-on-exec: a worker another test spawns meanwhile must not hold a copy.
+        #expect(qsys_pipe_cloexec(&ends) == 0)
         defer { close(ends[0]) }
         let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
         try connection.send(Self.want(getuid()), descriptors: [ends[1], ends[1], ends[1]])
@@ -192,19 +195,25 @@ struct LauncherServiceTests {
         let worker: String
         let workerUID: uid_t
         let workerGID: gid_t
+        /// Whether the test made the worker user (one left by an earlier account with this uid,
+        /// 'guardian enable' in another test, is used and left).
+        let madeWorker: Bool
 
         init() throws {
             user = "qlt\(UInt32.random(in: 10000...99999))"
             #expect(SandboxedAnalysisTests.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user]) == 0)
             uid = try #require(LauncherService.user(named: user)).uid
             worker = SandboxedAnalysis.Options.guardianWorkerUser(forAccount: uid)
-            #expect(SandboxedAnalysisTests.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", worker]) == 0)
+            madeWorker = LauncherService.user(named: worker) == nil
+            if madeWorker {
+                #expect(SandboxedAnalysisTests.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", worker]) == 0)
+            }
             let ids = try #require(LauncherService.user(named: worker))
             (workerUID, workerGID) = (ids.uid, ids.gid)
         }
 
         func remove() {
-            _ = SandboxedAnalysisTests.run(["userdel", worker])
+            if madeWorker { _ = SandboxedAnalysisTests.run(["userdel", worker]) }
             _ = SandboxedAnalysisTests.run(["userdel", user])
         }
     }
