@@ -138,6 +138,8 @@ public final class SandboxedAnalysis: Sendable {
     /// Opening files runs here (never on Swift's cooperative threads).
     let pool: WorkerPool
     let videoPool: WorkerPool
+    /// Wakes the deadline watch (a file on its way, a stop).
+    let wake = DispatchSemaphore(value: 0)
     /// Every worker is started from its thread (see ``WorkerLauncher``).
     let launcher = WorkerLauncher(name: "worker-launcher")
 
@@ -159,13 +161,26 @@ public final class SandboxedAnalysis: Sendable {
             s.lastStart = took
             s.lastActive = .now
         }
+        // The watch looks every 200 ms while files are being judged; otherwise it sleeps until the
+        // idle exit is due, or until a file comes (no wake-ups at all while nothing happens).
+        let wake = self.wake
         let watch = Thread { [weak self] in
-            while let self, !self.state.withLock({ $0.stopped }) {
-                for connection in self.state.withLock({ s in s.connections.removeAll { !$0.isAlive }; return s.connections }) {
-                    connection.enforceDeadline()
+            while true {
+                let pause: Duration?
+                do {
+                    guard let self, !self.state.withLock({ $0.stopped }) else { return }
+                    for connection in self.state.withLock({ s in s.connections.removeAll { !$0.isAlive }; return s.connections }) {
+                        connection.enforceDeadline()
+                    }
+                    self.endIdlePrimary()
+                    pause = self.nextWatch()
                 }
-                self.endIdlePrimary()
-                usleep(200_000)
+                if let pause {
+                    let nanoseconds = pause.components.seconds * 1_000_000_000 + pause.components.attoseconds / 1_000_000_000
+                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(max(1_000_000, nanoseconds))))
+                } else {
+                    wake.wait()
+                }
             }
         }
         watch.name = "worker-deadline"
@@ -229,8 +244,23 @@ public final class SandboxedAnalysis: Sendable {
         }
     }
 
-    /// Counts a file on its way to the primary worker (no idle exit until it is done).
-    func beginUse() { state.withLock { $0.busy += 1 } }
+    /// How long the deadline watch may sleep: 200 ms while a file is judged or on its way (its
+    /// deadline is watched), until the idle exit is due while the primary waits for work, and
+    /// indefinitely (nil) otherwise, until ``wake`` is signalled.
+    func nextWatch(now: ContinuousClock.Instant = .now) -> Duration? {
+        state.withLock { s in
+            if s.busy > 0 || s.spawning != nil || s.connections.contains(where: { $0.isAlive && $0.inFlight > 0 }) { return .milliseconds(200) }
+            guard let idle = options.idleExit, let primary = s.primary, primary.isAlive else { return nil }
+            return max(.milliseconds(10), s.lastActive + idle - now)
+        }
+    }
+
+    /// Counts a file on its way to the primary worker (no idle exit until it is done) and wakes
+    /// the deadline watch.
+    func beginUse() {
+        state.withLock { $0.busy += 1 }
+        wake.signal()
+    }
 
     /// A file is done with the primary worker: the idle time counts from now.
     func endUse() {
@@ -247,6 +277,7 @@ public final class SandboxedAnalysis: Sendable {
             s.spawning?.cancel()
             return s.connections
         }
+        wake.signal()
         for connection in connections { connection.stop() }
     }
 
