@@ -87,7 +87,7 @@ let package = Package(
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
         .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "GuardianAPI", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "ServiceSupport",
+            "GuardianAPI", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -120,7 +120,7 @@ let package = Package(
         // in the multithreaded test runner, the child runs no Swift code).
         .target(name: "SandboxProbe", dependencies: ["CSystemShims"], path: "Tests/SandboxProbe"),
         // libFuzzer harnesses (make fuzz builds them with -sanitize=fuzzer,address -DFUZZING; otherwise a stub).
-        .executableTarget(name: "quarantine-fuzz", dependencies: ["MediaDecoding", "QuarantineCore", "ServiceSupport", "CDBus"]),
+        .executableTarget(name: "quarantine-fuzz", dependencies: ["MediaDecoding", "QuarantineCore", "ServiceSupport", "CDBus", "GuardianAPI"]),
 
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
@@ -130,6 +130,8 @@ let package = Package(
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
+        // The guardian service's socket, served in-process (every verb for every role, the limits).
+        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "ServiceSupport", "TestSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -15,6 +15,7 @@
 #   /usr/share/quarantine/models/{320n,open-nsfw}.onnx   the two models
 #   /usr/lib/systemd/user/quarantine.service             the agent's user unit (ExecStart=/usr/bin/quarantine agent)
 #   /usr/lib/systemd/system/quarantine-guardian@.service the guardian service (system unit template)
+#   /usr/lib/systemd/system/quarantine-worker-launcher.service  starts the guardians' analysis workers
 #   /usr/lib/sysusers.d/quarantine.conf, /usr/lib/tmpfiles.d/quarantine.conf
 #   /etc/quarantine/config.toml                          the defaults, a conffile, read under each user's file
 #   /usr/share/man/man1/quarantine.1.gz, bash/zsh/fish completions, /usr/share/doc/quarantine/*
@@ -104,6 +105,7 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$STAGE/
 # ---- systemd, sysusers, tmpfiles, configuration -----------------------------------
 sed 's|@BINDIR@|/usr/bin|g' "$ROOT/packaging/systemd/quarantine.service.in" > "$STAGE/usr/lib/systemd/user/quarantine.service"
 install -m 0644 "$ROOT/packaging/systemd/quarantine-guardian@.service" "$STAGE/usr/lib/systemd/system/"
+install -m 0644 "$ROOT/packaging/systemd/quarantine-worker-launcher.service" "$STAGE/usr/lib/systemd/system/"
 install -m 0644 "$ROOT/packaging/sysusers.d/quarantine.conf" "$STAGE/usr/lib/sysusers.d/quarantine.conf"
 install -m 0644 "$ROOT/packaging/tmpfiles.d/quarantine.conf" "$STAGE/usr/lib/tmpfiles.d/quarantine.conf"
 install -m 0644 "$ROOT/etc/quarantine/config.toml" "$STAGE/etc/$PACKAGE/config.toml"

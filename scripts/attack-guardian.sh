@@ -2,24 +2,24 @@
 # make attack-guardian (root): the guardian deployment tried as its adversaries would (issue 26).
 #
 # Real accounts: a protected child, a guardian (member of quarantine-guardians) and another local
-# account. 'guardian enable' for the child, then the service started with the unit's command line
-# and identity (user quarantine, the unit's ambient capabilities, no_new_privs) but WITHOUT the
-# unit's mount sandbox: the code itself must hold, the unit only adds layers. Then every file in
+# account. 'guardian enable' for the child, then the worker launcher and the service, each started
+# with its unit's command line and identity (User=, the unit's ambient capabilities, no_new_privs)
+# but WITHOUT the unit's mount sandbox: the code itself must hold, the unit only adds layers. Then every file in
 # scripts/attack-guardian.d/ is sourced in order; each attempt prints one line:
 #     held: WHAT                 the promise held
 #     GOT THROUGH: WHAT          the attacker got what the promise denies
 # and the last line counts them. Exit 1 if anything got through (or the set-up failed: exit 2).
 #
 # Usage: scripts/attack-guardian.sh BINARY PHOTO [FILTER]   (FILTER: a regex on the attack files' names)
-# SERVICE_WRAPPER=PROGRAM runs the service's setpriv under PROGRAM (e.g. one that emulates more of the
-# unit's sandbox: scripts/unit-sandbox.sh).
+# SERVICE_WRAPPER=PROGRAM runs the service's and the launcher's setpriv under PROGRAM (e.g. one that
+# emulates more of the units' sandbox: scripts/unit-sandbox.sh).
 set -uo pipefail
 [ "$(id -u)" = 0 ] || { echo "attack-guardian: run as root (it makes accounts and starts the system service)"; exit 2; }
 binary=$(realpath "$1") photo_source=$2 filter=${3:-.}
 here=$(cd "$(dirname "$0")" && pwd)
 child=qac$RANDOM guardian=qag$RANDOM other=qao$RANDOM
 work=$(mktemp -d /tmp/attack-guardian.XXXXXX) && chmod 755 "$work"
-service_pid=
+service_pid= launcher_pid=
 held_count=0 through_count=0
 results=$work/results.txt
 : > "$results"
@@ -27,6 +27,12 @@ results=$work/results.txt
 setup_fail() { echo "SETUP PROBLEM: $*"; [ -f "$work/service.log" ] && tail -30 "$work/service.log"; exit 2; }
 cleanup() {
     stop_service
+    stop_launcher
+    # The child's worker user, made by 'guardian enable' (a later account with the same uid would
+    # otherwise find it).
+    local worker_user
+    worker_user=quarantine-w$(id -u "$child" 2>/dev/null)
+    [ "$worker_user" != quarantine-w ] && { pkill -KILL -u "$worker_user" 2>/dev/null; userdel "$worker_user" 2>/dev/null; }
     for u in "$child" "$guardian" "$other"; do pkill -KILL -u "$u" 2>/dev/null; userdel -r "$u" 2>/dev/null; done
     rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \
         "/etc/systemd/system/quarantine-guardian@$child.service.d"
@@ -65,11 +71,12 @@ attempt_card() {
 }
 service_alive() { kill -0 "$service_pid" 2>/dev/null && timeout 10 "$q" guardian status --user "$child" > /dev/null 2>&1; }
 start_service() {
-    # The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...).
+    # The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...), which are
+    # also its bounding set (CapabilityBoundingSet= lists the same).
     local caps exec_start
     caps=$(grep '^AmbientCapabilities=' "$unit_file" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
     exec_start=$(grep '^ExecStart=' "$unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
-    QUARANTINE_LOG_LEVEL=info ${SERVICE_WRAPPER:-} setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --no-new-privs \
+    QUARANTINE_LOG_LEVEL=info ${SERVICE_WRAPPER:-} setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --bounding-set=-all,$caps --no-new-privs \
         $exec_start >> "$work/service.log" 2>&1 &
     service_pid=$!
     for _ in $(seq 150); do [ -S "/run/quarantine/$child.sock" ] && grep -q "watching" "$work/service.log" && return 0; sleep 0.1; done
@@ -83,6 +90,27 @@ stop_service() {
     service_pid=
 }
 restart_service() { stop_service; start_service; }
+# The worker launcher as its unit starts it (User=, its ambient capabilities), before the service:
+# the service's workers are its children, as the account's worker user.
+start_launcher() {
+    local caps exec_start user
+    caps=$(grep '^AmbientCapabilities=' "$launcher_unit_file" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+    user=$(grep '^User=' "$launcher_unit_file" | cut -d= -f2)
+    exec_start=$(grep '^ExecStart=' "$launcher_unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|")
+    rm -f /run/quarantine/launcher.sock
+    QUARANTINE_LOG_LEVEL=info ${SERVICE_WRAPPER:-} setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=$caps --ambient-caps=$caps --bounding-set=-all,$caps --no-new-privs \
+        $exec_start >> "$work/launcher.log" 2>&1 &
+    launcher_pid=$!
+    for _ in $(seq 100); do [ -S /run/quarantine/launcher.sock ] && grep -q "listening" "$work/launcher.log" && return 0; sleep 0.1; done
+    return 1
+}
+stop_launcher() {
+    [ -n "$launcher_pid" ] || return 0
+    kill "$launcher_pid" 2>/dev/null
+    for _ in $(seq 50); do kill -0 "$launcher_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$launcher_pid" 2>/dev/null; wait "$launcher_pid" 2>/dev/null
+    launcher_pid=
+}
 
 # --- set-up -------------------------------------------------------------------------
 cp "$binary" "$work/quarantine" && chmod 755 "$work/quarantine"
@@ -99,8 +127,11 @@ printf '2468\n2468\n' | "$q" guardian enable --user "$child" --pin-stdin > "$wor
 usermod -aG quarantine-guardians "$guardian"
 unit_file=/etc/systemd/system/quarantine-guardian@.service
 [ -f "$unit_file" ] || unit_file=/usr/lib/systemd/system/quarantine-guardian@.service
+launcher_unit_file=/etc/systemd/system/quarantine-worker-launcher.service
+[ -f "$launcher_unit_file" ] || launcher_unit_file=/usr/lib/systemd/system/quarantine-worker-launcher.service
+start_launcher || { tail -20 "$work/launcher.log"; setup_fail "the worker launcher did not start"; }
 start_service || setup_fail "the service did not start"
-echo "set-up: child $child (home $chome), guardian $guardian, other $other; service pid $service_pid; work $work"
+echo "set-up: child $child (home $chome), guardian $guardian, other $other; service pid $service_pid, worker launcher pid $launcher_pid; work $work"
 
 # The baseline: a plain card in Downloads is hidden.
 make_card "$chome/Downloads/baseline.png"
@@ -111,10 +142,13 @@ for file in "$here"/attack-guardian.d/*.sh; do
     echo "--- $(basename "$file")"
     # shellcheck disable=SC1090
     source "$file"
+    kill -0 "$launcher_pid" 2>/dev/null || { attempt "the worker launcher survived $(basename "$file")" through "it is down; restarting it"; start_launcher || setup_fail "launcher restart"; }
     service_alive || { attempt "the service survived $(basename "$file")" through "it is down; restarting it"; restart_service || setup_fail "restart"; }
 done
 
 echo "--- service log (last 15 lines)"
 tail -15 "$work/service.log"
+echo "--- worker launcher log (last 8 lines)"
+tail -8 "$work/launcher.log"
 echo "$held_count held, $through_count got through"
 [ "$through_count" = 0 ]

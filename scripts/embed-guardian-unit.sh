@@ -7,6 +7,7 @@
 # identical. Run it after editing any of:
 #   packaging/systemd/quarantine-guardian@.service        -> GuardianUnit.unitText
 #   packaging/systemd/quarantine-guardian-home.conf.in    -> GuardianUnit.homeDropInTemplate
+#   packaging/systemd/quarantine-worker-launcher.service  -> GuardianUnit.launcherUnitText
 #   packaging/sysusers.d/quarantine.conf                  -> GuardianUnit.sysusers
 #   packaging/tmpfiles.d/quarantine.conf                  -> GuardianUnit.tmpfiles
 set -euo pipefail
@@ -45,6 +46,9 @@ trap 'rm -f "$block"' EXIT
     printf '\n'
     constant homeDropInTemplate packaging/systemd/quarantine-guardian-home.conf.in \
         "The per-instance drop-in template; \`homeDropIn(home:)\` renders it."
+    printf '\n'
+    constant launcherUnitText packaging/systemd/quarantine-worker-launcher.service \
+        "The worker launcher's system unit (install as /etc/systemd/system/quarantine-worker-launcher.service)."
     printf '\n'
     constant sysusers packaging/sysusers.d/quarantine.conf \
         "sysusers.d(5) file (install as /usr/lib/sysusers.d/quarantine.conf)."

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
-ALL="sniff jpeg-header jpeg ffmpeg-image picture video gif-frames config dbus"
+ALL="sniff jpeg-header jpeg ffmpeg-image picture video gif-frames config dbus guardian-request"
 HARNESSES=${HARNESSES:-$ALL}
 BIN=.build/fuzz/debug/quarantine-fuzz
 STAMP=$(date +%Y%m%d-%H%M%S)
@@ -55,7 +55,7 @@ done
 
 max_len() {
     case $1 in
-        sniff|dbus) echo 4096 ;; config) echo 8192 ;; jpeg-header|jpeg|gif-frames) echo 32768 ;;
+        sniff|dbus) echo 4096 ;; guardian-request) echo 16384 ;; config) echo 8192 ;; jpeg-header|jpeg|gif-frames) echo 32768 ;;
         ffmpeg-image|picture) echo 65536 ;; video) echo 131072 ;; *) echo 65536 ;;
     esac
 }

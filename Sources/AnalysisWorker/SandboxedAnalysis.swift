@@ -39,8 +39,19 @@ public final class SandboxedAnalysis: Sendable {
         /// some 100 MB); the next file starts one again. nil: it runs as long as the analysis.
         public var idleExit: Duration?
 
+        /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
+        /// ``account`` set and a socket there, workers are asked of the launcher, which starts
+        /// them as the account's own worker user; without one they are started here, as before.
+        public var launcher: String?
+        /// The protected account whose files the workers judge (its uid), from ``accountVariable``.
+        public var account: UInt32?
+
         /// Names the workers' own user (read by the service, not passed to the worker).
         public static let workerUserVariable = "QUARANTINE_WORKER_USER"
+        /// Names the worker launcher's socket (read by the service, not passed to the worker).
+        public static let launcherVariable = "QUARANTINE_WORKER_LAUNCHER"
+        /// The protected account's uid, for the launcher (read by the service, not passed to the worker).
+        public static let accountVariable = "QUARANTINE_WORKER_ACCOUNT"
         /// The guardian service's workers' shared user (packaging/sysusers.d/quarantine.conf),
         /// used where the account has no worker user of its own.
         public static let guardianWorkerUser = "quarantine-worker"
@@ -71,6 +82,8 @@ public final class SandboxedAnalysis: Sendable {
             self.deadline = deadline
             self.absoluteDeadline = absoluteDeadline ?? deadline * Self.absoluteDeadlineFactor
             workerUser = environment[Self.workerUserVariable].flatMap { $0.isEmpty ? nil : $0 }
+            launcher = environment[Self.launcherVariable].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            account = environment[Self.accountVariable].flatMap { UInt32($0) }
             var kept = environment.filter { Self.passedVariables.contains($0.key) }
             // The Swift runtime's crash backtracer starts a program: the sandbox refuses it.
             kept["SWIFT_BACKTRACE"] = "enable=no"
@@ -284,7 +297,8 @@ public final class SandboxedAnalysis: Sendable {
     /// How the first worker said it is confined (its user, seccomp, Landlock), and what keeps
     /// it from its own user, if anything: for the service's start line.
     public var confinement: String {
-        let worker = state.withLock { $0.primary?.confinement ?? $0.confinement } ?? "not reported"
+        let (worker, launched) = state.withLock { ($0.primary?.confinement ?? $0.confinement ?? "not reported", $0.primary?.isLaunched ?? false) }
+        if launched { return worker + "; started by the worker launcher" }
         return identityProblem.map { "\(worker); \($0)" } ?? worker
     }
 
@@ -300,13 +314,13 @@ public final class SandboxedAnalysis: Sendable {
         let identity = AnalysisSandbox.Identity(uid: entry.pw_uid, gid: entry.pw_gid)
         if identity.uid == getuid() { return (identity, nil) }
         guard Self.holdsSetIdentityCapabilities() else {
-            return (nil, "the analysis workers run as this service's own user, not \(user): the service lacks CAP_SETUID and CAP_SETGID (the unit gives them)")
+            return (nil, "the analysis workers run as this service's own user, not \(user): the worker launcher's socket is missing (is quarantine-worker-launcher.service running?) and this service cannot change users itself (no CAP_SETUID and CAP_SETGID)")
         }
         return (identity, nil)
     }
 
     /// CAP_SETGID (6) and CAP_SETUID (7) in this process's effective set.
-    static func holdsSetIdentityCapabilities() -> Bool {
+    public static func holdsSetIdentityCapabilities() -> Bool {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
               let bits = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
@@ -315,6 +329,17 @@ public final class SandboxedAnalysis: Sendable {
 
     func spawn() throws(Problem) -> WorkerConnection {
         let limits = WorkerConnection.Limits(deadline: options.deadline, absoluteDeadline: options.absoluteDeadline)
+        // A guardian service with a worker launcher: the launcher starts the worker as the
+        // account's worker user (this service cannot change its user). Refused or unreachable,
+        // there is no worker now (the files stay held), never one started here instead.
+        if let launcher = options.launcher, let account = options.account, Self.isSocket(launcher) {
+            let connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits)
+            state.withLock { s in
+                s.connections.append(connection)
+                s.starts += 1
+            }
+            return connection
+        }
         let runtime = identity == nil || identity?.uid == getuid() ? nil : options.environment["QUARANTINE_DATA_DIR"]
         let connection = try WorkerConnection.spawn(executable: options.executable, arguments: options.arguments,
                                                     environment: options.environment, limits: limits,
@@ -324,6 +349,12 @@ public final class SandboxedAnalysis: Sendable {
             s.starts += 1
         }
         return connection
+    }
+
+    /// Whether a socket is at `path` (lstat: a link there is not one).
+    static func isSocket(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK
     }
 
     /// Runs blocking work for a file (hashing) off Swift's cooperative threads.

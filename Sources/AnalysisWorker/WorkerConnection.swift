@@ -55,25 +55,58 @@ final class WorkerConnection: Sendable {
         var maxFrameBytes = WorkerMessage.maxFrameBytes
     }
 
-    let pid: pid_t
+    /// How the service reaches the worker's process.
+    enum Process: Sendable {
+        /// Its own child: it signals and reaps it itself.
+        case child(pid_t)
+        /// Started by the worker launcher as a user the service cannot signal: the launcher
+        /// kills it when asked, and says how it ended.
+        case launched(LaunchedWorker)
+    }
+
+    let process: Process
     let socket: LocalSocket
     let state = Locked(State())
     let limits: Limits
     /// How the worker says it is confined (its hello).
     let confinement: String?
     var deadline: Duration { limits.deadline }
+    var pid: pid_t {
+        switch process {
+        case .child(let pid): return pid
+        case .launched(let worker): return worker.pid
+        }
+    }
+    /// Whether the worker launcher started it.
+    var isLaunched: Bool { if case .launched = process { return true } else { return false } }
 
-    private init(pid: pid_t, socket: LocalSocket, limits: Limits, confinement: String?) {
-        self.pid = pid
+    private init(process: Process, socket: LocalSocket, limits: Limits, confinement: String?) {
+        self.process = process
         self.socket = socket
         self.limits = limits
         self.confinement = confinement
     }
 
+    /// SIGKILLs the worker: itself, or through the launcher.
+    func killWorker() {
+        switch process {
+        case .child(let pid): _ = kill(pid, SIGKILL)
+        case .launched(let worker): worker.kill()
+        }
+    }
+
+    /// Waits for the worker's end (reaps its child, or hears it from the launcher); how it ended.
+    func waitForWorkerEnd() -> String {
+        switch process {
+        case .child(let pid): return Self.reap(pid)
+        case .launched(let worker): return worker.waitForEnd()
+        }
+    }
+
     /// A connection to a worker already running as `pid` on `socket`, its hello received (tests
     /// drive a stand-in worker through this).
     static func adopt(pid: pid_t, socket: LocalSocket, limits: Limits) -> WorkerConnection {
-        let connection = WorkerConnection(pid: pid, socket: socket, limits: limits, confinement: nil)
+        let connection = WorkerConnection(process: .child(pid), socket: socket, limits: limits, confinement: nil)
         let reader = Thread { connection.readUntilGone() }
         reader.name = "worker-\(pid)"
         reader.start()
@@ -145,7 +178,26 @@ final class WorkerConnection: Sendable {
         let relay = Thread { relayErrors(from: errorEnd, pid: workerPid) }
         relay.name = "worker-\(pid)-errors"
         relay.start()
+        return try greet(.child(pid), socket: mine, limits: limits, helloTimeout: helloTimeout)
+    }
 
+    /// Asks the worker launcher at `launcher` for a worker judging the files of the protected
+    /// account `account` (it runs as that account's worker user, which this service cannot
+    /// become), and waits for its hello. `environment` is cut to what the launcher passes on.
+    static func launch(launcher: String, account: UInt32, environment: [String: String], limits: Limits,
+                       helloTimeout: Duration = .seconds(120)) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
+        let (worker, socket, errors) = try LaunchedWorker.start(socketPath: launcher, account: account, environment: environment)
+        let workerPid = worker.pid
+        let relay = Thread { relayErrors(from: errors, pid: workerPid) }
+        relay.name = "worker-\(workerPid)-errors"
+        relay.start()
+        return try greet(.launched(worker), socket: socket, limits: limits, helloTimeout: helloTimeout)
+    }
+
+    /// Waits for a started worker's hello and returns its connection; throws (the worker
+    /// killed) when there is none in time, or it says it cannot analyse.
+    static func greet(_ process: Process, socket mine: LocalSocket, limits: Limits, helloTimeout: Duration) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
+        let pending = WorkerConnection(process: process, socket: mine, limits: limits, confinement: nil)
         // The hello: the models loaded, or why not.
         var poller = pollfd(fd: mine.descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(helloTimeout.components.seconds * 1000)
@@ -153,23 +205,25 @@ final class WorkerConnection: Sendable {
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else {
-                kill(pid, SIGKILL)
-                _ = reap(pid)
+                pending.killWorker()
+                _ = pending.waitForWorkerEnd()
                 throw .init("the analysis worker did not start within \(helloTimeout.components.seconds) s")
             }
             break
         }
         guard let message = try? mine.receive(), let hello = WorkerMessage.decode(WorkerMessage.Hello.self, message.bytes),
-              message.bytes.first == WorkerMessage.Kind.hello.rawValue else {
-            let death = reap(pid)
+              message.bytes.first == WorkerMessage.Kind.hello.rawValue, message.descriptors.isEmpty else {
+            pending.killWorker()
+            let death = pending.waitForWorkerEnd()
             throw .init("the analysis worker ended before it was ready (\(death))")
         }
         if let error = hello.error {
-            kill(pid, SIGKILL)
-            _ = reap(pid)
-            throw .init(error)
+            pending.killWorker()
+            _ = pending.waitForWorkerEnd()
+            throw .init(WorkerMessage.Report.tame(.init(code: "hello", message: error)).message)
         }
-        let connection = WorkerConnection(pid: pid, socket: mine, limits: limits, confinement: hello.confinement)
+        let connection = WorkerConnection(process: process, socket: mine, limits: limits, confinement: hello.confinement)
+        let pid = connection.pid
         let reader = Thread { connection.readUntilGone() }
         reader.name = "worker-\(pid)"
         reader.start()
@@ -283,7 +337,7 @@ final class WorkerConnection: Sendable {
                 break
             }
         }
-        let how = Self.reap(pid)
+        let how = waitForWorkerEnd()
         let (pending, death) = state.withLock { s -> ([Pending], Death) in
             let hung = s.killedForHanging
             let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)
@@ -348,7 +402,7 @@ final class WorkerConnection: Sendable {
             s.killReason = "the analysis worker was stopped: \(what)"
             return true
         }
-        if first { kill(pid, SIGKILL) }
+        if first { killWorker() }
     }
 
     /// Kills the worker when a file has been silent (no verdict, no progress) longer than the
@@ -369,7 +423,7 @@ final class WorkerConnection: Sendable {
             return true
         }
         if overdue {
-            kill(pid, SIGKILL)
+            killWorker()
             // Its socket too: a process it cloned could still hold the other end, and the
             // reader must see the end now, not when the last holder goes.
             _ = shutdown(socket.descriptor, Int32(SHUT_RDWR))
@@ -381,11 +435,10 @@ final class WorkerConnection: Sendable {
     /// `grace`.
     func stop(grace: Duration = .seconds(2)) {
         _ = shutdown(socket.descriptor, Int32(SHUT_RDWR))
-        let pid = self.pid
         Thread.detachNewThread { [self] in
             let end = ContinuousClock.now + grace
             while isAlive && ContinuousClock.now < end { usleep(20_000) }
-            if isAlive { kill(pid, SIGKILL) }
+            if isAlive { killWorker() }
         }
     }
 }

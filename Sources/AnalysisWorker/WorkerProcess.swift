@@ -6,8 +6,9 @@ import ServiceSupport
 import Locking
 
 /// The analysis worker: the only process that parses what arrives (decoders, models). It starts
-/// with its socket as descriptor 3, takes its own user when the service asks (the guardian's
-/// `quarantine-worker`), enters ``AnalysisSandbox`` before anything else (no capabilities, no
+/// with its socket as descriptor 3 (a guardian's worker already as the account's own worker user
+/// `quarantine-w<uid>`, started so by the worker launcher; else its own user when the service
+/// asks and can switch), enters ``AnalysisSandbox`` before anything else (no capabilities, no
 /// network, no writes, no signals to others, a seccomp allow-list), loads the models (from
 /// descriptor 4 when its user cannot reach them by path), runs every decoder once on
 /// ``WarmUpSamples``, gives up the file system (Landlock), says hello with how it is confined,

@@ -414,7 +414,11 @@ final class Engine: @unchecked Sendable {
 
     private func addWatch(_ path: String, isRoot: Bool) -> WatchOutcome {
         let mask = (isRoot && options.followRootLinks ? folderMask : subfolderMask) | (options.strictSettling ? flag(IN_MODIFY) : 0)
-        let wd = inotify_add_watch(descriptor, PathBytes.cString(path), mask)
+        // A folder deeper than PATH_MAX is watched through /proc/self/fd/N of a descriptor of it
+        // (opened without following links, one component at a time): that magic link must be
+        // followed, so IN_DONT_FOLLOW is dropped for it.
+        let wd = LongPaths.fits(path) ? inotify_add_watch(descriptor, PathBytes.cString(path), mask)
+            : LongPaths.withShortPath(path) { inotify_add_watch(descriptor, $0, mask & ~flag(IN_DONT_FOLLOW)) }
         if wd < 0 {
             let code = errno
             switch code {

@@ -23,10 +23,10 @@ struct FileStatus: Equatable {
         mode = UInt32(st.st_mode)
     }
 
-    /// `lstat(path)`: never follows a symbolic link. `errno` on failure.
+    /// `lstat(path)`: never follows a symbolic link (past PATH_MAX too). `errno` on failure.
     static func lstatus(_ path: String) -> Result<FileStatus, Errno> {
         var st = stat()
-        if lstat(PathBytes.cString(path), &st) != 0 { return .failure(Errno(errno)) }
+        if LongPaths.lstat(path, &st) != 0 { return .failure(Errno(errno)) }
         return .success(FileStatus(st))
     }
 
@@ -61,7 +61,10 @@ struct DirectoryEntry {
 
 /// Lists a directory (without "." and ".."). `errno` if it cannot be opened.
 func listDirectory(_ path: String) -> Result<[DirectoryEntry], Errno> {
-    guard let dir = opendir(PathBytes.cString(path)) else { return .failure(Errno(errno)) }
+    // Past PATH_MAX too: opened by descriptor, one component at a time.
+    let fd = LongPaths.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return .failure(Errno(errno)) }
+    guard let dir = fdopendir(fd) else { let code = errno; close(fd); return .failure(Errno(code)) }
     defer { closedir(dir) }
     var entries: [DirectoryEntry] = []
     while true {

@@ -27,20 +27,9 @@ public struct GuardianPaths: Sendable, Equatable {
     public static let serviceUser = "quarantine"
 
     /// Whether `uid` may act as guardian: root, or in the `quarantine-guardians` group (as a
-    /// member or by its own group).
+    /// member or by its own group). Safe on any thread (``AccountLookup``).
     public static func isGuardian(uid: uid_t) -> Bool {
-        if uid == 0 { return true }
-        guard let group = getgrnam(guardiansGroup) else { return false }
-        let gid = group.pointee.gr_gid
-        guard let account = getpwuid(uid) else { return false }
-        if account.pointee.pw_gid == gid { return true }
-        let name = String(cString: account.pointee.pw_name)
-        var member = group.pointee.gr_mem
-        while let pointer = member?.pointee {
-            if String(cString: pointer) == name { return true }
-            member = member?.advanced(by: 1)
-        }
-        return false
+        uid == 0 || AccountLookup.isMember(uid: uid, ofGroup: guardiansGroup)
     }
 
     /// The accounts whose guardian service answers here (a socket in ``socketFolder``).
@@ -76,9 +65,17 @@ public struct GuardianRequest: Codable, Sendable {
     public var folder: String?
     public var outgoing: Bool?
     public var remove: Bool?
+    /// Paging (`list`, `history`, `show`'s events): only entries whose id is below this cursor
+    /// (the previous page's ``GuardianResponse/next``); nil from the newest.
+    public var before: Int64?
+    /// Paging: at most this many entries (the service may send fewer, to keep a message under
+    /// ``GuardianProtocol/maxMessage``).
+    public var limit: Int?
 
     public init(_ verb: Verb, id: Int64? = nil, pin: String? = nil, all: Bool? = nil, keep: Bool? = nil, origin: Bool? = nil, mode: AnalysisMode? = nil,
-                folder: String? = nil, outgoing: Bool? = nil, remove: Bool? = nil) {
+                folder: String? = nil, outgoing: Bool? = nil, remove: Bool? = nil, before: Int64? = nil, limit: Int? = nil) {
+        self.before = before
+        self.limit = limit
         self.folder = folder
         self.outgoing = outgoing
         self.remove = remove
@@ -126,6 +123,10 @@ public struct GuardianResponse: Codable, Sendable {
     public var status: AgentStatus?
     /// A preview descriptor came with this message.
     public var hasPreview: Bool?
+    /// Paging: more entries follow; ask again with `before` set to ``next``.
+    public var more: Bool?
+    /// Paging: the cursor for the next page (the id of the last entry of this one).
+    public var next: Int64?
 
     public init() {}
 
@@ -155,36 +156,132 @@ extension GuardianRequest {
     public static func decode(_ bytes: [UInt8]) throws -> GuardianRequest { try GuardianResponse.decoder.decode(GuardianRequest.self, from: Data(bytes)) }
 }
 
+/// The limits both ends of the socket keep.
+public enum GuardianProtocol {
+    /// The largest message either side sends: every answer fits one SEQPACKET message of this
+    /// size (long lists come in pages), far below the socket's buffer (about 208 KiB).
+    public static let maxMessage = 64 << 10
+    /// The largest request the service reads (a folder path and a PIN need far less).
+    public static let maxRequest = 16 << 10
+    /// Entries per page when the request does not say.
+    public static let defaultPage = 200
+    /// The most entries a page holds, whatever the request says.
+    public static let maxPage = 1000
+}
+
 /// The CLI's end of a guardian service's socket.
 public final class GuardianClient: Sendable {
     public let paths: GuardianPaths
     let socket: LocalSocket
-    /// The largest answer taken (a long list of items).
-    static let maxAnswer = 4 << 20
+    /// How long an answer may take (a release can copy a large video across file systems).
+    static let answerTimeout: Duration = .seconds(120)
+    /// The most pages one request follows (at least a million entries).
+    static let maxPages = 100_000
 
     /// Connects to the service protecting `user`.
-    public init(user: String) throws(ServiceError) {
-        paths = GuardianPaths(user: user)
-        socket = try LocalSocket.connect(to: paths.socket)
+    public convenience init(user: String) throws(ServiceError) {
+        try self.init(paths: GuardianPaths(user: user), socketPath: GuardianPaths(user: user).socket)
+    }
+
+    /// Connects to the socket at `socketPath` (tests: a service listening elsewhere).
+    public init(paths: GuardianPaths, socketPath: String) throws(ServiceError) {
+        self.paths = paths
+        socket = try LocalSocket.connect(to: socketPath)
+        try? socket.setTimeouts(receive: Self.answerTimeout, send: .seconds(10))
+    }
+
+    /// A client on a socket already connected (tests: one end of a socket pair).
+    public init(paths: GuardianPaths, connected socket: LocalSocket) {
+        self.paths = paths
+        self.socket = socket
+        try? socket.setTimeouts(receive: Self.answerTimeout, send: .seconds(10))
     }
 
     /// The service protecting the account running this, if there is one (its socket exists).
     public static func forCurrentUser() -> String? {
-        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return nil }
-        let user = String(cString: name)
+        guard let user = AccountLookup.account(uid: getuid())?.name else { return nil }
         var info = stat()
         return lstat(GuardianPaths(user: user).socket, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK ? user : nil
     }
 
-    /// Sends `request`; the answer and a preview descriptor when one came (the caller closes it).
+    /// Sends `request`; the whole answer (every page of a `list`, `history` or `show`, fetched
+    /// one after another) and a preview descriptor when one came (the caller closes it).
     public func send(_ request: GuardianRequest) throws -> (GuardianResponse, preview: Int32?) {
-        try socket.send(request.encoded())
-        guard let message = try socket.receive(maxLength: Self.maxAnswer) else {
-            throw ServiceError(code: .closed, operation: "guardian request", message: "the guardian service closed the connection")
+        var (answer, preview) = try sendOne(request)
+        var page = request
+        var pages = 1
+        while answer.refusal == nil, answer.more == true, let next = answer.next, pages < Self.maxPages {
+            // The cursor must go down, or a broken service would keep this asking for ever.
+            guard page.before.map({ next < $0 }) ?? true else { break }
+            page.before = next
+            let (more, extra) = try sendOne(page)
+            if let extra { close(extra) }
+            if let refusal = more.refusal { answer.refusal = refusal; break }
+            answer.merge(more)
+            pages += 1
         }
-        let response = try GuardianResponse.decode(message.bytes)
+        if answer.refusal != nil, let open = preview { close(open); preview = nil }
+        return (answer, preview)
+    }
+
+    /// Sends `request` and reads one answer message (one page).
+    public func sendOne(_ request: GuardianRequest) throws -> (GuardianResponse, preview: Int32?) {
+        do { try socket.send(request.encoded()) } catch {
+            // A service that refused this account sent its reason first, then closed: the send
+            // fails (EPIPE) while the reason waits to be read.
+            if let answer = reasonLeftBehind() { return (answer, nil) }
+            throw closedError(cause: error)
+        }
+        let message: LocalSocket.Message?
+        do { message = try socket.receive(maxLength: GuardianProtocol.maxMessage) } catch {
+            // Closed with this request unread: the kernel reports ECONNRESET first, and the
+            // reason sent before the close comes on the next read.
+            if let answer = reasonLeftBehind() { return (answer, nil) }
+            throw closedError(cause: error)
+        }
+        guard let message else { throw closedError(cause: nil) }
+        guard let response = try? GuardianResponse.decode(message.bytes) else {
+            message.descriptors.forEach { close($0) }
+            throw ServiceError(code: .closed, operation: "guardian request", message: "the guardian service for \(paths.user) sent an answer this quarantine does not understand (a different version?)")
+        }
         let preview = message.descriptors.first
         message.descriptors.dropFirst().forEach { close($0) }
         return (response, preview)
     }
+
+    /// The refusal a service sent before closing the connection, if one is still to be read
+    /// (a reset is reported before it, so two reads are tried).
+    func reasonLeftBehind() -> GuardianResponse? {
+        for _ in 0..<2 {
+            let reason: LocalSocket.Message?
+            do { reason = try socket.receive(maxLength: GuardianProtocol.maxMessage) } catch { continue }
+            guard let reason else { return nil }
+            reason.descriptors.forEach { close($0) }
+            return try? GuardianResponse.decode(reason.bytes)
+        }
+        return nil
+    }
+
+    func closedError(cause: Error?) -> ServiceError {
+        ServiceError(code: .closed, operation: "guardian request",
+                     message: "the guardian service for \(paths.user) closed the connection without an answer: only \(paths.user), root and members of \(GuardianPaths.guardiansGroup) may use it, and each account may hold only a few connections at once",
+                     cause: cause.map { "\($0)" })
+    }
 }
+
+extension GuardianResponse {
+    /// Adds the entries of a further page of the same answer.
+    public mutating func merge(_ page: GuardianResponse) {
+        if let more = page.items {
+            let known = Set((items ?? []).compactMap(\.id))
+            items = (items ?? []) + more.filter { $0.id.map { !known.contains($0) } ?? true }
+        }
+        if let more = page.events { events = (events ?? []) + more }
+        if let more = page.requests { requests = (requests ?? [:]).merging(more) { first, _ in first } }
+        self.more = page.more
+        next = page.next
+    }
+}
+
+/// A refusal can be thrown by the service's handlers and is sent as it is.
+extension GuardianResponse.Refusal: Error {}

@@ -1,5 +1,6 @@
 import Foundation
 import GuardianAPI
+import Locking
 import Logging
 import QuarantineCore
 import QuarantineStore
@@ -8,9 +9,49 @@ import ServiceSupport
 
 /// The guardian service's socket: every request is believed only for the user the kernel says
 /// sent it (SO_PEERCRED). The protected account sees its own items (previews only, never the
-/// original) and needs the guardian PIN, checked here with its waits; root and members of
-/// `quarantine-guardians` act as guardian without it. Decisions are the core's (``Review``).
-final class GuardianServer: Sendable {
+/// original) and needs the guardian PIN, checked by the core with its waits; root and members of
+/// `quarantine-guardians` act as guardian without it. Decisions are the core's (``Review``);
+/// which role may use which verb is the route table's (``routes``).
+///
+/// It is an attack surface for every local account, so what a connection can cost is bounded:
+/// - anyone else is refused as soon as the connection is accepted, before a byte (or a
+///   descriptor) of theirs is read: a short refusal, then the connection is closed, and what
+///   they queued (descriptors included) is freed by the kernel, not held by the service;
+/// - each account holds at most ``Limits/perAccount`` connections (root ``Limits/root``), and all
+///   accounts but the protected one together at most ``Limits/shared``: the protected account's
+///   own connections never wait for anyone else's;
+/// - one thread (``pollLoop()``) accepts and watches idle connections; a fixed pool of
+///   ``Limits/handlers`` threads serves one request at a time each: an idle or slow client holds
+///   no thread; a connection idle for ``Limits/idle`` is closed; a client that does not read its
+///   answer is cut off after ``Limits/sendTimeout``;
+/// - accept failures (EMFILE, ENFILE, ENOMEM, ECONNABORTED, ...) back off and go on: only
+///   ``stop()`` ends the loop;
+/// - every answer fits one message of ``GuardianProtocol/maxMessage`` (long lists in pages), and
+///   descriptors arriving with a request are closed at once.
+final class GuardianServer: @unchecked Sendable {
+    /// What a connection may cost.
+    struct Limits: Sendable {
+        /// Connections one account (not root) may hold at once.
+        var perAccount = 8
+        /// Connections root may hold at once.
+        var root = 16
+        /// Connections every account but the protected one may hold together.
+        var shared = 48
+        /// Threads serving requests.
+        var handlers = 4
+        /// A connection with no request for this long is closed.
+        var idle: Duration = .seconds(30)
+        /// How long reading a request that poll said is there may wait.
+        var receiveTimeout: Duration = .seconds(2)
+        /// How long an answer may wait for the client to make room for it.
+        var sendTimeout: Duration = .seconds(5)
+        /// How long the accept loop pauses after a failed accept (EMFILE and the like).
+        var acceptBackoff: Duration = .milliseconds(100)
+
+        /// The most connections that can be open at once (the unit's LimitNOFILE counts on it).
+        var maxConnections: Int { perAccount + shared }
+    }
+
     let paths: GuardianPaths
     let childUID: uid_t
     /// The protected account's home (its folders are there).
@@ -18,171 +59,357 @@ final class GuardianServer: Sendable {
     let vault: Vault
     let configurationPath: String
     let logger: Logger
+    let limits: Limits
+    let socketPath: String
     let listener: LocalSocket
+    /// Whether a uid may act as guardian (an account lookup; tests give their own).
+    let guardianCheck: @Sendable (uid_t) -> Bool
+    /// `accept4` on the listener (a seam: tests make it fail as a full descriptor table does).
+    let accepting: @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>
     /// Called after the configuration changed (the mode): the agent reloads it.
     let reload: @Sendable () -> Void
 
+    /// A connection the service holds: who is at the other end and what they are to it.
+    final class Connection: @unchecked Sendable {
+        let socket: LocalSocket
+        let peer: LocalSocket.Peer
+        let role: GuardianRole
+        /// When it last had a request (or was accepted): the idle timeout counts from here.
+        var lastActive: ContinuousClock.Instant
+
+        init(socket: LocalSocket, peer: LocalSocket.Peer, role: GuardianRole) {
+            self.socket = socket
+            self.peer = peer
+            self.role = role
+            lastActive = .now
+        }
+    }
+
+    /// What the threads share.
+    struct State {
+        var stopped = false
+        /// Open connections per uid, and those of every uid but the child's.
+        var perUID: [uid_t: Int] = [:]
+        var shared = 0
+        /// Connections with a request waiting, for the handlers (each at most once: a connection
+        /// is not watched while it waits here or is being served).
+        var ready: [Connection] = []
+        /// Served connections going back to the poll loop.
+        var returned: [Connection] = []
+        /// Threads still running (stop waits for them in tests).
+        var running = 0
+        /// uid -> (is a guardian, looked up at): account lookups cached briefly.
+        var guardians: [uid_t: (Bool, ContinuousClock.Instant)] = [:]
+        /// Refusals not yet logged, per uid (a flood is logged once a few seconds).
+        var refusedSinceLog: [uid_t: Int] = [:]
+        var lastRefusalLog: ContinuousClock.Instant?
+        /// Failed accepts not yet logged.
+        var acceptFailuresSinceLog = 0
+        var lastAcceptFailureLog: ContinuousClock.Instant?
+    }
+
+    let state = Locked(State())
+    /// Wakes the handlers when ``State/ready`` grows or the server stops.
+    let work = NSCondition()
+    /// Wakes the poll loop (a byte in the pipe) when a connection comes back or the server stops.
+    let wake: (read: Int32, write: Int32)
+
     init(paths: GuardianPaths, childUID: uid_t, home: String, vault: Vault, configurationPath: String, logger: Logger,
+         socketPath: String? = nil, limits: Limits = Limits(), guardianCheck: @escaping @Sendable (uid_t) -> Bool = GuardianPaths.isGuardian,
+         accepting: @escaping @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure> = { $0.acceptOrErrno() },
          reload: @escaping @Sendable () -> Void) throws(ServiceError) {
+        self.accepting = accepting
         self.paths = paths
         self.childUID = childUID
         self.home = home
         self.vault = vault
         self.configurationPath = configurationPath
         self.logger = logger
+        self.limits = limits
+        self.guardianCheck = guardianCheck
         self.reload = reload
-        // Anyone may connect (0666); who may do what is decided per request by the peer's user.
-        listener = try LocalSocket.listen(at: paths.socket, mode: 0o666)
+        self.socketPath = socketPath ?? paths.socket
+        // Anyone may connect (0666); who may do what is decided per connection by the peer's user.
+        listener = try LocalSocket.listen(at: self.socketPath, mode: 0o666, backlog: 64)
+        try listener.setNonBlocking()
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0, fds.allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 && fcntl($0, F_SETFL, O_NONBLOCK) == 0 }) else {
+            throw ServiceError(code: .fileSystem, operation: "pipe", message: "cannot make the socket loop's wake-up pipe", cause: String(cString: strerror(errno)))
+        }
+        wake = (fds[0], fds[1])
     }
 
-    /// Accepts connections on a thread of its own until ``stop()``; each is served on its own.
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
+
+    // MARK: - Threads
+
+    /// Starts the poll loop and the handler pool; they run until ``stop()``.
     func start() {
-        let thread = Thread { [self] in
-            while let connection = try? listener.accept() {
-                let worker = Thread { self.serve(connection) }
-                worker.name = "guardian-client"
-                worker.start()
+        state.withLock { $0.running = 1 + limits.handlers }
+        let loop = Thread { [self] in pollLoop(); finished() }
+        loop.name = "guardian-socket"
+        loop.start()
+        for index in 0..<limits.handlers {
+            let handler = Thread { [self] in handlerLoop(); finished() }
+            handler.name = "guardian-handler-\(index)"
+            handler.start()
+        }
+    }
+
+    /// Stops accepting, closes every connection (a request being served is finished first) and
+    /// removes the socket.
+    func stop() {
+        let already = state.withLock { state in
+            defer { state.stopped = true }
+            return state.stopped
+        }
+        guard !already else { return }
+        listener.shutdownBoth()
+        unlink(socketPath)
+        signalPollLoop()
+        work.lock()
+        work.broadcast()
+        work.unlock()
+    }
+
+    /// Waits (up to `timeout`) until every thread of the server has ended; true when they have.
+    func waitUntilStopped(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if state.withLock({ $0.running }) == 0 { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+
+    func finished() { state.withLock { $0.running -= 1 } }
+
+    func signalPollLoop() {
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// Accepts connections and watches the idle ones; hands each connection with a request to
+    /// the handlers. The only thread that accepts, and the only one that touches `idle`.
+    func pollLoop() {
+        var idle: [Connection] = []
+        var acceptPausedUntil: ContinuousClock.Instant?
+        defer { idle.forEach(release) }
+        while !state.withLock({ $0.stopped }) {
+            idle += state.withLock { state in
+                defer { state.returned.removeAll() }
+                return state.returned
+            }
+            let now = ContinuousClock.now
+            // Idle for too long: closed.
+            idle.removeAll { connection in
+                guard now - connection.lastActive > limits.idle else { return false }
+                release(connection)
+                return true
+            }
+            if let until = acceptPausedUntil, until <= now { acceptPausedUntil = nil }
+            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            if acceptPausedUntil == nil { fds.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0)) }
+            let first = fds.count
+            fds += idle.map { pollfd(fd: $0.socket.descriptor, events: Int16(POLLIN), revents: 0) }
+            // Wake for the next idle deadline, the end of an accept pause, or at least each second.
+            var wait: Duration = .seconds(1)
+            if let oldest = idle.map(\.lastActive).min() { wait = min(wait, max(.zero, oldest + limits.idle - now)) }
+            if let until = acceptPausedUntil { wait = min(wait, max(.zero, until - now)) }
+            let milliseconds = Int32(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000) + 1
+            let count = poll(&fds, nfds_t(fds.count), milliseconds)
+            if count < 0 { if errno != EINTR { Thread.sleep(forTimeInterval: 0.01) }; continue }
+            if fds[0].revents != 0 { drainWakePipe() }
+            if state.withLock({ $0.stopped }) { break }
+            // Requests (or hang-ups) on idle connections go to the handlers.
+            var readyNow: [Connection] = []
+            for index in stride(from: fds.count - 1, through: first, by: -1) where fds[index].revents != 0 {
+                readyNow.append(idle.remove(at: index - first))
+            }
+            if !readyNow.isEmpty { hand(readyNow) }
+            if first == 2, fds[1].revents != 0 {
+                if let pause = acceptWaiting() { acceptPausedUntil = .now + pause }
             }
         }
-        thread.name = "guardian-socket"
-        thread.start()
     }
 
-    func stop() {
-        _ = shutdown(listener.descriptor, Int32(SHUT_RDWR))
-        unlink(paths.socket)
+    /// Accepts every connection waiting (up to 64 a round); a pause to keep when accept failed.
+    func acceptWaiting() -> Duration? {
+        for _ in 0..<64 {
+            switch accepting(listener) {
+            case .success(let socket):
+                admitAccepted(socket)
+            case .failure(let failure):
+                if failure.errno == EAGAIN || failure.errno == EWOULDBLOCK || failure.errno == EINTR { return nil }
+                // EMFILE, ENFILE, ENOMEM, ENOBUFS, ECONNABORTED, EPROTO, ...: never the end of the
+                // loop. The connection stays queued in the kernel and is taken after the pause.
+                // Logged once every few seconds, with how many failed since.
+                let failed = state.withLock { state -> Int? in
+                    state.acceptFailuresSinceLog += 1
+                    if let last = state.lastAcceptFailureLog, ContinuousClock.now - last < .seconds(5) { return nil }
+                    state.lastAcceptFailureLog = .now
+                    defer { state.acceptFailuresSinceLog = 0 }
+                    return state.acceptFailuresSinceLog
+                }
+                if let failed {
+                    logger.warning("cannot accept a connection on \(socketPath) (\(failure); \(failed) failure(s) since the last report); pausing \(limits.acceptBackoff) each time and going on")
+                }
+                return limits.acceptBackoff
+            }
+        }
+        return nil
     }
+
+    /// A connection just accepted: its peer's credentials, then ``admit(_:peer:)``.
+    func admitAccepted(_ socket: LocalSocket) {
+        guard let peer = try? socket.peer() else { socket.close(); return }
+        admit(socket, peer: peer)
+    }
+
+    /// Takes `socket` from `peer` into the service, or refuses it before reading anything from
+    /// it: someone who is neither the protected account, root nor a guardian, or an account
+    /// over its number of connections, gets a one-line refusal and the connection is closed.
+    func admit(_ socket: LocalSocket, peer: LocalSocket.Peer) {
+        guard let role = role(of: peer) else {
+            refuse(socket, peer: peer, "this service protects \(paths.user); only \(paths.user), root and members of \(GuardianPaths.guardiansGroup) may use it")
+            return
+        }
+        let cap = peer.uid == 0 ? limits.root : limits.perAccount
+        let admitted = state.withLock { state -> Bool in
+            let held = state.perUID[peer.uid] ?? 0
+            let shares = peer.uid != childUID
+            guard held < cap, !shares || state.shared < limits.shared else { return false }
+            state.perUID[peer.uid] = held + 1
+            if shares { state.shared += 1 }
+            return true
+        }
+        guard admitted else {
+            refuse(socket, peer: peer, "too many connections to the guardian service for \(paths.user) from this account (at most \(cap) at once); close some and try again")
+            return
+        }
+        try? socket.setTimeouts(receive: limits.receiveTimeout, send: limits.sendTimeout)
+        let connection = Connection(socket: socket, peer: peer, role: role)
+        state.withLock { $0.returned.append(connection) }
+        signalPollLoop()
+    }
+
+    /// Sends `words` as a refusal without waiting, and closes the connection unread: what the
+    /// peer queued (descriptors too) is dropped by the kernel with the connection.
+    func refuse(_ socket: LocalSocket, peer: LocalSocket.Peer, _ words: String) {
+        try? socket.setTimeouts(receive: .milliseconds(1), send: .milliseconds(20))
+        try? socket.send(GuardianResponse.refused(words).encoded())
+        socket.shutdownBoth()
+        socket.close()
+        let log = state.withLock { state -> [uid_t: Int]? in
+            state.refusedSinceLog[peer.uid, default: 0] += 1
+            if let last = state.lastRefusalLog, ContinuousClock.now - last < .seconds(5) { return nil }
+            state.lastRefusalLog = .now
+            defer { state.refusedSinceLog.removeAll() }
+            return state.refusedSinceLog
+        }
+        for (uid, count) in log?.sorted(by: { $0.key < $1.key }) ?? [] {
+            logger.warning("refused \(count) connection(s) from uid \(uid) (last: pid \(peer.pid)): \(words)")
+        }
+    }
+
+    /// Closes a connection the service held and gives its place back.
+    func release(_ connection: Connection) {
+        connection.socket.close()
+        state.withLock { state in
+            let uid = connection.peer.uid
+            let held = (state.perUID[uid] ?? 1) - 1
+            state.perUID[uid] = held > 0 ? held : nil
+            if uid != childUID { state.shared -= 1 }
+        }
+    }
+
+    func hand(_ connections: [Connection]) {
+        work.lock()
+        state.withLock { $0.ready += connections }
+        work.broadcast()
+        work.unlock()
+    }
+
+    func drainWakePipe() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(wake.read, &buffer, buffer.count) > 0 {}
+    }
+
+    /// A handler thread: serves one request of one ready connection at a time.
+    func handlerLoop() {
+        while true {
+            work.lock()
+            var next: Connection?
+            while true {
+                let (stopped, taken) = state.withLock { state -> (Bool, Connection?) in
+                    state.ready.isEmpty ? (state.stopped, nil) : (state.stopped, state.ready.removeFirst())
+                }
+                if let taken { next = taken; break }
+                if stopped { break }
+                work.wait()
+            }
+            work.unlock()
+            guard let connection = next else { return }
+            if serveOne(connection) && !state.withLock({ $0.stopped }) {
+                connection.lastActive = .now
+                state.withLock { $0.returned.append(connection) }
+                signalPollLoop()
+            } else {
+                release(connection)
+            }
+        }
+    }
+
+    /// Reads one request from `connection` and answers it; false when the connection is done
+    /// (closed by the peer, a request too long or with descriptors, an answer it did not take).
+    func serveOne(_ connection: Connection) -> Bool {
+        let message: LocalSocket.Message?
+        do { message = try connection.socket.receive(maxLength: GuardianProtocol.maxRequest) } catch {
+            // Too long or too many descriptors (already closed by receive), or a timeout.
+            try? connection.socket.send(GuardianResponse.refused("a request is at most \(GuardianProtocol.maxRequest) bytes, with no descriptors").encoded())
+            return false
+        }
+        guard let message else { return false }
+        message.descriptors.forEach { close($0) }
+        guard message.descriptors.isEmpty else {
+            try? connection.socket.send(GuardianResponse.refused("requests carry no descriptors").encoded())
+            return false
+        }
+        let (response, preview) = respond(to: message.bytes, role: connection.role, peer: connection.peer)
+        defer { if let preview { close(preview) } }
+        var bytes = response.encoded()
+        var descriptors = preview.map { [$0] } ?? []
+        if bytes.count > GuardianProtocol.maxMessage {
+            logger.error("an answer of \(bytes.count) bytes was not sent (over \(GuardianProtocol.maxMessage))")
+            bytes = GuardianResponse.refused("the answer is too long to send (\(bytes.count) bytes)").encoded()
+            descriptors = []
+        }
+        do { try connection.socket.send(bytes, descriptors: descriptors) } catch { return false }
+        return true
+    }
+
+    // MARK: - Roles
 
     /// Who `peer` is to this service; nil for anyone else.
     func role(of peer: LocalSocket.Peer) -> GuardianRole? {
         if peer.uid == 0 { return .guardian }
         if peer.uid == childUID { return .child }
-        return GuardianPaths.isGuardian(uid: peer.uid) ? .guardian : nil
+        return isGuardian(peer.uid) ? .guardian : nil
     }
 
-    func serve(_ connection: LocalSocket) {
-        defer { connection.close() }
-        guard let peer = try? connection.peer() else { return }
-        guard let role = role(of: peer) else {
-            logger.warning("refused a connection from uid \(peer.uid) (pid \(peer.pid)): neither \(paths.user) nor a guardian")
-            // The request is read first: closing with it unread would reset the connection.
-            _ = try? connection.receive()
-            try? connection.send(GuardianResponse.refused("this service protects \(paths.user); only \(paths.user), root and members of \(GuardianPaths.guardiansGroup) may use it").encoded())
-            return
+    /// ``guardianCheck``, remembered for a few seconds (a flood of connections from one account
+    /// costs one lookup, not one per connection).
+    func isGuardian(_ uid: uid_t) -> Bool {
+        let now = ContinuousClock.now
+        if let (known, at) = state.withLock({ $0.guardians[uid] }), now - at < .seconds(5) { return known }
+        let known = guardianCheck(uid)
+        state.withLock { state in
+            if state.guardians.count > 1024 { state.guardians.removeAll() }
+            state.guardians[uid] = (known, now)
         }
-        while let message = try? connection.receive() {
-            message.descriptors.forEach { close($0) }
-            let (response, preview) = handle(message.bytes, role: role, peer: peer)
-            defer { if let preview { close(preview) } }
-            do { try connection.send(response.encoded(), descriptors: preview.map { [$0] } ?? []) } catch { return }
-        }
-    }
-
-    /// The review in force, acting as `role`.
-    func review(_ role: GuardianRole, peer: LocalSocket.Peer) -> Review {
-        let configured: Result<AnalysisMode, Settings.ConfigurationError> = Result { () throws(Settings.ConfigurationError) in
-            try ConfigurationFile.load(configurationPath).settings.mode
-        }
-        let recorded = (try? vault.store.recordedMode())??.mode
-        let mode = ModeInForce.resolve(configuration: configured, recorded: recorded, runningAgent: nil)
-        let actor = role == .guardian ? "guardian (uid \(peer.uid))" : paths.user
-        return Review(vault: vault, mode: mode, actor: actor)
-    }
-
-    func handle(_ bytes: [UInt8], role: GuardianRole, peer: LocalSocket.Peer) -> (GuardianResponse, Int32?) {
-        guard let request = try? GuardianRequest.decode(bytes) else { return (.refused("not a request this service understands"), nil) }
-        let review = review(role, peer: peer)
-        var response = GuardianResponse()
-        response.user = paths.user
-        response.role = role
-        response.mode = review.mode.mode
-        response.pinIsSet = review.pinIsSet
-        func guardianOnly() -> GuardianResponse? {
-            role == .guardian ? nil : .refused("only a guardian can do this (root, or a member of \(GuardianPaths.guardiansGroup)); ask a grown-up")
-        }
-        func consent(_ action: ProtectedAction) throws -> Review.Consent {
-            if role == .guardian { return review.guardianConsent(to: action) }
-            return try review.consent(to: action, confirmed: true, pin: request.pin)
-        }
-        do {
-            switch request.verb {
-            case .hello:
-                break
-            case .status:
-                response.status = try vault.store.agentStatus()
-            case .list:
-                response.items = try review.items(includeClosed: request.all ?? false)
-                response.requests = try review.releaseRequests().mapValues(\.requestedAt)
-            case .show:
-                guard let id = request.id, let item = try review.item(id) else { return (.refused("there is no item \(request.id ?? 0)"), nil) }
-                response.items = [item]
-                response.events = try review.history(of: id)
-                response.requests = try review.releaseRequests().filter { $0.key == id }.mapValues(\.requestedAt)
-                // The blurred preview, as an open descriptor: the child cannot open the vault.
-                if let preview = review.preview(of: item) {
-                    let fd = open(preview, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-                    if fd >= 0 { response.hasPreview = true; return (response, fd) }
-                }
-            case .history:
-                if let refusal = guardianOnly() { return (refusal, nil) }
-                response.events = try review.history()
-            case .release:
-                guard let id = request.id else { return (.refused("which item?"), nil) }
-                let result = try review.release(id, consent: try consent(.release))
-                logger.notice("item \(id) released to \(result.path) by \(review.actor)")
-                response.path = result.path
-                response.renamed = result.renamed
-            case .block:
-                guard let id = request.id else { return (.refused("which item?"), nil) }
-                let result = try review.block(id, keep: request.keep ?? false, origin: request.origin ?? false, consent: try consent(.block))
-                logger.notice("item \(id) blocked by \(review.actor)")
-                response.deleted = result.deleted
-                response.blockedHost = result.blockedHost
-            case .ask:
-                guard let id = request.id else { return (.refused("which item?"), nil) }
-                try review.requestRelease(id)
-                logger.notice("\(paths.user) asks for item \(id) back")
-            case .mode:
-                guard let mode = request.mode, mode != review.mode.mode else { break }
-                if let refusal = guardianOnly() { return (refusal, nil) }
-                let file = try ConfigurationFile.load(configurationPath)
-                try review.changeMode(to: mode, in: file, consent: review.guardianConsent(to: mode == .child ? .enterChildMode : .leaveChildMode))
-                logger.notice("mode changed to \(mode.rawValue) by \(review.actor)")
-                response.mode = mode
-                reload()
-            case .watch:
-                if let refusal = guardianOnly() { return (refusal, nil) }
-                guard let folder = request.folder else { return (.refused("which folder?"), nil) }
-                // Relative to the protected account's home; only its home is visible to the service.
-                let environment = ["HOME": home]
-                let absolute = WatchSettings.expand(folder.hasPrefix("/") || folder.hasPrefix("~") ? folder : "~/" + folder, environment: environment)
-                guard absolute == home || absolute.hasPrefix(home + "/") else {
-                    return (.refused("\(absolute) is outside \(paths.user)'s home (\(home)); the service watches folders there only"), nil)
-                }
-                let file = try ConfigurationFile.load(configurationPath)
-                let result = try file.editWatch(request.remove == true ? .remove(absolute) : .add(absolute, outgoing: request.outgoing ?? false), environment: environment)
-                if result.changed {
-                    logger.notice("\(request.remove == true ? "no longer watching" : "watching") \(absolute) (by \(review.actor))")
-                    response.path = absolute
-                    reload()
-                }
-            case .setPIN:
-                if let refusal = guardianOnly() { return (refusal, nil) }
-                guard let pin = request.pin, GuardianPIN.isValid(pin) else { return (.refused("a PIN is 4 to 12 digits; nothing changed"), nil) }
-                try GuardianPIN(store: vault.store).set(pin)
-                try vault.store.record(.guardian, mode: review.mode.mode, actor: review.actor, detail: "guardian PIN set")
-                response.pinIsSet = true
-            }
-        } catch let refusal as Review.Refusal {
-            switch refusal {
-            case .wrongPIN(let wait): response.refusal = .wrongPIN(wait: wait)
-            case .waitForPIN(let until): response.refusal = .waitForPIN(until: until)
-            case .notConfirmed: response.refusal = .refused("not confirmed")
-            case .refused(let words): response.refusal = .refused(words)
-            }
-        } catch {
-            response.refusal = .refused("\(error)")
-        }
-        return (response, nil)
+        return known
     }
 }

@@ -48,6 +48,13 @@ public enum GuardianService {
         // the account's own (quarantine-w<uid>, made by 'guardian enable'), else the shared one.
         environment[SandboxedAnalysis.Options.workerUserVariable] = accountUID.map { SandboxedAnalysis.Options.guardianWorkerUserInForce(forAccount: $0) }
             ?? SandboxedAnalysis.Options.guardianWorkerUser
+        // The worker launcher (quarantine-worker-launcher.service) starts them as that user: this
+        // service holds no CAP_SETUID. Where its socket is missing, workers start here, as this
+        // service's own user.
+        if let accountUID {
+            environment[SandboxedAnalysis.Options.launcherVariable] = inherited[SandboxedAnalysis.Options.launcherVariable] ?? LauncherService.defaultSocketPath
+            environment[SandboxedAnalysis.Options.accountVariable] = "\(accountUID)"
+        }
         return environment
     }
 

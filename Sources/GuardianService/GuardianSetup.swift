@@ -123,13 +123,15 @@ public struct GuardianSetup: Sendable {
     static let unitFolder = "/etc/systemd/system"
     var instance: String { GuardianUnit.instanceName(user: paths.user) }
 
-    /// The unit (unless a package installed it) and its drop-in with the account's home.
+    /// The unit and the worker launcher's (unless a package installed them) and the unit's
+    /// drop-in with the account's home.
     public func unit(home: String) throws(GuardianService.StartError) {
         if let problem = GuardianUnit.homeProblem(home) { throw fail("the home \(home) cannot be given to systemd: \(problem)") }
-        if !FileManager.default.fileExists(atPath: "/usr/lib/systemd/system/" + GuardianUnit.unitName) && !FileManager.default.fileExists(atPath: "/lib/systemd/system/" + GuardianUnit.unitName) {
+        for (name, text) in [(GuardianUnit.unitName, GuardianUnit.unitText), (GuardianUnit.launcherUnitName, GuardianUnit.launcherUnitText)] {
+            guard !FileManager.default.fileExists(atPath: "/usr/lib/systemd/system/" + name) && !FileManager.default.fileExists(atPath: "/lib/systemd/system/" + name) else { continue }
             try? FileManager.default.createDirectory(atPath: Self.unitFolder, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: Self.unitFolder + "/" + GuardianUnit.unitName, contents: Data(GuardianUnit.unitText.utf8),
-                                                 attributes: [.posixPermissions: 0o644]) else { throw fail("cannot write the unit") }
+            guard FileManager.default.createFile(atPath: Self.unitFolder + "/" + name, contents: Data(text.utf8),
+                                                 attributes: [.posixPermissions: 0o644]) else { throw fail("cannot write the unit \(name)") }
         }
         let dropIns = Self.unitFolder + "/" + instance + ".d"
         try? FileManager.default.createDirectory(atPath: dropIns, withIntermediateDirectories: true)

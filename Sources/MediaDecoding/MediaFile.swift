@@ -24,7 +24,7 @@ public final class MediaFile {
         } else {
             // O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
             fd = try Syscall.retrying("open", path: path) {
-                open(PathBytes.cString(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+                LongPaths.open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
             }
         }
         var info = stat()

@@ -16,6 +16,7 @@ extension QuarantineAgent {
         for await event in watcher.events {
             switch event {
             case .candidate(let candidate):
+                guard isAccountsFile(candidate.path, under: candidate.root) else { continue }
                 let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? .incoming
                 let identity = FileIdentity(device: candidate.device, inode: candidate.inode, size: candidate.size,
                                             modificationNanoseconds: candidate.modificationNanoseconds, changeNanoseconds: candidate.changeNanoseconds)

@@ -275,14 +275,32 @@ public final class QuarantineAgent: Service, Sendable {
         if let protectedHome, settings.mode == .child, !roots.contains(where: { $0.path == protectedHome }) {
             roots.insert(WatchRoot(path: protectedHome, direction: .incoming), at: 0)
         }
+        // Folders every account can write in: watched for the protected account's own files.
+        if protectedHome != nil, settings.mode == .child {
+            for folder in sharedFolders where !roots.contains(where: { $0.path == folder }) { roots.append(WatchRoot(path: folder, direction: .incoming)) }
+        }
         return roots
+    }
+
+    /// Folders every account can write in (sticky, world-writable) that the guardian service
+    /// watches for the protected account's own files: `/dev/shm` (the unit's private `/dev` binds
+    /// the system's in). Not `/tmp`: the unit gives the service a private one (`PrivateTmp=yes`;
+    /// the system's would cost 0.2 of the exposure the unit is held to).
+    public static let sharedFolders = ["/dev/shm"]
+
+    /// Whether a file noticed under `root` is one to check: under a shared folder, only the
+    /// protected account's own files (others belong to other accounts and services).
+    func isAccountsFile(_ path: String, under root: String) -> Bool {
+        guard let account = options.protectedAccount, Self.sharedFolders.contains(root) else { return true }
+        var info = stat()
+        return LongPaths.lstat(path, &info) == 0 && info.st_uid == account
     }
 
     /// What a protected account can write that is not watched, in words for `guardian status`.
     static func unwatched(home: String, mode: AnalysisMode) -> [String] {
         guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
         var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
-        lines.append("/tmp, /dev/shm and removable media (not watched yet)")
+        lines.append("/tmp (the service's unit gives it a private /tmp) and removable media (not watched yet)")
         lines.append(UserNamespaces.current().guardianWords)
         return lines
     }

@@ -192,7 +192,7 @@ public final class Holding: Sendable {
     }
 
     /// O_PATH (Glibc's module leaves it out without _GNU_SOURCE): a descriptor that only names a place.
-    static let O_PATH: Int32 = 0o10000000
+    static let O_PATH: Int32 = LongPaths.O_PATH
 
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 
@@ -665,7 +665,7 @@ public final class Holding: Sendable {
             close(fd)
             throw Failure(description: "\(held.originalPath): the folder it arrived in is not a folder any more", refusedPutBack: true)
         }
-        guard info.st_uid == account else {
+        guard Vault.accountMayWrite(info, account: Int64(account)) else {
             close(fd)
             throw Failure(description: "\(held.originalPath): the folder it arrived in now belongs to uid \(info.st_uid), not to the account (uid \(account)); it is not put there",
                           refusedPutBack: true)

@@ -76,12 +76,20 @@ extension Vault {
             throw VaultError.refused("item \(itemId): the folder it arrived in is gone, and so is \(arrival.root); it stays in the vault")
         }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, Int64(info.st_uid) == arrival.account else {
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, Vault.accountMayWrite(info, account: arrival.account) else {
             let owner = info.st_uid
             close(fd)
             throw VaultError.refused("item \(itemId): the folder it arrived in now belongs to uid \(owner), not to the account (uid \(arrival.account)); it stays in the vault")
         }
         return (fd, Self.currentPath(of: fd) ?? arrival.root + (arrival.relativeFolder.isEmpty ? "" : "/" + arrival.relativeFolder))
+    }
+
+    /// Whether a folder is one the account could have written the file into itself: its own, or
+    /// a sticky, world-writable one (`/tmp`, `/dev/shm`), where each keeps its own names. A file
+    /// goes back, or is released, into such a folder only: never into one of root's or this
+    /// service's (a folder swapped for a link to `/etc` is refused).
+    static func accountMayWrite(_ info: stat, account: Int64) -> Bool {
+        Int64(info.st_uid) == account || (info.st_mode & S_ISVTX != 0 && info.st_mode & 0o002 != 0)
     }
 
     /// After a release: the other names (hard links) of the inode it was hidden from, locked while

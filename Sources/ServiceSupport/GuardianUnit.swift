@@ -11,6 +11,10 @@ public enum GuardianUnit {
     /// The template's file name, as installed in /etc/systemd/system.
     public static let unitName = "quarantine-guardian@.service"
 
+    /// The worker launcher's unit (`quarantine worker-launcher`), which every instance wants:
+    /// it starts the analysis workers as the accounts' own worker users.
+    public static let launcherUnitName = "quarantine-worker-launcher.service"
+
     /// The drop-in's file name, in `<instance>.d/` next to the unit.
     public static let homeDropInName = "home.conf"
 
@@ -134,6 +138,11 @@ extension GuardianUnit {
 [Unit]
 Description=quarantine guardian service for %I: keeps nude media out of the account's folders
 Documentation=man:quarantine(1)
+# Its analysis workers are started by the worker launcher, as the account's own
+# worker user quarantine-w<uid>: this service holds no CAP_SETUID, so neither it
+# nor anything that takes it over can become another user.
+Wants=quarantine-worker-launcher.service
+After=quarantine-worker-launcher.service
 
 [Service]
 # READY=1 once the folders are watched and the socket listens, WATCHDOG=1 every
@@ -165,8 +174,22 @@ MemoryMax=1G
 # Every thread of every process of the unit counts. Measured: 8 for
 # 'quarantine scan' on 2 CPUs; the analysis pools grow by about 1.5 threads per
 # CPU, so beyond ~32 CPUs lower [analysis] workers or raise this in a drop-in.
+# The socket adds a fixed 5 (one thread accepts and watches idle connections,
+# a pool of 4 serves requests), however many clients connect: a connection
+# holds no thread, so no account can spend this limit by connecting.
 # A runaway (or exploited) worker cannot fork-bomb the machine.
 TasksMax=64
+# Open descriptors, soft and hard (a worker cannot raise it). The socket holds
+# at most 56 connections (8 of the protected account's own, and 48 shared by
+# root, 16 at most, and each guardian, 8 at most); strangers are refused before
+# anything of theirs is read, so what they send never reaches this table.
+# While a request is served its handler may briefly hold the 16 descriptors
+# one message can carry, closed at once, plus one preview: 4 x 17 = 68. With
+# the listener and a wake-up pipe the socket needs at most about 130; the
+# database (WAL, a few connections: ~20), inotify, the files being analysed,
+# the workers' sockets and the journal stay under 200. 4096 is a wide margin
+# that still bounds what a bug could leak.
+LimitNOFILE=4096
 
 # --- Identity and privileges -------------------------------------------------
 # A dedicated system user (packaging/sysusers.d/quarantine.conf), not root and
@@ -182,17 +205,16 @@ Group=quarantine
 #                        (and write /etc/quarantine/%I.toml, root's folder);
 #   CAP_CHOWN            give a released file back to the child after a copy
 #                        across file systems (the copy belongs to 'quarantine');
-#   CAP_FOWNER           restore mode, times and xattrs of files it does not own;
-#   CAP_SETUID CAP_SETGID used by the analysis workers alone, at their start: each
-#                        takes the user and group 'quarantine-worker' (sysusers.d)
-#                        before it loads anything, so a decoder exploit cannot read
-#                        any account's database, PIN hash or vault, all owned by
-#                        'quarantine'. The service itself never changes its user.
-#                        (They cost 0.3 of 'systemd-analyze security' exposure.)
-# The analysis workers drop all of them at start (and install their own
-# seccomp filter, then Landlock) before they touch an untrusted byte.
-AmbientCapabilities=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER CAP_SETUID CAP_SETGID
-CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER CAP_SETUID CAP_SETGID
+#   CAP_FOWNER           restore mode, times and xattrs of files it does not own.
+# No CAP_SETUID or CAP_SETGID: the analysis workers, which must not run as
+# 'quarantine' (the owner of every account's database, PIN hash and vault), are
+# started as the account's own worker user by quarantine-worker-launcher.service,
+# which holds those two alone; a guardian taken over cannot become root or any
+# other user. A worker started here (no launcher socket) drops all of them at
+# start (and installs its own seccomp filter, then Landlock) before it touches
+# an untrusted byte.
+AmbientCapabilities=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER
+CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER
 # No setuid/setgid binary or file capability can ever raise what this service
 # and its workers have (also needed for the seccomp filters below).
 NoNewPrivileges=yes
@@ -346,6 +368,156 @@ WantedBy=multi-user.target
 
 [Service]
 BindPaths=@HOME@
+
+"""#
+
+    /// The worker launcher's system unit (install as /etc/systemd/system/quarantine-worker-launcher.service).
+    /// Identical to packaging/systemd/quarantine-worker-launcher.service.
+    public static let launcherUnitText = #"""
+# systemd system unit for the quarantine worker launcher: the one process that
+# may change its user, so that no guardian service needs to. It runs
+# 'quarantine worker-launcher', which listens on /run/quarantine/launcher.sock
+# (0600, user quarantine: the guardian services alone may ask; any other peer
+# is refused by SO_PEERCRED before anything is read) and, for a guardian
+# service protecting the account with uid N, starts an analysis worker as that
+# account's own worker user quarantine-wN (all three user ids, no capability
+# left) after checking that N is a protected account (/etc/quarantine/<name>.toml)
+# with a worker user. It hands the guardian the worker's socket and kills the
+# worker when the guardian says so or goes away (the guardian cannot signal
+# another user). 'quarantine guardian enable' installs this file in
+# /etc/systemd/system; every quarantine-guardian@.service instance has
+# Wants= and After= it, so it starts with the first of them.
+# The same text is embedded in the binary as GuardianUnit.launcherUnitText
+# (scripts/embed-guardian-unit.sh); a test keeps the two identical.
+
+[Unit]
+Description=quarantine worker launcher: starts the guardian services' analysis workers as users of their own
+Documentation=man:quarantine(1)
+
+[Service]
+# READY=1 once the socket listens, so the guardian services (After=) find it.
+Type=notify
+NotifyAccess=main
+ExecStart=/usr/bin/quarantine worker-launcher
+Restart=on-failure
+RestartSec=2
+TimeoutStopSec=10
+# The workers are this unit's processes: stopping it (or its death) ends them
+# all, whatever user they run as (the whole cgroup is killed).
+KillMode=control-group
+
+# The workers run in this unit's cgroup, so its limits are theirs: a worker's
+# peak is about 230 MB (both models, one decoded video frame batch), and the
+# launcher runs at most 24 (6 per protected account). A runaway or exploited
+# worker cannot exhaust the machine's memory or fork-bomb it.
+MemoryMax=4G
+TasksMax=512
+# Background work: the workers yield CPU and disk to whatever the child does.
+Nice=10
+IOSchedulingClass=idle
+
+# --- Identity and privileges -------------------------------------------------
+# The guardian services' own system user (packaging/sysusers.d/quarantine.conf):
+# it reads the runtime folder in /var/lib/quarantine (0700 quarantine) to hand
+# it to each worker as a descriptor, and its socket is that user's alone.
+User=quarantine
+Group=quarantine
+# Exactly the two capabilities it uses, ambient (the unprivileged user has
+# them) and bounding (nothing can ever gain another):
+#   CAP_SETUID CAP_SETGID  a worker takes quarantine-w<uid> (setgroups,
+#                          setresgid, setresuid, between fork and execve, then
+#                          drops every capability); a kill is sent from a
+#                          short-lived child that takes the worker's user.
+# No file access rights beyond its user's, no CAP_KILL: it never signals
+# another user's process as itself.
+AmbientCapabilities=CAP_SETUID CAP_SETGID
+CapabilityBoundingSet=CAP_SETUID CAP_SETGID
+# No setuid/setgid binary or file capability can raise what it or a worker has.
+NoNewPrivileges=yes
+# No set-user/group-ID files can be created.
+RestrictSUIDSGID=yes
+# Its session keyring is its own.
+KeyringMode=private
+# Its socket is created 0600 whatever happens between bind() and chmod().
+UMask=0077
+# No System V / POSIX IPC objects survive it (it uses none).
+RemoveIPC=yes
+
+# --- File system ----------------------------------------------------------------
+# Everything read-only ...
+ProtectSystem=strict
+# ... but the socket folder (launcher.sock). It reads /etc/quarantine (is an
+# account protected?), /etc/passwd (users) and the runtime folder, and hands
+# the workers nothing but descriptors.
+ReadWritePaths=/run/quarantine
+# Create /run/quarantine (0755, owned by quarantine) at start when tmpfiles.d
+# has not yet; the guardian services' sockets live there too: preserved.
+RuntimeDirectory=quarantine
+RuntimeDirectoryMode=0755
+RuntimeDirectoryPreserve=yes
+# No home at all: /home, /root and /run/user are empty and inaccessible.
+ProtectHome=yes
+# Its own /tmp and /var/tmp, empty.
+PrivateTmp=yes
+# A private /dev with the pseudo devices only.
+PrivateDevices=yes
+# ... and the device cgroup allows no more than those either.
+DevicePolicy=closed
+# Mounts made inside its namespace stay there.
+PrivateMounts=yes
+# /proc/sys, /sys etc. read-only.
+ProtectKernelTunables=yes
+# No kernel module loading.
+ProtectKernelModules=yes
+# No kernel log.
+ProtectKernelLogs=yes
+# /sys/fs/cgroup read-only.
+ProtectControlGroups=yes
+# The clock cannot be set.
+ProtectClock=yes
+# The host name cannot be changed.
+ProtectHostname=yes
+# Other users' processes are invisible in /proc.
+ProtectProc=invisible
+# Only the process folders of /proc (the workers' ONNX Runtime then takes the
+# instruction set from CPUID, as under the guardian unit).
+ProcSubset=pid
+
+# --- Network ---------------------------------------------------------------------
+# No network: a private network namespace with only a loopback device (the
+# Unix socket in /run/quarantine and the socket pairs still work).
+PrivateNetwork=yes
+# Only AF_UNIX sockets: the listening socket, the workers' socket pairs,
+# $NOTIFY_SOCKET and journald.
+RestrictAddressFamilies=AF_UNIX
+# And should an IP socket exist anyway, the cgroup firewall drops everything.
+IPAddressDeny=any
+
+# --- Kernel interfaces -----------------------------------------------------------
+# No new namespaces of any kind.
+RestrictNamespaces=yes
+# No realtime scheduling.
+RestrictRealtime=yes
+# personality() cannot be changed.
+LockPersonality=yes
+# No writable and executable memory (checked for the workers under the
+# guardian unit: the Swift runtime and ONNX Runtime's CPU provider need none).
+MemoryDenyWriteExecute=yes
+# Only the native system call ABI.
+SystemCallArchitectures=native
+# The system calls of an ordinary service (it keeps @setuid for the workers'
+# user change and @process for fork, execve and pidfds).
+SystemCallFilter=@system-service
+# No @resources: nothing changes a priority, a scheduling policy or a limit
+# (Nice= and IOSchedulingClass= above already placed every thread).
+SystemCallFilter=~@resources
+# The analysis worker installs its own seccomp filter and seals its file system
+# with Landlock: those calls are in no group of @system-service, and can only
+# ever take rights away. Without them a worker refuses to start (seccomp) or
+# starts without Landlock and says so.
+SystemCallFilter=seccomp landlock_create_ruleset landlock_add_rule landlock_restrict_self
+# A refused system call fails with EPERM instead of killing the process.
+SystemCallErrorNumber=EPERM
 
 """#
 

@@ -30,6 +30,12 @@ public final class LocalSocket: @unchecked Sendable {
         public var pid: Int32
         public var uid: uid_t
         public var gid: gid_t
+
+        public init(pid: Int32, uid: uid_t, gid: gid_t) {
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+        }
     }
 
     /// One message: its bytes and the descriptors that came with it (the receiver owns them).
@@ -78,11 +84,51 @@ public final class LocalSocket: @unchecked Sendable {
         return socket
     }
 
-    /// The next connection (blocks).
+    /// The next connection (blocks, unless ``setNonBlocking()`` was called).
     public func accept() throws(ServiceError) -> LocalSocket {
         let fd = qsys_accept_cloexec(descriptor)
         guard fd >= 0 else { throw Self.failure("accept", "cannot accept a connection") }
         return LocalSocket(adopting: fd)
+    }
+
+    /// The next connection, or the `errno` of a failed `accept4` (EAGAIN when none is waiting on
+    /// a non-blocking listener; EMFILE, ENFILE, ENOMEM, ECONNABORTED, ... for the caller to
+    /// decide: a server backs off and goes on).
+    public func acceptOrErrno() -> Result<LocalSocket, AcceptFailure> {
+        let fd = qsys_accept_cloexec(descriptor)
+        guard fd >= 0 else { return .failure(AcceptFailure(errno: errno)) }
+        return .success(LocalSocket(adopting: fd))
+    }
+
+    /// A failed `accept4`: its `errno`.
+    public struct AcceptFailure: Error, Sendable, Equatable, CustomStringConvertible {
+        public var errno: Int32
+        public init(errno: Int32) { self.errno = errno }
+        public var description: String { "accept: \(String(cString: strerror(errno)))" }
+    }
+
+    /// Makes `accept` (and every other call) return at once instead of waiting.
+    public func setNonBlocking() throws(ServiceError) {
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else { throw Self.failure("fcntl(O_NONBLOCK)", "cannot make the socket non-blocking") }
+    }
+
+    /// How long a ``receive(maxLength:)`` and a ``send(_:descriptors:)`` may wait (SO_RCVTIMEO,
+    /// SO_SNDTIMEO; zero waits for ever): after that they fail with EAGAIN.
+    public func setTimeouts(receive: Duration, send: Duration) throws(ServiceError) {
+        for (option, duration) in [(SO_RCVTIMEO, receive), (SO_SNDTIMEO, send)] {
+            let (seconds, attoseconds) = duration.components
+            var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+            guard setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+                throw Self.failure("setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)", "cannot set the socket's timeouts")
+            }
+        }
+    }
+
+    /// Ends both directions (`shutdown(SHUT_RDWR)`): the peer reads what was sent, then end of
+    /// stream; the descriptor stays open until ``close()``.
+    public func shutdownBoth() {
+        if descriptor >= 0 { _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     /// The connected peer's credentials.

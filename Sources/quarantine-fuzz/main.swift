@@ -14,6 +14,7 @@ import Glibc
 @testable import QuarantineCore
 @testable import ServiceSupport
 import CDBus
+import GuardianAPI
 
 /// A harness: takes one input, must never crash, hang or leak on it.
 struct Harness {
@@ -136,6 +137,21 @@ let harnesses: [Harness] = [
         show("reply: \(String(describing: reply.stringArray())) \(String(describing: reply.string())) \(String(describing: reply.string()))")
         _ = reply.string(); _ = reply.string()
         if let sender = dbus_message_get_sender(message) { _ = String(cString: sender) }
+    },
+    Harness(name: "guardian-request", about: "the guardian socket's messages: a request as the service decodes it, an answer as the CLI decodes and pages it") { bytes in
+        if let request = try? GuardianRequest.decode(bytes) {
+            // What the service understood, sent again, is understood the same way.
+            let again = try? GuardianRequest.decode(request.encoded())
+            precondition(again?.verb == request.verb && again?.id == request.id && again?.before == request.before && again?.limit == request.limit
+                         && again?.pin == request.pin && again?.folder == request.folder && again?.mode == request.mode, "a request does not survive its own encoding")
+            show("request \(request.verb) id \(String(describing: request.id)) before \(String(describing: request.before)) limit \(String(describing: request.limit))")
+        }
+        if var answer = try? GuardianResponse.decode(bytes) {
+            // The client's paging: a further page merged in, as GuardianClient.send does.
+            answer.merge(answer)
+            _ = answer.encoded()
+            show("answer refusal \(String(describing: answer.refusal)) items \(answer.items?.count ?? 0) events \(answer.events?.count ?? 0) more \(String(describing: answer.more))")
+        }
     },
 ]
 

@@ -2,17 +2,20 @@
 # The guardian deployment end to end, with real accounts (run by GuardianTests as root):
 # a child account and a guardian account made here, 'guardian enable', the service run as the
 # system unit runs it (User=quarantine, the unit's four ambient capabilities, same command line),
+# after the worker launcher as its unit runs it (User=quarantine, CAP_SETUID CAP_SETGID),
 # then every attempt of the child fails with a clear message and the guardian can do everything.
 # Usage: guardian_e2e.sh BINARY PHOTO. Prints one line per check; exits 1 at the first failure.
 set -uo pipefail
 binary=$1 photo=$2
 child=qtc$RANDOM guardian=qtg$RANDOM
 work=$(mktemp -d) && chmod 755 "$work"
-service_pid=
+service_pid= launcher_pid=
 fail() { echo "FAIL: $*"; echo "--- service log"; cat "$work/service.log" 2>/dev/null | tail -30; exit 1; }
 ok() { echo "ok: $*"; }
 cleanup() {
     [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
+    [ -n "$launcher_pid" ] && kill "$launcher_pid" 2>/dev/null && wait "$launcher_pid" 2>/dev/null
+    id -u "$child" > /dev/null 2>&1 && userdel "quarantine-w$(id -u "$child")" 2>/dev/null
     userdel -r "$child" 2>/dev/null; userdel -r "$guardian" 2>/dev/null
     rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \
         "/etc/systemd/system/quarantine-guardian@$child.service.d" "$work"
@@ -37,6 +40,21 @@ ok "guardian enable --user $child"
 [ "$(stat -c %U:%a "/var/lib/quarantine/$child")" = quarantine:700 ] || fail "state folder not quarantine:700"
 [ "$(stat -c %U:%a "/etc/quarantine/$child.toml")" = root:644 ] || fail "configuration not root:644"
 
+# The worker launcher first, as its unit runs it: the service's analysis workers are its children,
+# as the account's own worker user (the service holds no CAP_SETUID).
+launcher_unit=/etc/systemd/system/quarantine-worker-launcher.service
+[ -f "$launcher_unit" ] || fail "guardian enable did not install $launcher_unit"
+launcher_caps=$(grep '^AmbientCapabilities=' "$launcher_unit" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+launcher_user=$(grep '^User=' "$launcher_unit" | cut -d= -f2)
+launcher_exec=$(grep '^ExecStart=' "$launcher_unit" | sed "s|^ExecStart=/usr/bin/quarantine|$q|")
+rm -f /run/quarantine/launcher.sock
+setpriv --reuid="$launcher_user" --regid="$launcher_user" --init-groups --inh-caps=$launcher_caps --ambient-caps=$launcher_caps \
+    --bounding-set=-all,$launcher_caps --no-new-privs $launcher_exec > "$work/launcher.log" 2>&1 &
+launcher_pid=$!
+for _ in $(seq 100); do [ -S /run/quarantine/launcher.sock ] && grep -q listening "$work/launcher.log" && break; sleep 0.1; done
+[ -S /run/quarantine/launcher.sock ] || { cat "$work/launcher.log"; fail "the worker launcher did not start"; }
+ok "the worker launcher runs: $launcher_exec"
+
 # The command line and the identity the unit gives it.
 # The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...).
 caps=$(grep '^AmbientCapabilities=' /etc/systemd/system/quarantine-guardian@.service | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
@@ -46,7 +64,11 @@ setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --a
 service_pid=$!
 for _ in $(seq 100); do [ -S "/run/quarantine/$child.sock" ] && grep -q "watching" "$work/service.log" && break; sleep 0.1; done
 [ -S "/run/quarantine/$child.sock" ] || fail "the service did not start"
-ok "the service runs as $(ps -o user= -p $(pgrep -P $service_pid || echo $service_pid) | head -1): $exec_start"
+ok "the service runs as $(ps -o user:32= -p $service_pid): $exec_start"
+worker=$(pgrep -P "$launcher_pid" -f analysis-worker | head -1)
+[ -n "$worker" ] && [ "$(ps -o user:32= -p "$worker")" = "quarantine-w$(id -u "$child")" ] \
+    || fail "no analysis worker of the launcher's runs as quarantine-w$(id -u "$child") ($(ps -o user:32=,args= --ppid "$launcher_pid"))"
+ok "its analysis worker $worker runs as quarantine-w$(id -u "$child"), started by the worker launcher"
 
 # A card and a clean photo arrive in the child's download folder.
 as_child "$q" testcard "/home/$child/Downloads/card.png" > /dev/null || fail "testcard"

@@ -99,3 +99,33 @@ extension FolderWatchTests {
         #expect(recorder.candidates(named: "open.png").isEmpty)
     }
 }
+
+extension FolderWatchTests {
+    @Test("a folder deeper than PATH_MAX is walked and watched by descriptor: a file in it is reported, at start and when it arrives")
+    func deeperThanPathMax() async throws {
+        let root = makeTemporaryFolder("deep")
+        defer { _ = try? FileManager.default.removeItem(atPath: root) }
+        // 25 folders of 200 bytes: about 5,000 bytes below the root.
+        var fd = open(root, O_RDONLY | O_DIRECTORY)
+        let name = String(repeating: "d", count: 200)
+        for _ in 0..<25 {
+            #expect(mkdirat(fd, name, 0o755) == 0)
+            let next = openat(fd, name, O_RDONLY | O_DIRECTORY)
+            close(fd)
+            fd = next
+        }
+        let deep = root + String(repeating: "/" + name, count: 25)
+        #expect(deep.utf8.count > Int(PATH_MAX))
+        let early = openat(fd, "early.jpg", O_WRONLY | O_CREAT, 0o644)
+        #expect(write(early, "x", 1) == 1)
+        close(early)
+        let (watcher, recorder) = try await started([root])
+        defer { watcher.stop() }
+        #expect(await recorder.waitForCandidates([deep + "/early.jpg"]), "found by the first scan: \(recorder.candidates.map(\.path.count))")
+        let late = openat(fd, "late.jpg", O_WRONLY | O_CREAT, 0o644)
+        #expect(write(late, "y", 1) == 1)
+        close(late)
+        close(fd)
+        #expect(await recorder.waitForCandidates([deep + "/late.jpg"]), "reported when it arrived")
+    }
+}

@@ -12,8 +12,8 @@ struct GuardianWatchRootsTests {
         var settings = try Settings().applying(toml: "mode = \"child\"\n[watch]\nincoming = [\"/home/sam/Downloads\"]\noutgoing = [\"/home/sam/Shared\"]\n", from: "sam.toml")
         let environment = ["HOME": home]
         let roots = QuarantineAgent.watchRoots(settings, environment: environment, protectedHome: home)
-        #expect(roots.map(\.path) == [home, "/home/sam/Downloads", "/home/sam/Shared"])
-        #expect(roots.map(\.direction) == [.incoming, .incoming, .outgoing])
+        #expect(roots.map(\.path) == [home, "/home/sam/Downloads", "/home/sam/Shared", "/dev/shm"])
+        #expect(roots.map(\.direction) == [.incoming, .incoming, .outgoing, .incoming])
         #expect(QuarantineAgent.watchRoots(settings, environment: environment).map(\.path) == ["/home/sam/Downloads", "/home/sam/Shared"])
         settings.mode = .adult
         #expect(QuarantineAgent.watchRoots(settings, environment: environment, protectedHome: home).map(\.path) == ["/home/sam/Downloads"])
@@ -23,7 +23,7 @@ struct GuardianWatchRootsTests {
     func unwatchedIsSaid() {
         let lines = QuarantineAgent.unwatched(home: "/home/sam", mode: .child)
         #expect(lines.contains { $0.hasPrefix("/home/sam/.cache/chromium") && $0.contains("cache") })
-        #expect(lines.contains { $0.contains("/tmp") })
+        #expect(lines.contains { $0.contains("/tmp") } && !lines.contains { $0.contains("/dev/shm") })
         #expect(lines.contains { $0.hasPrefix("private mounts") })
         #expect(QuarantineAgent.protectedHomeExclusions.allSatisfy { $0.path.contains("/") }, "a path, not a bare name")
     }

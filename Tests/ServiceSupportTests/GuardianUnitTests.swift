@@ -23,16 +23,22 @@ struct GuardianUnitTests {
 
     /// The highest overall exposure `systemd-analyze security` may give the instance.
     static let maximumExposure = 2.5
+    /// What issue 26 holds both units to: the guardian's exposure before the workers got their
+    /// own users (1.0), and no more for the worker launcher.
+    static let issueExposure = 1.0
 
-    /// The service's four, and CAP_SETUID/CAP_SETGID, which only the analysis workers use (to
-    /// take the user quarantine-worker at their start).
-    static let fourCapabilities: Set<String> = ["CAP_DAC_READ_SEARCH", "CAP_DAC_OVERRIDE", "CAP_CHOWN", "CAP_FOWNER", "CAP_SETUID", "CAP_SETGID"]
+    /// The service's four: no CAP_SETUID/CAP_SETGID (the worker launcher starts the workers as
+    /// their own users), so a guardian taken over cannot become any other user.
+    static let fourCapabilities: Set<String> = ["CAP_DAC_READ_SEARCH", "CAP_DAC_OVERRIDE", "CAP_CHOWN", "CAP_FOWNER"]
+    /// The worker launcher's two, and nothing else.
+    static let launcherCapabilities: Set<String> = ["CAP_SETUID", "CAP_SETGID"]
 
     // MARK: - The embedded texts
 
     static let embedded: [String: String] = [
         "packaging/systemd/quarantine-guardian@.service": GuardianUnit.unitText,
         "packaging/systemd/quarantine-guardian-home.conf.in": GuardianUnit.homeDropInTemplate,
+        "packaging/systemd/quarantine-worker-launcher.service": GuardianUnit.launcherUnitText,
         "packaging/sysusers.d/quarantine.conf": GuardianUnit.sysusers,
         "packaging/tmpfiles.d/quarantine.conf": GuardianUnit.tmpfiles,
     ]
@@ -59,17 +65,47 @@ struct GuardianUnitTests {
         return result
     }
 
-    static func values(_ key: String, section: String = "Service") -> [String] {
-        settings(GuardianUnit.unitText, section: section).filter { $0.key == key }.map(\.value)
+    static func values(_ key: String, section: String = "Service", unit: String = GuardianUnit.unitText) -> [String] {
+        settings(unit, section: section).filter { $0.key == key }.map(\.value)
     }
 
-    @Test func capabilitiesAreExactlyTheFour() {
+    @Test(arguments: [(GuardianUnit.unitText, fourCapabilities), (GuardianUnit.launcherUnitText, launcherCapabilities)])
+    func capabilitiesAreExactlyTheirs(unit: String, expected: Set<String>) {
         for key in ["AmbientCapabilities", "CapabilityBoundingSet"] {
-            let lines = Self.values(key)
+            let lines = Self.values(key, unit: unit)
             #expect(lines.count == 1, "\(key) should be set once: \(lines)")
             let capabilities = lines.flatMap { $0.split(separator: " ").map(String.init) }
-            #expect(capabilities.count == Self.fourCapabilities.count && Set(capabilities) == Self.fourCapabilities, "\(key)=\(lines)")
+            #expect(capabilities.count == expected.count && Set(capabilities) == expected, "\(key)=\(lines)")
         }
+    }
+
+    @Test func guardianWantsTheLauncher() {
+        #expect(Self.values("Wants", section: "Unit") == [GuardianUnit.launcherUnitName])
+        #expect(Self.values("After", section: "Unit") == [GuardianUnit.launcherUnitName])
+    }
+
+    @Test func launcherUnitHasTheRequiredSettings() {
+        let service = Dictionary(Self.settings(GuardianUnit.launcherUnitText, section: "Service").map { ($0.key, $0.value) },
+                                 uniquingKeysWith: { first, second in first + "\n" + second })
+        let required: [String: String] = [
+            "Type": "notify", "NotifyAccess": "main", "ExecStart": "/usr/bin/quarantine worker-launcher", "Restart": "on-failure",
+            "KillMode": "control-group", "User": "quarantine", "Group": "quarantine", "NoNewPrivileges": "yes",
+            "ProtectSystem": "strict", "ProtectHome": "yes", "ReadWritePaths": "/run/quarantine",
+            "PrivateNetwork": "yes", "RestrictAddressFamilies": "AF_UNIX", "IPAddressDeny": "any",
+            "SystemCallArchitectures": "native", "SystemCallErrorNumber": "EPERM", "PrivateTmp": "yes", "PrivateDevices": "yes",
+            "DevicePolicy": "closed", "ProtectKernelTunables": "yes", "ProtectKernelModules": "yes", "ProtectKernelLogs": "yes",
+            "ProtectControlGroups": "yes", "ProtectClock": "yes", "ProtectHostname": "yes", "ProtectProc": "invisible", "ProcSubset": "pid",
+            "RestrictNamespaces": "yes", "RestrictRealtime": "yes", "RestrictSUIDSGID": "yes", "LockPersonality": "yes",
+            "MemoryDenyWriteExecute": "yes", "KeyringMode": "private", "UMask": "0077", "RemoveIPC": "yes", "PrivateMounts": "yes",
+        ]
+        for (key, value) in required.sorted(by: { $0.key < $1.key }) {
+            #expect(service[key] == value, "\(key)= is \(service[key] ?? "unset"), wanted \(value)")
+        }
+        let filters = Self.values("SystemCallFilter", unit: GuardianUnit.launcherUnitText)
+        #expect(filters.first == "@system-service" && filters.contains("~@resources"))
+        // The workers it starts install their own seccomp filter and Landlock.
+        #expect(filters.contains { $0.contains("seccomp") && $0.contains("landlock_restrict_self") })
+        #expect(service["PrivateUsers"] == nil && service["DynamicUser"] == nil, "the workers need real users of their own")
     }
 
     @Test func unitHasTheRequiredSettings() {
@@ -110,8 +146,9 @@ struct GuardianUnitTests {
 
     /// Every hardening setting has a comment right above it (or above the group
     /// of settings it belongs to) saying why.
-    @Test func everySettingIsExplained() {
-        let lines = GuardianUnit.unitText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    @Test(arguments: [GuardianUnit.unitText, GuardianUnit.launcherUnitText])
+    func everySettingIsExplained(unit: String) {
+        let lines = unit.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let hardening: Set<String> = [
             "User", "Group", "AmbientCapabilities", "CapabilityBoundingSet", "NoNewPrivileges", "RestrictSUIDSGID",
             "KeyringMode", "UMask", "RemoveIPC", "ProtectSystem", "ReadWritePaths", "ProtectHome", "PrivateTmp",
@@ -119,7 +156,7 @@ struct GuardianUnitTests {
             "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname", "ProtectProc",
             "PrivateNetwork", "RestrictAddressFamilies", "IPAddressDeny", "RestrictNamespaces", "RestrictRealtime",
             "LockPersonality", "MemoryDenyWriteExecute", "SystemCallArchitectures", "SystemCallFilter",
-            "SystemCallErrorNumber",
+            "SystemCallErrorNumber", "ProcSubset", "KillMode", "MemoryMax", "TasksMax",
         ]
         for (index, line) in lines.enumerated() {
             guard let key = line.split(separator: "=").first.map(String.init), hardening.contains(key) else { continue }
@@ -199,6 +236,11 @@ struct GuardianUnitTests {
             #expect(Self.lines(outcome).isEmpty, "systemd-analyze verify \(path): \(Self.lines(outcome))")
         }
 
+        let launcher = try scratch.write(GuardianUnit.launcherUnitName, unit: GuardianUnit.launcherUnitText)
+        let launcherOutcome = scratch.verify(launcher)
+        #expect(launcherOutcome.exitStatus == 0, "\(launcherOutcome)")
+        #expect(Self.lines(launcherOutcome).isEmpty, "systemd-analyze verify \(launcher): \(Self.lines(launcherOutcome))")
+
         // The check has teeth: a misspelt key, and a missing executable, are reported.
         let bad = try scratch.write("quarantine-guardian@bad.service",
                                     unit: GuardianUnit.unitText.replacingOccurrences(of: "WatchdogSec=30", with: "WatchdogSecs=30"))
@@ -231,6 +273,11 @@ struct GuardianUnitTests {
         let path = try scratch.write(name, dropIns: [GuardianUnit.homeDropInName: GuardianUnit.homeDropIn(home: "/home/alice")])
         let (score, table) = try Self.exposure(of: path, environment: scratch.environment)
         #expect(score <= Self.maximumExposure, "exposure \(score) > \(Self.maximumExposure):\n\(table)")
+        #expect(score <= Self.issueExposure, "exposure \(score) > \(Self.issueExposure) (issue 26):\n\(table)")
+        #expect(table.contains("✓ CapabilityBoundingSet=~CAP_SET(UID|GID|PCAP)"), "the guardian may change its user:\n\(table)")
+        let launcher = try scratch.write(GuardianUnit.launcherUnitName, unit: GuardianUnit.launcherUnitText)
+        let (launcherScore, launcherTable) = try Self.exposure(of: launcher, environment: scratch.environment)
+        #expect(launcherScore <= Self.issueExposure, "the launcher's exposure \(launcherScore) > \(Self.issueExposure):\n\(launcherTable)")
         #expect(table.contains("✓ PrivateNetwork="))
         #expect(table.contains("✓ MemoryDenyWriteExecute="))
         #expect(table.contains("✓ CapabilityBoundingSet=~CAP_SYS_ADMIN"))

@@ -6,13 +6,17 @@
 #   2. 'systemd-analyze verify' on the instance quarantine-guardian@alice.service
 #      (with its home.conf drop-in) prints nothing and exits 0;
 #   3. 'systemd-analyze security --offline=yes' on that instance: the table and
-#      the overall exposure, which must not be above --max (default 2.5).
+#      the overall exposure, which must not be above --max (default 2.5);
+#   4. the same two for the worker launcher's unit
+#      (quarantine-worker-launcher.service, which the instance Wants=): verify
+#      silent, and its exposure not above --max either.
 #
 # Usage: packaging/systemd/check-guardian-unit.sh [--score] [--max N] [BINARY]
 #   BINARY   the executable ExecStart= should name in the checked copy (verify
 #            wants an existing one). Default: /usr/bin/quarantine when installed,
 #            else .build/debug/quarantine of this source tree, made absolute.
-#   --score  print only the exposure number (e.g. 1.0), nothing else on stdout.
+#   --score  print only the guardian instance's exposure number (e.g. 1.0),
+#            nothing else on stdout (the launcher's is still checked against --max).
 #   --max N  fail (exit 1) when the exposure is above N.
 # Exit status: 0 all good; 1 a check failed; 2 usage error.
 #
@@ -25,6 +29,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 unit_template="$root/packaging/systemd/quarantine-guardian@.service"
 dropin_template="$root/packaging/systemd/quarantine-guardian-home.conf.in"
+launcher_unit="$root/packaging/systemd/quarantine-worker-launcher.service"
+launcher="quarantine-worker-launcher.service"
 sysusers="$root/packaging/sysusers.d/quarantine.conf"
 tmpfiles="$root/packaging/tmpfiles.d/quarantine.conf"
 instance="quarantine-guardian@alice.service"
@@ -84,6 +90,7 @@ say "sysusers.d and tmpfiles.d: apply cleanly (scratch root)"
 mkdir -p "$work/units/$instance.d"
 sed "s|/usr/bin/quarantine|$binary|g" "$unit_template" > "$work/units/$instance"
 sed "s|@HOME@|/home/alice|" "$dropin_template" > "$work/units/$instance.d/home.conf"
+sed "s|/usr/bin/quarantine|$binary|g" "$launcher_unit" > "$work/units/$launcher"
 
 # Documentation=man:quarantine(1): verify runs man(1) on it. When the page is
 # not installed, the one in packaging/man is offered through MANPATH (so the
@@ -96,7 +103,7 @@ fi
 
 verify() {
     local status=0
-    verify_output="$(cd "$work/units" && systemd-analyze verify "$work/units/$instance" 2>&1)" || status=$?
+    verify_output="$(cd "$work/units" && systemd-analyze verify "$work/units/$instance" "$work/units/$launcher" 2>&1)" || status=$?
     [[ $status -eq 0 && -z "$verify_output" ]]
 }
 if ! verify; then
@@ -111,21 +118,36 @@ if ! verify; then
         fail "systemd-analyze verify $instance failed (output above)"
     fi
 fi
-say "systemd-analyze verify $instance: OK (no output, exit 0)"
+say "systemd-analyze verify $instance $launcher: OK (no output, exit 0)"
 
 # 3. The exposure assessment, offline (no service manager needed).
-table="$(cd "$work/units" && SYSTEMD_COLORS=0 systemd-analyze security --offline=yes --no-pager "$work/units/$instance" 2>&1)" \
-    || { printf '%s\n' "$table" >&2; fail "systemd-analyze security $instance failed"; }
-line="$(grep -E 'Overall exposure level for ' <<< "$table" | tail -n 1)"
-score="$(sed -nE 's/.*Overall exposure level for [^:]*: ([0-9]+(\.[0-9]+)?).*/\1/p' <<< "$line")"
-[[ -n "$score" ]] || { printf '%s\n' "$table" >&2; fail "no overall exposure level in the output of systemd-analyze security"; }
-
+assess() { # unit -> sets table and score
+    table="$(cd "$work/units" && SYSTEMD_COLORS=0 systemd-analyze security --offline=yes --no-pager "$work/units/$1" 2>&1)" \
+        || { printf '%s\n' "$table" >&2; fail "systemd-analyze security $1 failed"; }
+    local line
+    line="$(grep -E 'Overall exposure level for ' <<< "$table" | tail -n 1)"
+    score="$(sed -nE 's/.*Overall exposure level for [^:]*: ([0-9]+(\.[0-9]+)?).*/\1/p' <<< "$line")"
+    [[ -n "$score" ]] || { printf '%s\n' "$table" >&2; fail "no overall exposure level in the output of systemd-analyze security $1"; }
+}
+assess "$instance"
+guardian_score=$score
 if [[ $score_only == yes ]]; then
     printf '%s\n' "$score"
 else
     printf '%s\n' "$table"
     printf '\nexposure: %s (at most %s allowed)\n' "$score" "$max"
 fi
-if awk -v s="$score" -v m="$max" 'BEGIN { exit !(s > m) }'; then
-    fail "exposure $score is above $max"
+
+# 4. The worker launcher's unit.
+assess "$launcher"
+launcher_score=$score
+if [[ $score_only == no ]]; then
+    printf '\n%s\n' "$table"
+    printf '\nworker launcher exposure: %s (at most %s allowed)\n' "$launcher_score" "$max"
+fi
+if awk -v s="$guardian_score" -v m="$max" 'BEGIN { exit !(s > m) }'; then
+    fail "exposure $guardian_score is above $max"
+fi
+if awk -v s="$launcher_score" -v m="$max" 'BEGIN { exit !(s > m) }'; then
+    fail "the worker launcher's exposure $launcher_score is above $max"
 fi

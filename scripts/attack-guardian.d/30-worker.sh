@@ -2,9 +2,9 @@
 # "A worker that cannot reach what it does not need"), read from the running service's worker as
 # root, plus what its user may and may not read.
 
-# The worker: the service's child running 'analysis-worker' (started with the service; a card
-# makes sure one runs).
-worker_pid() { pgrep -P "$service_pid" -f 'analysis-worker' | head -1; }
+# The worker: the worker launcher's child running 'analysis-worker' for this service (started
+# with the service; a card makes sure one runs). Without a launcher, the service's own child.
+worker_pid() { pgrep -P "${launcher_pid:-$service_pid}" -f 'analysis-worker' | head -1; }
 w=$(worker_pid)
 if [ -z "$w" ]; then
     make_card "$chome/Downloads/worker-wakeup.png"; sleep 2; w=$(worker_pid)
@@ -15,11 +15,11 @@ quarantine_uid=$(id -u quarantine) quarantine_gid=$(getent group quarantine | cu
 if [ -z "$w" ]; then
     attempt "the analysis worker runs and can be inspected" through "no analysis-worker child of the service $service_pid"
 else
-    # Uid: real effective saved fs. Real, effective and fs must not be quarantine (the saved one
-    # is, so the service can stop it; seccomp refuses every set*uid call).
+    # Uid: real effective saved fs. None may be quarantine: not even the saved one (a worker that
+    # kept it could take it back past seccomp); the launcher stops it, not the service.
     read -r ruid euid suid fsuid <<< "$(status_field Uid)"
     worker_user=$(id -nu "$euid" 2>/dev/null)
-    if [ "$ruid" != "$quarantine_uid" ] && [ "$euid" != "$quarantine_uid" ] && [ "$fsuid" != "$quarantine_uid" ]; then
+    if [ "$ruid" != "$quarantine_uid" ] && [ "$euid" != "$quarantine_uid" ] && [ "$suid" != "$quarantine_uid" ] && [ "$fsuid" != "$quarantine_uid" ]; then
         attempt "the analysis worker runs as quarantine, the owner of every account's database, PIN hash and vault" held "uid $(id -nu "$euid" 2>/dev/null || echo "$euid") (real $ruid, effective $euid, fs $fsuid)"
     else
         attempt "the analysis worker runs as quarantine, the owner of every account's database, PIN hash and vault" through "Uid: $ruid $euid $suid $fsuid (quarantine is $quarantine_uid)"
@@ -58,12 +58,12 @@ else
     else
         attempt "the child signals the analysis worker" held
     fi
-    # The service (user quarantine, no CAP_KILL) can still stop a worker that hangs: the worker
-    # keeps quarantine as its saved user id, which seccomp never lets it take back.
+    # The service's user (quarantine) cannot signal its worker any more (nor trace it): the worker
+    # launcher stops it for the service (35-launcher.sh checks that it does).
     if runuser -u quarantine -- kill -0 "$w" 2>/dev/null; then
-        attempt "a hung worker of another user is out of the service's reach (the deadline cannot stop it)" held "quarantine may signal it"
+        attempt "the guardian service's user signals its worker (a user the worker could become again)" through "kill -0 $w as quarantine worked"
     else
-        attempt "a hung worker of another user is out of the service's reach (the deadline cannot stop it)" through "kill -0 $w as quarantine was refused"
+        attempt "the guardian service's user signals its worker (a user the worker could become again)" held "refused by the kernel: another user"
     fi
     # Nor can another worker of its user do what the kernel lets a same-uid process do to it:
     # lower its file limit (prlimit), or renice it, through the worker's own user.

@@ -24,6 +24,25 @@ for place in /tmp /dev/shm; do
     attempt_card "a card saved in $place" "$place/card-$child.png" 10
     rm -f "$place/card-$child.png"
 done
+# /dev/shm is everyone's: the child's clean photo comes back as it was; another account's card is
+# not the service's to move.
+as_child cp "$photo" "/dev/shm/photo-$child.png"
+before=$(stat -c '%s %a %U' "/dev/shm/photo-$child.png"); sum=$(sha256sum < "$photo")
+sleep 3
+if [ "$(sha256sum < "/dev/shm/photo-$child.png" 2>/dev/null)" = "$sum" ] && [ "$(stat -c '%s %a %U' "/dev/shm/photo-$child.png")" = "$before" ]; then
+    attempt "the child's clean photo in /dev/shm is lost or changed by the check" held "back as it was"
+else
+    attempt "the child's clean photo in /dev/shm is lost or changed by the check" through "$(ls -l /dev/shm/photo-$child.png 2>&1)"
+fi
+rm -f "/dev/shm/photo-$child.png"
+as_other cp "$work/card.png" "/dev/shm/card-$other.png"
+sleep 3
+if [ "$(stat -c %U "/dev/shm/card-$other.png" 2>/dev/null)" = "$other" ]; then
+    attempt "the service moves another account's file out of /dev/shm" held "left where it is, $other's"
+else
+    attempt "the service moves another account's file out of /dev/shm" through "it is gone or changed"
+fi
+rm -f "/dev/shm/card-$other.png"
 
 # A name the child chooses.
 as_child mkdir -p "$chome/Downloads/.quarantine-holding" "$chome/Downloads/x/.quarantine-holding.3"

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.normpath(os.path.join(ROOT, "Tests", "Fuzz", "corpus"))
-HARNESSES = ["sniff", "jpeg-header", "jpeg", "ffmpeg-image", "picture", "video", "gif-frames", "config", "dbus"]
+HARNESSES = ["sniff", "jpeg-header", "jpeg", "ffmpeg-image", "picture", "video", "gif-frames", "config", "dbus", "guardian-request"]
 tmp = tempfile.mkdtemp(prefix="quarantine-seeds-")
 
 
@@ -243,12 +243,32 @@ def main():
     put("dbus", "capabilities", reply("as", [["actions", "body", "body-markup", "icon-static"]], 12))
     put("dbus", "server-information", reply("ssss", ["dunst", "knopwob", "1.9.0", "1.2"], 13))
     put("dbus", "notify-id", reply("u", [7], 14))
+    guardian_seeds()
 
     shutil.rmtree(tmp)
     for h in HARNESSES:
         d = os.path.join(OUT, h)
         files = sorted(os.listdir(d))
         print(f"{h:13} {len(files):3} seeds, {sum(os.path.getsize(os.path.join(d, f)) for f in files):7} bytes")
+
+
+def guardian_seeds():
+    """The guardian socket's messages: requests as the CLI sends them, answers as the service sends them."""
+    for name, text in [
+        ("hello", '{"verb":"hello"}'),
+        ("history-page", '{"verb":"history","before":5001,"limit":200}'),
+        ("release-pin", '{"verb":"release","id":3,"pin":"2468"}'),
+        ("block", '{"verb":"block","id":7,"keep":true,"origin":false}'),
+        ("watch", '{"verb":"watch","folder":"~/Music","outgoing":false,"remove":true}'),
+        ("mode", '{"verb":"mode","mode":"adult"}'),
+        ("refused", '{"refusal":{"refused":{"_0":"only a guardian can do this"}}}'),
+        ("wrong-pin", '{"refusal":{"wrongPIN":{"wait":60}},"user":"kid","role":"child","mode":"child","pinIsSet":true}'),
+        ("history-answer", '{"user":"kid","role":"guardian","mode":"child","more":true,"next":4801,"events":['
+                           '{"id":4802,"itemId":1,"at":"2026-01-02T03:04:05Z","kind":"release_requested","mode":"child","actor":"kid","detail":"x"},'
+                           '{"id":4801,"at":"2026-01-02T03:04:05Z","kind":"guardian","mode":"child","actor":"guardian (uid 0)","path":"/home/kid/a.png"}]}'),
+        ("list-answer", '{"items":[],"requests":{"3":"2026-01-02T03:04:05Z"},"more":false}'),
+    ]:
+        put("guardian-request", name, text.encode())
 
 
 if __name__ == "__main__":
