@@ -56,6 +56,36 @@ struct WorkerIdleExitTests {
         guard case .idle = sandboxed.activity else { Issue.record("activity \(sandboxed.activity), not idle"); return }
     }
 
+    @Test("as root, the guardian's side through the worker launcher: the launched worker ends idle (the launcher sees it go), and the next file gets a newly launched one", .enabled(if: getuid() == 0, "needs root to make accounts and switch users"))
+    func throughTheLauncher() async throws {
+        let accounts = try LauncherServiceTests.Accounts(); defer { accounts.remove() }
+        let place = try LauncherServiceTests.Place()
+        try place.start(runtime: try place.runtime())
+        try place.protect(accounts.user)
+        let files = try SandboxedAnalysisTests.Place(); defer { files.cleanUp() }
+        let card = try files.write("card.png", try SandboxedAnalysisTests.card())
+        var environment = ProcessInfo.processInfo.environment
+        environment[SandboxedAnalysis.Options.launcherVariable] = place.socket
+        environment[SandboxedAnalysis.Options.accountVariable] = "\(accounts.uid)"
+        var configuration = SensitivityAnalyzer.Configuration(workers: 2)
+        configuration.lowPriority = false
+        let sandboxed = try SandboxedAnalysis(options: .init(executable: SandboxedAnalysisTests.binary, environment: environment,
+                                                             configuration: configuration, idleExit: .milliseconds(500)))
+        defer { sandboxed.stop() }
+        let first = try #require(sandboxed.workerProcesses.first)
+        #expect(LauncherServiceTests.gone(first, within: .seconds(5)), "the idle launched worker \(first) still runs")
+        #expect(place.service?.waitForWorkers(timeout: .seconds(3)) == true, "workers left: \(place.service?.workers ?? [])")
+        guard case .idle = sandboxed.activity else { Issue.record("activity \(sandboxed.activity), not idle"); return }
+
+        let flagged = await sandboxed.report(forFileAt: card, policy: .defaults(for: .child), video: VideoOptions())
+        #expect(flagged.failure == nil && flagged.isSensitive, "\(flagged.failure?.message ?? "")")
+        let again = try #require(sandboxed.workerProcesses.first)
+        #expect(again != first)
+        #expect(place.service?.workers == [again])
+        sandboxed.stop()
+        #expect(place.service?.waitForWorkers(timeout: .seconds(5)) == true)
+    }
+
     @Test("no idle time: the worker is kept however long nothing arrives")
     func keptWithoutIdleTime() async throws {
         let sandboxed = try analysis(idleExit: nil); defer { sandboxed.stop() }
