@@ -36,7 +36,7 @@ public final class SandboxedAnalysis: Sendable {
         /// ``workerUserVariable``; nil: the caller's own user (the per-user agent).
         public var workerUser: String?
         /// The primary worker ends after this long with no file to judge (it holds the models,
-        /// some 100 MB); the next file starts one again. nil: it runs as long as the analysis.
+        /// about 145 MB); the next file starts one again. nil: it runs as long as the analysis.
         public var idleExit: Duration?
 
         /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
@@ -394,6 +394,8 @@ public final class SandboxedAnalysis: Sendable {
         } catch {
             state.withLock { s in
                 s.problem = "\(error)"
+                // Not idle any more: broken (``activity`` says none, ``problem`` why).
+                s.idleSince = nil
                 if s.spawning == task { s.spawning = nil }
             }
             throw error
