@@ -15,8 +15,14 @@
 4. Volume: 10,000 distinct small JPEGs copied in at once (cp -r); every one must be recorded in the
    audit database, none missed; peak RSS of the agent (VmHWM). Reference: the upstream pipelines'
    pictures/s on 100 of the same files.
+5. Footprint (issue 27, "what it costs while nothing happens"), an agent of its own with
+   agent.worker_idle_seconds = 3: the agent's VmRSS and VmHWM after start, after its first picture
+   and after the worker's idle exit; the worker's RSS idle after start and busy (its VmHWM over
+   the first picture); then, 5 times, a 12 MP test card arriving after the worker ended: how long
+   the worker took to start again (the agent's log) and the card's arrival-to-vault time, beside
+   the same card with the worker running.
 
-  scripts/bench-agent.py                          # all four (about 10 minutes)
+  scripts/bench-agent.py                          # all five (about 10 minutes)
   scripts/bench-agent.py --only videos            # some parts alone (comma-separated)
   BIN=/path/to/quarantine scripts/bench-agent.py  # another binary (default: .build/release/quarantine)
 
@@ -25,6 +31,7 @@ Prints a Markdown table (also in .build/bench/agent.md) and exits 1 if a target 
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -45,7 +52,9 @@ VIDEO_SPACING = 1.0  # seconds between a picture leaving Downloads and the next 
 VIDEO_CLIP = os.path.join(ROOT, ".build/bench/video/a720.mp4")
 VIDEO_RECIPE = ["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "600", "-c:v", "libx264", "-preset", "veryfast",
                 "-g", "250", "-pix_fmt", "yuv420p"]
-SECTIONS = ("latency", "idle", "videos", "volume")
+SECTIONS = ("latency", "idle", "videos", "volume", "footprint")
+FOOTPRINT_IDLE = 3  # agent.worker_idle_seconds in the footprint part
+FOOTPRINT_RESTARTS = int(os.environ.get("AGENT_BENCH_RESTARTS", "5"))
 
 
 def say(text):
@@ -136,9 +145,13 @@ class Bench:
         subprocess.run([BIN, "testcard", "--size", "4000x3000", self.card], env=self.env, check=True, stdout=subprocess.DEVNULL)
         self.agent = None
 
+    def write_config(self, extra=""):
+        with open(os.path.join(self.home, ".config/quarantine/config.toml"), "w") as f:
+            f.write(f'[watch]\nincoming = ["{self.downloads}"]\n{extra}')
+
     def start_agent(self):
         self.log = open(self.log_path, "w")
-        self.agent = subprocess.Popen([BIN, "agent"], env=self.env, stdout=self.log, stderr=self.log)
+        self.agent = subprocess.Popen([BIN, "agent", "--log-level", "info"], env=self.env, stdout=self.log, stderr=self.log)
         deadline = time.time() + 60
         while "file(s) waiting from before" not in open(self.log_path).read():
             if time.time() > deadline or self.agent.poll() is not None:
@@ -156,6 +169,7 @@ class Bench:
             self.agent.kill()
             self.agent.wait()
         self.log.close()
+        self.agent = None
 
     def arrive(self, name):
         """A fresh copy of the card in staging (a new inode: never "already seen"), and where it is to
@@ -380,6 +394,114 @@ def volume(bench):
     return rows, [(f"all {MANY} files recorded, none twice", recorded == MANY and twice == 0), ("agent peak RSS < 300 MB", peak < 300)]
 
 
+def children(pid):
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return found
+
+
+def worker_pids(pid):
+    pids = []
+    for child in children(pid):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"analysis-worker" in f.read().split(b"\0"):
+                    pids.append(child)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return pids
+
+
+def wait_no_worker(bench, pid, timeout):
+    """Seconds until `pid` has no analysis worker; exits the bench after `timeout`."""
+    t0 = time.perf_counter()
+    while worker_pids(pid):
+        if time.perf_counter() - t0 > timeout:
+            sys.exit(f"bench-agent: the worker did not end within {timeout} s of nothing; see {bench.log_path}")
+        time.sleep(0.05)
+    return time.perf_counter() - t0
+
+
+def footprint(bench):
+    """An agent of its own, with a short idle time: its memory and its worker's, idle and busy, and
+    the worker's restart on the next file."""
+    bench.write_config(f"[agent]\nworker_idle_seconds = {FOOTPRINT_IDLE}\n")
+    say(f"footprint: an agent with agent.worker_idle_seconds = {FOOTPRINT_IDLE}...")
+    bench.start_agent()
+    pid = bench.agent.pid
+    try:
+        time.sleep(0.5)
+        start_rss, start_hwm = vm(pid, "VmRSS"), vm(pid, "VmHWM")
+        worker_idle_rss = sum(vm(w, "VmRSS") for w in worker_pids(pid))
+        # The first picture (the worker started with the agent has not ended yet: 0.5 s < 3 s).
+        source, target = bench.arrive("footprint-first.jpg")
+        t0 = time.perf_counter()
+        os.rename(source, target)
+        first_ms = bench.wait_gone(target, t0)
+        time.sleep(0.5)
+        workers = worker_pids(pid)
+        worker_busy_rss = sum(vm(w, "VmRSS") for w in workers)
+        worker_busy_hwm = sum(vm(w, "VmHWM") for w in workers)
+        first_rss, first_hwm = vm(pid, "VmRSS"), vm(pid, "VmHWM")
+        ended_after = wait_no_worker(bench, pid, FOOTPRINT_IDLE + 10) + 0.5
+        time.sleep(1)
+        idle_rss, idle_hwm = vm(pid, "VmRSS"), vm(pid, "VmHWM")
+        # The next files, each after the worker ended again.
+        cold = []
+        for i in range(FOOTPRINT_RESTARTS):
+            source, target = bench.arrive(f"footprint-restart-{i}.jpg")
+            time.sleep(0.2)
+            t0 = time.perf_counter()
+            os.rename(source, target)
+            cold.append(bench.wait_gone(target, t0))
+            time.sleep(0.3)
+            wait_no_worker(bench, pid, FOOTPRINT_IDLE + 10)
+            time.sleep(0.3)
+        after_rss, after_hwm = vm(pid, "VmRSS"), vm(pid, "VmHWM")
+        # Warm, for comparison: a card shortly after another, the worker running (the first one
+        # starts it again, and is not counted).
+        source, target = bench.arrive("footprint-warm-start.jpg")
+        os.rename(source, target)
+        bench.wait_gone(target, time.perf_counter())
+        warm = []
+        for i in range(FOOTPRINT_RESTARTS):
+            source, target = bench.arrive(f"footprint-warm-{i}.jpg")
+            time.sleep(0.3)
+            t0 = time.perf_counter()
+            os.rename(source, target)
+            warm.append(bench.wait_gone(target, t0))
+    finally:
+        bench.stop_agent()
+        bench.write_config()
+    log = open(bench.log_path).read()
+    starts = [int(m) for m in re.findall(r"analysis worker started again in (\d+) ms", log)]
+    started = (f"median {statistics.median(starts):.0f} ms, min {min(starts)} ms, max {max(starts)} ms ({len(starts)} starts)"
+               if starts else "not logged")
+    rows = [
+        f"| footprint (agent.worker_idle_seconds = {FOOTPRINT_IDLE}): agent after start | VmRSS {start_rss:.0f} MB, VmHWM {start_hwm:.0f} MB; "
+        f"its worker, idle, VmRSS {worker_idle_rss:.0f} MB |",
+        f"| ... after its first picture (a 12 MP card, {first_ms:.0f} ms to the vault) | agent VmRSS {first_rss:.0f} MB, VmHWM {first_hwm:.0f} MB; "
+        f"worker busy: VmRSS {worker_busy_rss:.0f} MB, VmHWM {worker_busy_hwm:.0f} MB |",
+        f"| ... after the worker's idle exit ({ended_after:.1f} s after the picture) | agent VmRSS {idle_rss:.0f} MB, VmHWM {idle_hwm:.0f} MB; "
+        f"no worker (0 MB) |",
+        f"| ... the worker started again for the next file (process, models, warm-up, seal; the agent's log) | {started} |",
+        f"| ... a 12 MP card arriving with the worker ended: in the vault after | median {statistics.median(cold):.0f} ms, max {max(cold):.0f} ms "
+        f"(the worker running: median {statistics.median(warm):.0f} ms, max {max(warm):.0f} ms) |",
+        f"| ... agent after {FOOTPRINT_RESTARTS} such restarts, idle | VmRSS {after_rss:.0f} MB, VmHWM {after_hwm:.0f} MB |",
+    ]
+    checks = [
+        (f"the idle worker ended {ended_after:.1f} s after its last picture (idle time {FOOTPRINT_IDLE} s)", ended_after < FOOTPRINT_IDLE + 2),
+        (f"a card arriving after the idle exit is in the vault within 1.5 s (median {statistics.median(cold):.0f} ms)",
+         statistics.median(cold) < 1500),
+    ]
+    return rows, checks
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="Environment: BIN (the quarantine binary), AGENT_BENCH_RUNS, AGENT_BENCH_FILES, "
@@ -391,15 +513,21 @@ def main():
     unknown = [s for s in wanted if s not in SECTIONS]
     if unknown or not wanted:
         parser.error(f"--only: unknown part {', '.join(unknown) or '(none)'}; the parts are {', '.join(SECTIONS)}")
-    sections = {"latency": latency, "idle": idle, "videos": videos, "volume": volume}
+    sections = {"latency": latency, "idle": idle, "videos": videos, "volume": volume, "footprint": footprint}
 
     bench = Bench()
     before = latency_before(bench) if "latency" in wanted else None
     rows, checks = [], []
     try:
-        bench.start_agent()
+        # An agent of its own, before the others' (its idle time is short).
+        if "footprint" in wanted:
+            r, c = footprint(bench)
+            rows += r
+            checks += c
+        if any(name != "footprint" for name in wanted):
+            bench.start_agent()
         for name in SECTIONS:
-            if name in wanted:
+            if name in wanted and name != "footprint":
                 r, c = sections[name](bench, before) if name == "latency" else sections[name](bench)
                 rows += r
                 checks += c

@@ -230,7 +230,8 @@ class Soak:
         for d in (self.downloads, self.staging, self.templates, os.path.join(self.home, ".config/quarantine")):
             os.makedirs(d)
         with open(os.path.join(self.home, ".config/quarantine/config.toml"), "w") as f:
-            f.write(f'[watch]\nincoming = ["{self.downloads}"]\n')
+            # The worker kept for the whole run (no idle exit): its own slope is measured.
+            f.write(f'[watch]\nincoming = ["{self.downloads}"]\n[agent]\nworker_idle_seconds = 0\n')
         real_data = os.path.join(os.environ.get("XDG_DATA_HOME", os.path.expanduser("~/.local/share")), "quarantine")
         self.env = dict(os.environ)
         self.env.update(HOME=self.home, XDG_CONFIG_HOME=os.path.join(self.home, ".config"),

@@ -35,6 +35,9 @@ public final class SandboxedAnalysis: Sendable {
         /// The user the workers run as (the guardian service's `quarantine-worker`), from
         /// ``workerUserVariable``; nil: the caller's own user (the per-user agent).
         public var workerUser: String?
+        /// The primary worker ends after this long with no file to judge (it holds the models,
+        /// about 145 MB); the next file starts one again. nil: it runs as long as the analysis.
+        public var idleExit: Duration?
 
         /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
         /// ``account`` set and a socket there, workers are asked of the launcher, which starts
@@ -70,8 +73,10 @@ public final class SandboxedAnalysis: Sendable {
         public static let absoluteDeadlineFactor = 15
 
         public init(executable: String = Options.ownExecutable, arguments: [String] = ["analysis-worker"], environment: [String: String],
-                    configuration: SensitivityAnalyzer.Configuration, deadline: Duration = .seconds(120), absoluteDeadline: Duration? = nil) {
+                    configuration: SensitivityAnalyzer.Configuration, deadline: Duration = .seconds(120), absoluteDeadline: Duration? = nil,
+                    idleExit: Duration? = nil) {
             self.executable = executable
+            self.idleExit = idleExit
             self.arguments = arguments
             self.configuration = configuration
             self.deadline = deadline
@@ -109,6 +114,32 @@ public final class SandboxedAnalysis: Sendable {
         var connections: [WorkerConnection] = []
         var problem: String?
         var stopped = false
+        /// Files being judged (or waiting for the primary to start): no idle exit meanwhile.
+        var busy = 0
+        /// When the last file was finished, or the primary started: the idle time counts from here.
+        var lastActive = ContinuousClock.now
+        /// When the primary ended for lack of work (``Options/idleExit``), until one starts again.
+        var idleSince: Date?
+        /// How long the last primary took to start (process, models, warm-up, seal).
+        var lastStart: Duration?
+        /// How the last primary said it is confined.
+        var confinement: String?
+        /// Told when the primary ends idle or starts again (the agent publishes its status).
+        var onChange: (@Sendable () -> Void)?
+        /// Workers started so far (primaries and solo retries).
+        var starts = 0
+    }
+
+    /// What the primary worker is doing, for status.
+    public enum Activity: Sendable, Equatable {
+        /// Running, with these process ids (the primary, and any solo worker retrying a file).
+        case running([pid_t])
+        /// Being started for a file.
+        case starting
+        /// Ended on purpose after ``Options/idleExit`` without a file; the next file starts one.
+        case idle(since: Date)
+        /// None runs: the last start failed (see ``problem``).
+        case none
     }
 
     public let options: Options
@@ -120,6 +151,8 @@ public final class SandboxedAnalysis: Sendable {
     /// Opening files runs here (never on Swift's cooperative threads).
     let pool: WorkerPool
     let videoPool: WorkerPool
+    /// Wakes the deadline watch (a file on its way, a stop).
+    let wake = DispatchSemaphore(value: 0)
     /// Every worker is started from its thread (see ``WorkerLauncher``).
     let launcher = WorkerLauncher(name: "worker-launcher")
 
@@ -132,14 +165,35 @@ public final class SandboxedAnalysis: Sendable {
         (identity, identityProblem) = try Self.identity(for: options.workerUser)
         pool = WorkerPool(threads: max(1, options.configuration.workers), name: "open", lowPriority: options.configuration.lowPriority)
         videoPool = WorkerPool(threads: max(1, options.configuration.workers / 2), name: "open-video", lowPriority: options.configuration.lowPriority)
+        let clock = ContinuousClock.now
         let first = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
-        state.withLock { $0.primary = first }
+        let took = ContinuousClock.now - clock
+        state.withLock { s in
+            s.primary = first
+            s.confinement = first.confinement
+            s.lastStart = took
+            s.lastActive = .now
+        }
+        // The watch looks every 200 ms while files are being judged; otherwise it sleeps until the
+        // idle exit is due, or until a file comes (no wake-ups at all while nothing happens).
+        let wake = self.wake
         let watch = Thread { [weak self] in
-            while let self, !self.state.withLock({ $0.stopped }) {
-                for connection in self.state.withLock({ s in s.connections.removeAll { !$0.isAlive }; return s.connections }) {
-                    connection.enforceDeadline()
+            while true {
+                let pause: Duration?
+                do {
+                    guard let self, !self.state.withLock({ $0.stopped }) else { return }
+                    for connection in self.state.withLock({ s in s.connections.removeAll { !$0.isAlive }; return s.connections }) {
+                        connection.enforceDeadline()
+                    }
+                    self.endIdlePrimary()
+                    pause = self.nextWatch()
                 }
-                usleep(200_000)
+                if let pause {
+                    let nanoseconds = pause.components.seconds * 1_000_000_000 + pause.components.attoseconds / 1_000_000_000
+                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(max(1_000_000, nanoseconds))))
+                } else {
+                    wake.wait()
+                }
             }
         }
         watch.name = "worker-deadline"
@@ -154,6 +208,81 @@ public final class SandboxedAnalysis: Sendable {
     /// The process ids of the live workers (for status and tests).
     public var workerProcesses: [pid_t] { state.withLock { $0.connections.filter(\.isAlive).map(\.pid) } }
 
+    /// What the workers are doing: running, starting, idle on purpose, or none (a problem).
+    public var activity: Activity {
+        state.withLock { s in
+            let live = s.connections.filter(\.isAlive).map(\.pid)
+            if s.spawning != nil { return .starting }
+            if let primary = s.primary, primary.isAlive { return .running(live) }
+            if let since = s.idleSince { return .idle(since: since) }
+            return live.isEmpty ? .none : .running(live)
+        }
+    }
+
+    /// How long the last primary worker took to start, from its spawn to its hello (the models
+    /// loaded, every decoder warmed up, the file system sealed).
+    public var lastStartDuration: Duration? { state.withLock { $0.lastStart } }
+
+    /// Workers started so far, primaries and solo retries (for tests).
+    var starts: Int { state.withLock { $0.starts } }
+
+    /// Calls `handler` (on a thread of its own choosing, never under a lock) whenever the primary
+    /// worker ends idle or starts again.
+    public func onActivityChange(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onChange = handler }
+    }
+
+    // MARK: - Idle exit
+
+    /// Ends the primary worker when it has had nothing to judge for ``Options/idleExit``: it
+    /// holds the models (most of the memory analysis costs), and the next file starts one
+    /// again. Decided under the lock that ``primary()`` takes, with the count of files that
+    /// are on their way to it, so a file never gets a worker that is being ended.
+    func endIdlePrimary(now: ContinuousClock.Instant = .now) {
+        guard let idle = options.idleExit else { return }
+        let ended = state.withLock { s -> (WorkerConnection, (@Sendable () -> Void)?)? in
+            guard !s.stopped, s.busy == 0, s.spawning == nil, let primary = s.primary, primary.isAlive, primary.inFlight == 0,
+                  now - s.lastActive >= idle else { return nil }
+            s.primary = nil
+            s.idleSince = Date()
+            return (primary, s.onChange)
+        }
+        guard let (worker, changed) = ended else { return }
+        worker.stop()
+        // Told once the process is gone (or after the stop's grace, when it is killed).
+        Thread.detachNewThread {
+            let end = ContinuousClock.now + .seconds(3)
+            while worker.isAlive && ContinuousClock.now < end { usleep(10_000) }
+            changed?()
+        }
+    }
+
+    /// How long the deadline watch may sleep: 200 ms while a file is judged or on its way (its
+    /// deadline is watched), until the idle exit is due while the primary waits for work, and
+    /// indefinitely (nil) otherwise, until ``wake`` is signalled.
+    func nextWatch(now: ContinuousClock.Instant = .now) -> Duration? {
+        state.withLock { s in
+            if s.busy > 0 || s.spawning != nil || s.connections.contains(where: { $0.isAlive && $0.inFlight > 0 }) { return .milliseconds(200) }
+            guard let idle = options.idleExit, let primary = s.primary, primary.isAlive else { return nil }
+            return max(.milliseconds(10), s.lastActive + idle - now)
+        }
+    }
+
+    /// Counts a file on its way to the primary worker (no idle exit until it is done) and wakes
+    /// the deadline watch.
+    func beginUse() {
+        state.withLock { $0.busy += 1 }
+        wake.signal()
+    }
+
+    /// A file is done with the primary worker: the idle time counts from now.
+    func endUse() {
+        state.withLock { s in
+            s.busy -= 1
+            s.lastActive = .now
+        }
+    }
+
     /// Stops every worker.
     public func stop() {
         let connections = state.withLock { s -> [WorkerConnection] in
@@ -161,13 +290,14 @@ public final class SandboxedAnalysis: Sendable {
             s.spawning?.cancel()
             return s.connections
         }
+        wake.signal()
         for connection in connections { connection.stop() }
     }
 
     /// How the first worker said it is confined (its user, seccomp, Landlock), and what keeps
     /// it from its own user, if anything: for the service's start line.
     public var confinement: String {
-        let (worker, launched) = state.withLock { ($0.primary?.confinement ?? "not reported", $0.primary?.isLaunched ?? false) }
+        let (worker, launched) = state.withLock { ($0.primary?.confinement ?? $0.confinement ?? "not reported", $0.primary?.isLaunched ?? false) }
         if launched { return worker + "; started by the worker launcher" }
         return identityProblem.map { "\(worker); \($0)" } ?? worker
     }
@@ -204,14 +334,20 @@ public final class SandboxedAnalysis: Sendable {
         // there is no worker now (the files stay held), never one started here instead.
         if let launcher = options.launcher, let account = options.account, Self.isSocket(launcher) {
             let connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits)
-            state.withLock { $0.connections.append(connection) }
+            state.withLock { s in
+                s.connections.append(connection)
+                s.starts += 1
+            }
             return connection
         }
         let runtime = identity == nil || identity?.uid == getuid() ? nil : options.environment["QUARANTINE_DATA_DIR"]
         let connection = try WorkerConnection.spawn(executable: options.executable, arguments: options.arguments,
                                                     environment: options.environment, limits: limits,
                                                     identity: identity?.uid == getuid() ? nil : identity, runtimeFolder: runtime)
-        state.withLock { $0.connections.append(connection) }
+        state.withLock { s in
+            s.connections.append(connection)
+            s.starts += 1
+        }
         return connection
     }
 
@@ -231,22 +367,35 @@ public final class SandboxedAnalysis: Sendable {
         let task = state.withLock { s -> Task<WorkerConnection, any Error>? in
             if let primary = s.primary, primary.isAlive { return nil }
             if let spawning = s.spawning { return spawning }
-            let task = Task { [launcher] in try await launcher.run { () throws(Problem) in try self.spawn() } }
+            let task = Task { [launcher] in
+                let clock = ContinuousClock.now
+                let connection = try await launcher.run { () throws(Problem) in try self.spawn() }
+                let took = ContinuousClock.now - clock
+                self.state.withLock { $0.lastStart = took }
+                return connection
+            }
             s.spawning = task
             return task
         }
         guard let task else { return state.withLock { $0.primary! } }
         do {
             let connection = try await task.value
-            state.withLock { s in
+            let changed = state.withLock { s -> (@Sendable () -> Void)? in
                 s.primary = connection
                 s.problem = nil
+                s.confinement = connection.confinement
+                s.lastActive = .now
                 if s.spawning == task { s.spawning = nil }
+                defer { s.idleSince = nil }
+                return s.idleSince == nil ? nil : s.onChange
             }
+            changed?()
             return connection
         } catch {
             state.withLock { s in
                 s.problem = "\(error)"
+                // Not idle any more: broken (``activity`` says none, ``problem`` why).
+                s.idleSince = nil
                 if s.spawning == task { s.spawning = nil }
             }
             throw error
@@ -266,6 +415,8 @@ public final class SandboxedAnalysis: Sendable {
             return FileReport(path: path, kind: .other, type: .other, analysis: nil, failure: .init(error, path: path), elapsedMilliseconds: 0)
         }
         defer { close(descriptor) }
+        beginUse()
+        defer { endUse() }
         let worker: WorkerConnection
         do { worker = try await primary() } catch {
             return Self.notNow(path, "no analysis worker: \(error)")
@@ -305,6 +456,8 @@ public final class SandboxedAnalysis: Sendable {
         }
         guard let descriptor = opened else { return nil }
         defer { close(descriptor) }
+        beginUse()
+        defer { endUse() }
         guard let worker = try? await primary() else { return nil }
         let outcome = await worker.judge(path: path, descriptor: descriptor, policy: .defaults(for: .adult), video: VideoOptions(), previewOnly: true) { _ in }
         if case .report(let report) = outcome { return report.flaggedFrame }

@@ -23,6 +23,8 @@ int qsys_limit_malloc_arenas(int count) {
 #endif
 }
 
+int qsys_release_free_memory(void) { return malloc_trim(0); }
+
 int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }

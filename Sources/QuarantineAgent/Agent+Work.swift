@@ -539,12 +539,15 @@ extension QuarantineAgent {
     func publishNow() {
         noteDatabaseFaults()
         let depth = (try? vault.store.backlogCount()) ?? -1
+        let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
+        // Asked outside the agent's lock (the engine takes its own).
+        let analysis = Self.analysisDescription(engine, settings: settings)
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue,
+                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
                                unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),

@@ -348,7 +348,8 @@ public final class QuarantineAgent: Service, Sendable {
                     return try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
                 }
                 var worker = SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer,
-                                                       deadline: .seconds(settings.agent.fileDeadlineSeconds))
+                                                       deadline: .seconds(settings.agent.fileDeadlineSeconds),
+                                                       idleExit: settings.agent.workerIdleSeconds > 0 ? .seconds(settings.agent.workerIdleSeconds) : nil)
                 if let executable = options.workerExecutable { worker.executable = executable }
                 return try SandboxedAnalysis(options: worker)
             }
@@ -357,7 +358,23 @@ public final class QuarantineAgent: Service, Sendable {
                 return (s.problem != nil, s.engine)
             }
             (old as? SandboxedAnalysis)?.stop()
-            if let sandboxed = engine as? SandboxedAnalysis { logger.notice("analysis worker confined: \(sandboxed.confinement)") }
+            if let sandboxed = engine as? SandboxedAnalysis {
+                logger.notice("analysis worker confined: \(sandboxed.confinement)")
+                let idle = settings.agent.workerIdleSeconds
+                sandboxed.onActivityChange { [weak self, weak sandboxed] in
+                    guard let self, let sandboxed else { return }
+                    switch sandboxed.activity {
+                    case .idle:
+                        self.logger.info("analysis worker ended after \(idle) s without a file (agent.worker_idle_seconds); the next file starts it again")
+                    case .running(let pids):
+                        let took = sandboxed.lastStartDuration.map { " in \(Self.milliseconds($0)) ms" } ?? ""
+                        self.logger.info("analysis worker started again\(took) for a new file (pid \(pids.map(String.init).joined(separator: ", ")))")
+                    case .starting, .none:
+                        break
+                    }
+                    self.publishSoon()
+                }
+            }
             if hadProblem { logger.notice("models loaded: analysing again") }
             else {
                 let place = (engine as? SandboxedAnalysis).map { "in the confined worker process \($0.workerProcesses.map(String.init).joined(separator: ", "))" }
@@ -369,6 +386,38 @@ public final class QuarantineAgent: Service, Sendable {
         }
         wakeContinuation.yield()
         publishSoon()
+    }
+
+    /// `duration` in whole milliseconds.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    /// `date` as local time of day, HH:mm:ss.
+    static func clockTime(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: date)
+    }
+
+    /// What analyses files now, for the status: the worker running, idle on purpose (ended after
+    /// `agent.worker_idle_seconds` without a file: not a problem), or the models in this process.
+    static func analysisDescription(_ engine: (any AnalysisEngine)?, settings: Settings) -> String? {
+        guard let engine else { return nil }
+        guard let sandboxed = engine as? SandboxedAnalysis else { return "in the agent's own process (agent.sandbox = false)" }
+        let idle = settings.agent.workerIdleSeconds
+        let ends = idle > 0 ? "; it ends after \(idle) s without a file" : ""
+        let start = sandboxed.lastStartDuration.map { ", about \(Self.milliseconds($0)) ms" } ?? ""
+        switch sandboxed.activity {
+        case .running(let pids):
+            return "worker running (pid \(pids.map(String.init).joined(separator: ", ")))\(ends)"
+        case .starting:
+            return "worker starting for a new file"
+        case .idle(let since):
+            return "worker idle since \(Self.clockTime(since)) (ended after \(idle) s without a file; the next file starts it again\(start))"
+        case .none:
+            return "no worker running (the next file starts one)"
+        }
     }
 
     /// Analysis cannot go on (models missing, no worker starts): files stay queued; says why
@@ -549,7 +598,8 @@ public final class QuarantineAgent: Service, Sendable {
         state.withLock { $0.settings = settings }
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
-        if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds {
+        if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds
+            || settings.agent.workerIdleSeconds != old.agent.workerIdleSeconds {
             await loadAnalyzer(settings)
         }
         let roots = Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome)

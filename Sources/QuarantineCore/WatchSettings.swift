@@ -136,6 +136,9 @@ public struct AgentSettings: Sendable, Equatable {
     /// A file with neither a verdict nor progress for this long has hung its worker, which is
     /// replaced; the file is tried once more, alone, then handled by `on_error`.
     public var fileDeadlineSeconds: Int
+    /// The analysis worker (which holds the models) ends after this long with no file to judge,
+    /// and the next file starts it again; 0 keeps it for as long as the agent runs.
+    public var workerIdleSeconds: Int
     /// Adult mode: a settled file is out of reach (moved aside) until its verdict, as child
     /// mode always does.
     public var holdWhileChecking: Bool
@@ -149,7 +152,8 @@ public struct AgentSettings: Sendable, Equatable {
 
     public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60, sandbox: Bool = true,
                 fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false, browserHistory: Bool = true, browserProfiles: [String] = [],
-                helpPage: String? = nil) {
+                helpPage: String? = nil, workerIdleSeconds: Int = 60) {
+        self.workerIdleSeconds = workerIdleSeconds
         self.browserHistory = browserHistory
         self.browserProfiles = browserProfiles
         self.helpPage = helpPage
@@ -195,6 +199,12 @@ public struct AgentSettings: Sendable, Equatable {
         if let value = table["file_deadline_seconds"] {
             guard let n = value.int, (1...86_400).contains(n) else { throw fail("agent.file_deadline_seconds must be a whole number of seconds from 1 to 86400") }
             fileDeadlineSeconds = n
+        }
+        if let value = table["worker_idle_seconds"] {
+            guard let n = value.int, (0...86_400).contains(n) else {
+                throw fail("agent.worker_idle_seconds must be a whole number of seconds from 0 (never end) to 86400")
+            }
+            workerIdleSeconds = n
         }
         if let value = table["rescan_seconds"] {
             guard let n = value.int, (5...86_400).contains(n) else { throw fail("agent.rescan_seconds must be a whole number of seconds from 5 to 86400") }

@@ -160,11 +160,16 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// What the account can write that is not watched, each with its reason (the guardian
     /// service says so in `guardian status`); nil for a person's own agent.
     public var unwatched: [String]?
+    /// What analyses files: the worker running (its pid), idle on purpose (it ended after
+    /// `agent.worker_idle_seconds` without a file and starts again with the next one: not a
+    /// problem), or the models in the agent's own process; nil while nothing can (see ``problem``).
+    public var analysis: String?
 
     public init(pid: Int32, startedAt: Date, updatedAt: Date = Date(), state: String, mode: String, roots: [Root] = [],
                 queueDepth: Int = 0, inFlight: [Work] = [], counters: [String: Int] = [:], problem: String? = nil, notifications: String = "",
-                databaseFault: String? = nil, unwatched: [String]? = nil) {
+                databaseFault: String? = nil, analysis: String? = nil, unwatched: [String]? = nil) {
         self.unwatched = unwatched
+        self.analysis = analysis
         self.pid = pid
         self.startedAt = startedAt
         self.updatedAt = updatedAt

@@ -293,7 +293,8 @@ struct ConfigShow: ParsableCommand {
                 "file": file.path, "file_exists": exists, "mode": s.mode.rawValue,
                 "watch": ["incoming": s.watch.roots(mode: .adult).map(\.path),
                           "outgoing": s.watch.outgoing.map { WatchSettings.expand($0) }, "exclude": s.watch.exclude],
-                "agent": ["notifications": s.agent.notifications, "settle_ms": s.agent.settleMilliseconds, "rescan_seconds": s.agent.rescanSeconds],
+                "agent": ["notifications": s.agent.notifications, "settle_ms": s.agent.settleMilliseconds, "rescan_seconds": s.agent.rescanSeconds,
+                          "worker_idle_seconds": s.agent.workerIdleSeconds],
                 "analysis": ["workers": s.analyzer.workers, "intra_op_threads": s.analyzer.intraOpThreads, "max_dimension": s.analyzer.limits.maxDimension,
                              "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20,
                              "decode_memory_mib": s.analyzer.limits.decodeMemoryBytes >> 20],
@@ -309,7 +310,8 @@ struct ConfigShow: ParsableCommand {
         lines.append("incoming = \(array(s.watch.roots(mode: .adult).map(\.path)))\(s.watch.incoming == nil ? "  # default: your download folder" : "")")
         lines.append("outgoing = \(array(s.watch.outgoing.map { WatchSettings.expand($0) }))\(s.mode == .adult && !s.watch.outgoing.isEmpty ? "  # child mode only" : "")")
         lines.append("exclude = \(array(s.watch.exclude))")
-        lines += ["", "[agent]", "notifications = \(s.agent.notifications)", "settle_ms = \(s.agent.settleMilliseconds)", "rescan_seconds = \(s.agent.rescanSeconds)"]
+        lines += ["", "[agent]", "notifications = \(s.agent.notifications)", "settle_ms = \(s.agent.settleMilliseconds)", "rescan_seconds = \(s.agent.rescanSeconds)",
+                  "worker_idle_seconds = \(s.agent.workerIdleSeconds)\(s.agent.workerIdleSeconds == 0 ? "  # the worker is never ended" : "")"]
         lines += ["", "[analysis]", "workers = \(s.analyzer.workers)", "intra_op_threads = \(s.analyzer.intraOpThreads)",
                   "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
                   "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)", "decode_memory_mib = \(s.analyzer.limits.decodeMemoryBytes >> 20)"]
@@ -379,6 +381,7 @@ struct StatusCommand: ParsableCommand {
         printOut("quarantine agent: \(status.state) (pid \(status.pid), since \(Self.time(status.startedAt)), \(Self.duration(uptime)))")
         printOut("mode: \(status.mode)")
         if let problem = status.problem { printOut("problem: \(problem)") }
+        if let analysis = status.analysis { printOut("analysis: \(analysis)") }
         printOut("folders:")
         for root in status.roots { printOut("  \(root.path) (\(root.direction.rawValue)): \(root.state)") }
         printOut("waiting: \(waiting) file(s)")

@@ -252,6 +252,7 @@ extension Guardian {
                     object["queue_depth"] = hello.status?.queueDepth
                     object["folders"] = hello.status?.roots.map(\.path)
                     object["problem"] = hello.status?.problem
+                    object["analysis"] = hello.status?.analysis
                     object["not_watched"] = hello.status?.unwatched
                 } else {
                     object["running"] = false

@@ -33,6 +33,18 @@ struct SettingsTests {
         }
     }
 
+    @Test("agent.worker_idle_seconds: 60 by default, 0 keeps the worker, 1 to 86400 seconds; anything else is named")
+    func workerIdleSeconds() throws {
+        #expect(Settings().agent.workerIdleSeconds == 60)
+        #expect(try Settings().applying(toml: "[agent]\nworker_idle_seconds = 0", from: "t.toml").agent.workerIdleSeconds == 0)
+        #expect(try Settings().applying(toml: "[agent]\nworker_idle_seconds = 2", from: "t.toml").agent.workerIdleSeconds == 2)
+        for bad in ["-1", "86401", "\"60\"", "1.5", "true"] {
+            #expect {
+                _ = try Settings().applying(toml: "[agent]\nworker_idle_seconds = \(bad)", from: "bad.toml")
+            } throws: { "\($0)".contains("agent.worker_idle_seconds") }
+        }
+    }
+
     @Test("etc/quarantine/config.toml states exactly the built-in defaults")
     func shippedDefaultsMatch() throws {
         let path = SettingsTests.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
@@ -43,7 +55,7 @@ struct SettingsTests {
         }
         empty.mode = .child
         empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])
-        empty.agent = AgentSettings(notifications: false, settleMilliseconds: 1, rescanSeconds: 5)
+        empty.agent = AgentSettings(notifications: false, settleMilliseconds: 1, rescanSeconds: 5, workerIdleSeconds: 7)
         let parsed = try empty.applying(toml: text, from: path)
         #expect(parsed.mode == .adult)
         for mode in AnalysisMode.allCases { #expect(parsed.policies[mode] == .defaults(for: mode), "\(mode)") }

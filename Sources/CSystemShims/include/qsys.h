@@ -4,6 +4,8 @@
 #include <sys/types.h>
 /// Caps glibc's number of malloc arenas (mallopt M_ARENA_MAX); returns 1 on success.
 int qsys_limit_malloc_arenas(int count);
+/// Returns the free memory at the top of malloc's heaps to the kernel (malloc_trim(0)); 1 when some was.
+int qsys_release_free_memory(void);
 /// renameat2(..., RENAME_NOREPLACE): fails with EEXIST instead of replacing anything.
 int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 /// Extended attributes of an open file (flistxattr, fgetxattr, fsetxattr).
