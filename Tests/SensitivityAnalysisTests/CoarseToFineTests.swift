@@ -146,11 +146,21 @@ struct CoarseToFineVideoTests {
         #expect(found.samples * 3 <= whole.samples, "\(found.samples) samples to the verdict, \(whole.samples) for a clean scan")
     }
 
-    /// Waits until `handler` has covered `seconds` (or ended: a failed wait then shows in the test).
-    static func waitForCoverage(_ handler: VideoAnalysisHandler, _ seconds: Double, task: Task<VideoSensitivityAnalysis, any Error>) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while handler.progress.covered.measure < seconds && handler.progress.fraction != 1 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
+    /// Cancels `task` once `handler` has covered `seconds` (or it ended: a failed wait then shows
+    /// in the test). The watch runs on a thread of its own: a task on Swift's shared pool (2
+    /// threads here, the whole suite beside it) was held off while the analysis, on threads of
+    /// its own, ran to the end (seen in CI: all 120 s covered before the cancel).
+    static func cancelWhenCovered(_ handler: VideoAnalysisHandler, _ seconds: Double, task: Task<VideoSensitivityAnalysis, any Error>) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let watch = Thread {
+                let deadline = ContinuousClock.now + .seconds(60)
+                while handler.progress.covered.measure < seconds && handler.progress.fraction != 1 && ContinuousClock.now < deadline {
+                    usleep(2_000)
+                }
+                task.cancel()
+                done.resume()
+            }
+            watch.start()
         }
     }
 
@@ -164,8 +174,7 @@ struct CoarseToFineVideoTests {
         // The first run, cancelled part-way: the stretches it covered, as its progress says.
         let first = analyzer.videoAnalysis(forFileAt: clean.path, options: VideoOptions(maxGap: 2, decoders: 1))
         let task = Task { try await first.hasSensitiveContent() }
-        try await Self.waitForCoverage(first, 40, task: task)
-        task.cancel()
+        await Self.cancelWhenCovered(first, 40, task: task)
         _ = try? await task.value
         let covered = first.progress.covered
         #expect(covered.measure >= 40 && covered.measure < 120, "\(covered)")
