@@ -50,13 +50,10 @@ enum LauncherMessage {
     /// The longest value of one variable.
     static let maxVariableBytes = 8 << 10
 
-    static func encode<T: Encodable>(_ kind: Kind, _ value: T) -> [UInt8] {
-        [kind.rawValue] + ((try? JSONEncoder().encode(value)).map { [UInt8]($0) } ?? [])
-    }
+    static func encode<T: Encodable>(_ kind: Kind, _ value: T) -> [UInt8] { TypedPacket.encode(kind.rawValue, value) }
 
     static func decode<T: Decodable>(_ kind: Kind, _ type: T.Type, _ bytes: [UInt8]) -> T? {
-        guard bytes.count > 1, bytes[0] == kind.rawValue else { return nil }
-        return try? JSONDecoder().decode(type, from: Data(bytes[1...]))
+        bytes.first == kind.rawValue ? TypedPacket.body(type, bytes) : nil
     }
 
     /// What is wrong with a request's environment, if anything: a name off the allow-list, a

@@ -129,14 +129,9 @@ enum WorkerMessage {
     /// Type byte + id (8) + offset (8).
     static let frameHeader = 17
 
-    static func encode<T: Encodable>(_ kind: Kind, _ value: T) -> [UInt8] {
-        [kind.rawValue] + ((try? JSONEncoder().encode(value)).map { [UInt8]($0) } ?? [])
-    }
+    static func encode<T: Encodable>(_ kind: Kind, _ value: T) -> [UInt8] { TypedPacket.encode(kind.rawValue, value) }
 
-    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) -> T? {
-        guard bytes.count > 1 else { return nil }
-        return try? JSONDecoder().decode(type, from: Data(bytes[1...]))
-    }
+    static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) -> T? { TypedPacket.body(type, bytes) }
 
     /// The frame packets for `pixels`: each carries the id and where its bytes go.
     static func framePackets(id: UInt64, pixels: [UInt8]) -> [[UInt8]] {
