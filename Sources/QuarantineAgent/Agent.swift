@@ -301,7 +301,6 @@ public final class QuarantineAgent: Service, Sendable {
         guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
         var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
         lines.append("/tmp (the service's unit gives it a private /tmp) and removable media (not watched yet)")
-        lines.append(UserNamespaces.current().guardianWords)
         return lines
     }
 

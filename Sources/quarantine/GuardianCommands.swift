@@ -254,6 +254,8 @@ extension Guardian {
                     object["problem"] = hello.status?.problem
                     object["analysis"] = hello.status?.analysis
                     object["not_watched"] = hello.status?.unwatched
+                    // Read here, outside the unit's sandbox: the service's ProcSubset=pid hides /proc/sys.
+                    object["private_mounts"] = UserNamespaces.current().guardianWords
                 } else {
                     object["running"] = false
                     failed = true
@@ -262,6 +264,7 @@ extension Guardian {
                 if object["running"] as? Bool == true {
                     printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
                     for line in object["not_watched"] as? [String] ?? [] { printOut("  not watched: \(line)") }
+                    if let words = object["private_mounts"] as? String { printOut("  \(words)") }
                 } else {
                     printOut("\(name): NOT running (no answer on \(GuardianPaths(user: name).socket)); 'systemctl status \(GuardianUnit.instanceName(user: name))'")
                 }
