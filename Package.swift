@@ -40,6 +40,13 @@ let package = Package(
                                           "/usr/include/gdk-pixbuf-2.0", "/usr/include/cairo"].map { "-I" + $0 })],
                 linkerSettings: ["rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
+        // Archives and zip-based documents (zip, tar and its compressed forms, 7z, rar).
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        // PDF pages drawn by Poppler (its glib API), behind plain C calls as CSVGRender does.
+        .target(name: "CPDFRender",
+                cSettings: [.unsafeFlags(["/usr/include/poppler/glib", "/usr/include/poppler", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
+                                          "/usr/include/cairo"].map { "-I" + $0 })],
+                linkerSettings: ["poppler-glib", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         // toml++'s assertions (inside TOMLKit) become a refused configuration, not an abort.
@@ -53,9 +60,9 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"]),
         .target(name: "SensitivityAnalysis", dependencies: [
-            "MediaDecoding", "COnnxRuntime", "CSystemShims",
+            "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),

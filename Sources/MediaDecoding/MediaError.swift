@@ -19,6 +19,11 @@ public struct MediaError: Error, Sendable, CustomStringConvertible, Equatable {
         case changedDuringRead = "changed_during_read"
         case noVideoStream = "no_video_stream"
         case cancelled = "cancelled"
+        /// An archive entry or a document that needs a password: it cannot be checked.
+        case encrypted = "encrypted"
+        /// A container over one of its bounds (entries, expanded bytes, expansion ratio,
+        /// nesting, time): refused, not partly judged (``ContainerLimits``).
+        case containerLimit = "container_limit"
     }
 
     public var code: Code

@@ -6,7 +6,7 @@ import Locking
 
 /// One media file opened for analysis: never through a symbolic link, only if it is a regular
 /// file, with its identity recorded at open time and its type sniffed from its bytes.
-public final class MediaFile {
+public final class MediaFile: Sendable {
     public let path: String
     public let identity: FileIdentity
     public let type: MediaType

@@ -13,6 +13,8 @@ public struct MediaLimits: Sendable, Equatable, Codable {
     /// PNGs with more pixels than this are decoded row by row and reduced on the way (16
     /// megapixels: 64 MiB as RGBA, 128 MiB at 16 bits, if decoded whole).
     public var rowByRowPixels = 16_000_000
+    /// Archives, zip-based documents and PDFs.
+    public var containers = ContainerLimits()
 
     public init(maxImageFileBytes: Int = 256 << 20, maxDimension: Int = 30_000, maxPixels: Int = 200_000_000, decodeMemoryBytes: Int = 256 << 20) {
         self.maxImageFileBytes = maxImageFileBytes

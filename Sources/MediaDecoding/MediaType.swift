@@ -8,15 +8,27 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
     /// and `on_error`, never "other".
     case jxr
     case mp4, matroska, avi, mpegTS = "mpeg_ts", flv, mpegPS = "mpeg_ps"
+    /// Containers whose pictures and videos are judged one by one (``Containers``): archives
+    /// through libarchive (zip and the documents built on it: EPUB, CBZ, ODF, OOXML), PDF through
+    /// Poppler. A compressed stream (gzip, bzip2, xz, zstd) holds a tar or a single file.
+    case zip, tar, gzip, bzip2, xz, zstd, sevenZip = "7z", rar, pdf
     case other
 
-    /// Whether the analyzer treats it as a still picture, a video or not media at all.
-    public enum Kind: String, Sendable, Codable { case image, video, other }
+    /// Whether the analyzer treats it as a still picture, a video, a container of either, or
+    /// not media at all.
+    public enum Kind: String, Sendable, Codable {
+        case image, video, container, other
+
+        /// Work that may take long and reports progress (videos, containers): it runs on the
+        /// long-work lanes, beside pictures, never in front of them.
+        public var isLong: Bool { self == .video || self == .container }
+    }
 
     public var kind: Kind {
         switch self {
         case .jpeg, .png, .gif, .webp, .bmp, .tiff, .heif, .avif, .jxl, .svg, .jxr: return .image
         case .mp4, .matroska, .avi, .mpegTS, .flv, .mpegPS: return .video
+        case .zip, .tar, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar, .pdf: return .container
         case .other: return .other
         }
     }
@@ -30,6 +42,10 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         case .mpegTS: return "MPEG-TS"
         case .mpegPS: return "MPEG-PS"
         case .matroska: return "Matroska"
+        case .gzip: return "gzip"
+        case .bzip2: return "bzip2"
+        case .zstd: return "Zstandard"
+        case .sevenZip: return "7z"
         default: return rawValue.uppercased()
         }
     }
@@ -52,6 +68,27 @@ public enum MediaType: String, Sendable, Codable, CaseIterable {
         if at(0, ascii("FLV")) { return .flv }
         if at(0, [0x00, 0x00, 0x01, 0xBA]) { return .mpegPS }
         if b.count >= 189, b[0] == 0x47, b[188] == 0x47 { return .mpegTS }
+        return sniffContainer(b)
+    }
+
+    /// Containers by their own signatures (never by a name): zip's local header (or an empty
+    /// zip's end record), tar's `ustar` at 257, the compressed streams, 7z, RAR 4 and 5, and a
+    /// PDF header at the start (after at most a few bytes of junk, as readers accept).
+    static func sniffContainer(_ b: [UInt8]) -> MediaType {
+        func at(_ offset: Int, _ bytes: [UInt8]) -> Bool {
+            b.count >= offset + bytes.count && Array(b[offset..<offset + bytes.count]) == bytes
+        }
+        let pk: [UInt8] = [0x50, 0x4B]
+        if at(0, pk + [0x03, 0x04]) || at(0, pk + [0x05, 0x06]) || at(0, pk + [0x07, 0x08, 0x50, 0x4B, 0x03, 0x04]) { return .zip }
+        if at(257, Array("ustar".utf8)) { return .tar }
+        if at(0, [0x1F, 0x8B, 0x08]) { return .gzip }
+        if at(0, Array("BZh".utf8)), b.count > 3, (0x31...0x39).contains(b[3]) { return .bzip2 }
+        if at(0, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) { return .xz }
+        if at(0, [0x28, 0xB5, 0x2F, 0xFD]) { return .zstd }
+        if at(0, [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return .sevenZip }
+        if at(0, Array("Rar!".utf8) + [0x1A, 0x07]) { return .rar }
+        let pdf = Array("%PDF-".utf8)
+        if (0...16).contains(where: { at($0, pdf) }) { return .pdf }
         return .other
     }
 

@@ -143,7 +143,8 @@ extension QuarantineAgent {
         var type: MediaType
         var engine: any AnalysisEngine
         var settings: Settings
-        var isVideo: Bool { type.kind == .video }
+        /// Long work (a video, a container): the long-work lanes.
+        var isVideo: Bool { type.kind.isLong }
     }
 
     /// Starts what fits whenever something changes (new files, a job done, a reload), until
@@ -222,7 +223,7 @@ extension QuarantineAgent {
                 finishedHere = true
                 continue
             }
-            let isVideo = file.type.kind == .video
+            let isVideo = file.type.kind.isLong
             if isVideo ? freeVideos <= 0 : freeImages <= 0 { continue }
             if isVideo { freeVideos -= 1 } else { freeImages -= 1 }
             let work = AgentStatus.Work(path: entry.path, kind: file.type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)

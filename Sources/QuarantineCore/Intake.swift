@@ -317,11 +317,11 @@ public struct Intake: Sendable {
         let digest: Digest
         do {
             let pictureLimit = settings.analyzer.limits.maxImageFileBytes
-            digest = try await blocking(kind == .video) {
+            digest = try await blocking(kind.isLong) {
                 let file = try MediaFile(path: source)
                 // A picture past the decoders' size limit cannot be judged: refused before it is
                 // hashed, so a huge (or sparse) file never holds a lane while it is read.
-                if kind != .video, file.identity.size > Int64(pictureLimit) {
+                if kind == .image, file.identity.size > Int64(pictureLimit) {
                     throw MediaError(.fileTooLarge, "is \(file.identity.size >> 20) MiB, over the \(pictureLimit >> 20) MiB limit for pictures", path: source)
                 }
                 var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
@@ -402,6 +402,10 @@ public struct Intake: Sendable {
             var detail = "not sensitive"
             if let partial = analysis.partialReason {
                 detail += analysis.kind == .video ? " (video checked up to where it is readable: \(partial))" : " (partial picture: \(partial))"
+            }
+            if analysis.kind == .container {
+                detail += analysis.pages.map { " (\(analysis.pagesJudged ?? 0) of \($0) pages judged)" }
+                    ?? " (\(analysis.entries?.count ?? 0) pictures or videos inside judged)"
             }
             do {
                 try store.complete(entry, seen: SeenFile(path: path, identity: analysis.identity, sha256: digest.sha256, mode: mode, verdict: .clean),

@@ -82,7 +82,7 @@ public struct Notice: Sendable, Equatable {
 
     /// A file was hidden in the vault as item `id`.
     public static func hidden(id: Int64, kind: MediaType.Kind, mode: AnalysisMode, because: HiddenBecause = .flagged) -> Notice {
-        let thing = kind == .video ? "video" : "photo"
+        let thing = kind == .video ? "video" : kind == .container ? "file" : "photo"
         let actions = Action.offered(for: id, in: mode)
         switch mode {
         case .adult:
@@ -94,7 +94,7 @@ public struct Notice: Sendable, Equatable {
             }
             return Notice(summary: summary, body: "quarantine show \(id)", actions: actions)
         case .child:
-            let picture = kind == .video ? "a video" : "a picture"
+            let picture = kind == .video ? "a video" : kind == .container ? "a file" : "a picture"
             let what: String
             switch because {
             case .flagged: what = "\(picture.prefix(1).uppercased() + picture.dropFirst()) that arrived might show private parts of the body."
@@ -109,7 +109,7 @@ public struct Notice: Sendable, Equatable {
 
     /// A file could not be checked and was held in the vault as item `id` (on_error = hold).
     public static func held(id: Int64, kind: MediaType.Kind, mode: AnalysisMode) -> Notice {
-        let thing = kind == .video ? "video" : "picture"
+        let thing = kind == .video ? "video" : kind == .container ? "file" : "picture"
         switch mode {
         case .adult:
             return Notice(summary: "Held a \(thing) that could not be checked", body: "quarantine show \(id)", actions: Action.offered(for: id, in: mode))

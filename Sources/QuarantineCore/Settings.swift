@@ -82,6 +82,9 @@ public struct Settings: Sendable, Equatable {
                 result.analyzer.limits.decodeMemoryBytes = n << 20
             }
         }
+        if let containers = table["containers"]?.table {
+            try result.analyzer.limits.containers.apply(containers, fail: fail)
+        }
         if let video = table["video"]?.table {
             if let value = video["max_gap"] {
                 guard let gap = value.double ?? value.int.map(Double.init), gap >= 0.1, gap <= 60 else {

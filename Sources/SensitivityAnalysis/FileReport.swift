@@ -73,6 +73,9 @@ extension SensitivityAnalyzer {
                 default: return (file.type, false)
                 }
             }
+            if type.kind == .container {
+                return await containerReport(forFileAt: path, type: type, policy: policy, options: videoOptions ?? self.videoOptions, progress: progress)
+            }
             if type.kind == .video || animated {
                 return await videoReport(forFileAt: path, type: type, policy: policy, options: videoOptions ?? self.videoOptions, progress: progress)
             }
@@ -127,6 +130,8 @@ extension SensitivityAnalyzer {
             switch file.type.kind {
             case .other:
                 return FileReport(path: path, kind: .other, type: type, analysis: nil, failure: nil, elapsedMilliseconds: elapsed())
+            case .container:
+                throw MediaError(.unsupportedFormat, "is a container (\(type.displayName)); analyse it with report(forFileAt:)", path: path)
             case .video:
                 throw MediaError(.unsupportedFormat, "is a video (\(type.rawValue)); analyse it with report(forFileAt:) or videoAnalysis(forFileAt:)", path: path)
             case .image:

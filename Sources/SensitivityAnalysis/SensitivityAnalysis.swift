@@ -47,6 +47,15 @@ public struct SensitivityAnalysis: Sendable, Codable {
     /// Why the decoder stopped before the end, for a partial-coverage verdict.
     public var partialReason: String? = nil
 
+    // MARK: Containers (nil for pictures and videos)
+
+    /// The pictures and videos judged inside an archive or a document (pages of a PDF are not
+    /// listed: see ``pages``), in the order they were judged; the flagged one last.
+    public var entries: [ContainerEntry]? = nil
+    /// A PDF's pages, and how many of them were judged (``ContainerLimits/pagePlan(count:)``).
+    public var pages: Int? = nil
+    public var pagesJudged: Int? = nil
+
     public init(path: String, kind: MediaType.Kind, type: MediaType, isSensitive: Bool, detections: [Detection], nsfwScore: Double?,
                 reasons: [String], mode: AnalysisMode, width: Int, height: Int, identity: FileIdentity, elapsedMilliseconds: Double) {
         self.path = path

@@ -299,6 +299,7 @@ struct ConfigShow: ParsableCommand {
                              "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20,
                              "decode_memory_mib": s.analyzer.limits.decodeMemoryBytes >> 20],
                 "video": ["max_gap": s.video.maxGap, "decoders": s.video.decoders ?? 0],
+                "containers": Dictionary(uniqueKeysWithValues: s.analyzer.limits.containers.settingValues.map { ($0.key, $0.value) }),
                 "policy": policies,
             ])
             return
@@ -316,6 +317,7 @@ struct ConfigShow: ParsableCommand {
                   "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
                   "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)", "decode_memory_mib = \(s.analyzer.limits.decodeMemoryBytes >> 20)"]
         lines += ["", "[video]", "max_gap = \(s.video.maxGap)", "decoders = \(s.video.decoders ?? 0)\(s.video.decoders == nil ? "  # automatic" : "")"]
+        lines += ["", "[containers]"] + s.analyzer.limits.containers.settingValues.map { "\($0.key) = \($0.value)" }
         for mode in AnalysisMode.allCases {
             let p = policy(mode)
             lines += ["", "[policy.\(mode.rawValue)]", "nsfw_threshold = \(p.nsfwThreshold.map { "\($0)" } ?? "false")", "on_error = \"\(p.onError.rawValue)\"",

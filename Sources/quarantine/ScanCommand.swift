@@ -194,8 +194,21 @@ struct ScanOutput {
         var coverage: Double?
         var flagged_ranges: [[Double]]?
         var partial: String?
+        // Containers: the pictures and videos judged inside (the flagged one last), and a PDF's
+        // pages with how many were judged.
+        var entries: [JSONEntry]?
+        var pages: Int?
+        var pages_judged: Int?
         var vault_item: Int64?
         var list_decision: String?
+    }
+
+    struct JSONEntry: Encodable {
+        var name: String
+        var type: String
+        var sensitive: Bool
+        var reasons: [String]
+        var error: String?
     }
 
     static func rounded(_ v: Double, _ digits: Double = 10_000) -> Double { (v * digits).rounded() / digits }
@@ -216,6 +229,8 @@ struct ScanOutput {
                       sampling: a?.samplingRule, planned_gap: a?.plannedGap.map { Self.rounded($0, 1000) },
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
                       flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
+                      entries: a?.entries?.map { JSONEntry(name: $0.name, type: $0.type.rawValue, sensitive: $0.isSensitive, reasons: $0.reasons, error: $0.error) },
+                      pages: a?.pages, pages_judged: a?.pagesJudged,
                       vault_item: report.vaultItem, list_decision: report.listDecision)
     }
 
@@ -240,7 +255,7 @@ struct ScanOutput {
             }
             let moved = (report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "") + (report.listDecision.map { "  [\($0)]" } ?? "")
             if a.mode == .child {
-                let what = report.kind == .video ? "This video" : "This picture"
+                let what = report.kind == .video ? "This video" : report.kind == .container ? "Something in this file" : "This picture"
                 let hidden = report.vaultItem != nil ? " It has been hidden to keep you safe; a grown-up can look at it with you." : ""
                 progress.print("HIDDEN   \(PathBytes.display(report.path))\(at): \(what) may show private parts of the body.\(hidden) \(Interventions.help)\(partial)", to: .standardOutput)
             } else {
@@ -249,8 +264,16 @@ struct ScanOutput {
         } else if let decision = report.listDecision {
             progress.print("BLOCKED  \(PathBytes.display(report.path))  [\(decision)]\(report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "")", to: .standardOutput)
         } else if verbose || !partial.isEmpty {
-            progress.print("ok       \(PathBytes.display(report.path))\(report.kind == .other ? "  (not a picture or video)" : "")\(partial)", to: .standardOutput)
+            progress.print("ok       \(PathBytes.display(report.path))\(report.kind == .other ? "  (not a picture or video)" : "")\(Self.inside(report.analysis))\(partial)", to: .standardOutput)
         }
+    }
+
+    /// What a clean container held, for `ok` lines: "  (3 pictures or videos inside)", "  (12 of 12 pages)".
+    static func inside(_ analysis: SensitivityAnalysis?) -> String {
+        guard let analysis, analysis.kind == .container else { return "" }
+        if let pages = analysis.pages { return "  (\(analysis.pagesJudged ?? 0) of \(pages) page\(pages == 1 ? "" : "s") judged)" }
+        let count = analysis.entries?.count ?? 0
+        return count == 0 ? "  (no pictures or videos inside)" : "  (\(count) picture\(count == 1 ? "" : "s") or video\(count == 1 ? "" : "s") inside)"
     }
 
     func emit(problem path: String, code: String, message: String, progress: ProgressBar) {
