@@ -74,7 +74,7 @@ public final class ArchiveReader: @unchecked Sendable {
             archive_read_support_filter_xz(archive)
             archive_read_support_filter_zstd(archive)
         default:
-            archive_read_free(archive)
+            // (deinit frees the archive: every property is set by now)
             throw MediaError(.unsupportedFormat, "is not an archive libarchive reads here (\(type.displayName))", path: path)
         }
         let context = Unmanaged.passUnretained(source).toOpaque()
@@ -83,9 +83,7 @@ public final class ArchiveReader: @unchecked Sendable {
         archive_read_set_skip_callback(archive, Self.skipCallback)
         archive_read_set_callback_data(archive, context)
         if archive_read_open1(archive) != ARCHIVE_OK {
-            let error = failure("could not be opened as \(type.displayName)")
-            archive_read_free(archive)
-            throw error
+            throw failure("could not be opened as \(type.displayName)")
         }
     }
 

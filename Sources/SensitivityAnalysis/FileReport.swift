@@ -18,6 +18,7 @@ public struct FileReport: Sendable {
 
         public init(_ error: any Error, path: String) {
             switch error {
+            case let e as Failure: self = e
             case let e as MediaError: self.init(code: e.code.rawValue, message: e.at(path).description)
             case let e as InferenceError: self.init(code: e.code.rawValue, message: "\(path): \(e.description)")
             case is CancellationError: self.init(code: MediaError.Code.cancelled.rawValue, message: "\(path): analysis was cancelled")

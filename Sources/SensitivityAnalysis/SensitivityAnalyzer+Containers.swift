@@ -13,6 +13,8 @@ extension SensitivityAnalyzer {
         var budget: ContainerBudget
         /// The outer names, for nested entries' names (`inner.zip/a.jpg`).
         var prefix: String
+        /// The outermost container's path, for messages.
+        var top: String
     }
 
     @TaskLocal static var container: ContainerContext?
@@ -30,7 +32,7 @@ extension SensitivityAnalyzer {
             }
             let file = try await videoPool.run { try MediaFile(path: path) }
             let walk = ContainerWalk(analyzer: self, file: file, type: type, policy: policy, options: options, progress: progress,
-                                     context: ContainerContext(depth: depth, budget: budget, prefix: outer?.prefix ?? ""))
+                                     context: ContainerContext(depth: depth, budget: budget, prefix: outer?.prefix ?? "", top: outer?.top ?? path))
             var analysis = try await (type == .pdf ? walk.pdf() : walk.archive())
             analysis.elapsedMilliseconds = elapsed()
             // Nothing flagged, but something inside could not be judged: on_error decides.
@@ -117,14 +119,20 @@ final class ContainerWalk: @unchecked Sendable {
             guard let staged = try await analyzer.videoPool.run({ try Self.stage(reader, limits: limits, name: name) }) else { continue }
             defer { close(staged.descriptor) }
             let report = try await judge(staged.descriptor, type: staged.type, name: name, key: "\(path)\u{0}\(context.depth):\(index)")
+            // A nested archive's entries are listed in its place, by their full names.
+            let nestedEntries = staged.type.kind == .container ? report.analysis?.entries : nil
             if let analysis = report.analysis, analysis.isSensitive {
-                record(ContainerEntry(name: name, type: staged.type, isSensitive: true, reasons: analysis.reasons))
+                if let nestedEntries { nestedEntries.forEach(record) } else {
+                    record(ContainerEntry(name: name, type: staged.type, isSensitive: true, reasons: analysis.reasons))
+                }
                 outcome.withLock { $0.flaggedFrame = report.flaggedFrame }
                 // A nested container's reasons already name their entry.
                 let nested = staged.type.kind == .container
                 return verdict(flagged: analysis) { nested ? $0 : "\($0) in \(name)" }
             }
-            record(ContainerEntry(name: name, type: staged.type, isSensitive: false, reasons: [], error: report.failure?.message))
+            if let nestedEntries { nestedEntries.forEach(record) } else {
+                record(ContainerEntry(name: name, type: staged.type, isSensitive: false, reasons: [], error: report.failure?.message))
+            }
             tellProgress(Double(reader.position) / Double(max(1, file.identity.size)))
         }
         try file.verifyUnchanged()
@@ -187,13 +195,13 @@ final class ContainerWalk: @unchecked Sendable {
     func judge(_ descriptor: Int32, type: MediaType, name: String, key: String) async throws -> FileReport {
         guard MediaFile.PassedDescriptors.add(descriptor, for: key) else { throw MediaError(.io, "could not hand an entry (\(name)) to the analysis", path: path) }
         defer { MediaFile.PassedDescriptors.remove(key) }
-        let inner = SensitivityAnalyzer.ContainerContext(depth: context.depth, budget: context.budget, prefix: name + "/")
+        let inner = SensitivityAnalyzer.ContainerContext(depth: context.depth, budget: context.budget, prefix: name + "/", top: context.top)
         var report = await SensitivityAnalyzer.$container.withValue(inner) {
             await analyzer.report(forFileAt: key, policy: policy, videoOptions: options, progress: nil)
         }
         // Messages name the entry, never the key.
         if var failure = report.failure {
-            failure.message = failure.message.replacingOccurrences(of: key, with: "\(name) in \(path)")
+            failure.message = failure.message.replacingOccurrences(of: key, with: "\(name) in \(context.top)")
             report.failure = failure
             if failure.code == MediaError.Code.containerLimit.rawValue || failure.code == MediaError.Code.encrypted.rawValue {
                 // The whole container's bound, or a password: nothing after it can be trusted to be seen.

@@ -83,11 +83,11 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
-    func wait(timeout: Double, _ condition: () throws -> Bool) -> Bool {
+    func wait(timeout: Double, interval: Double = 0.1, _ condition: () throws -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? condition()) == true { return true }
-            Thread.sleep(forTimeInterval: 0.1)
+            Thread.sleep(forTimeInterval: interval)
         }
         return (try? condition()) == true
     }
@@ -856,6 +856,42 @@ struct AgentTests {
         #expect((item["reasons"] as? [String])?.first?.hasPrefix("unverified: ") == true, "\(item)")
         #expect(!FileManager.default.fileExists(atPath: arrived.path))
         #expect((item["sha256"] as? String)?.count == 64, "hashed once the vault made its copy readable: \(item)")
+        #expect(agent.stop().status == 0)
+    }
+
+    @Test("containers (issue 30), child mode: a card-bearing PDF and zip are hidden, naming the page and the entry; their benign twins are held at once and come back, identical, only after their verdict")
+    func containersInChildMode() throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
+            .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
+        let card = agent.cli.home.appendingPathComponent("card.jpg")
+        _ = try agent.cli.run(["testcard", "--size", "768x768", card.path])
+        let made = agent.cli.home.appendingPathComponent("made")
+        let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py")
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        maker.arguments = ["python3", script.path, card.path, Self.benign.path, made.path]
+        try maker.run()
+        maker.waitUntilExit()
+        try #require(maker.terminationStatus == 0, "make_containers.py (needs bsdtar and qpdf: make setup)")
+        try agent.start()
+        let names = ["card.pdf", "card.zip", "clean.pdf", "clean.zip"]
+        for name in names { try FileManager.default.copyItem(at: made.appendingPathComponent(name), to: agent.downloads.appendingPathComponent(name)) }
+        // Held at once: the benign PDF leaves Downloads before its verdict...
+        let cleanPDF = agent.downloads.appendingPathComponent("clean.pdf")
+        #expect(agent.wait(timeout: 10, interval: 0.01) { !FileManager.default.fileExists(atPath: cleanPDF.path) }, "clean.pdf was held; log:\n\(agent.logText)")
+        #expect(agent.wait(timeout: 40) {
+            try agent.items().count == 2 && names.filter { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent($0).path) }.count == 2
+        }, "log:\n\(agent.logText)")
+        let reasons = Set(try agent.items().flatMap { ($0["reasons"] as? [String]) ?? [] })
+        #expect(reasons == ["TEST_CARD 1.00 on page 2", "TEST_CARD 1.00 in photos/pic.jpg"], "\(reasons)")
+        // ... and comes back identical after it (the history has the verdict with its coverage).
+        for name in ["clean.pdf", "clean.zip"] {
+            let back = agent.downloads.appendingPathComponent(name)
+            #expect(try Data(contentsOf: back) == Data(contentsOf: made.appendingPathComponent(name)), "\(name) came back identical")
+        }
+        let details = try agent.run(["history", "--json"]).jsonLines().filter { ($0["path"] as? String)?.hasSuffix("/clean.pdf") == true }.map { "\($0["detail"] ?? "")" }
+        #expect(details.contains("not sensitive (2 of 2 pages judged)"), "\(details)")
         #expect(agent.stop().status == 0)
     }
 
