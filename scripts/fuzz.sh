@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_JOBS=${FUZZ_JOBS:-1}
-ALL="sniff jpeg-header jpeg ffmpeg-image picture video gif-frames config dbus guardian-request"
+ALL="sniff jpeg-header jpeg ffmpeg-image picture video gif-frames config dbus guardian-request archive pdf"
 HARNESSES=${HARNESSES:-$ALL}
 BIN=.build/fuzz/debug/quarantine-fuzz
 STAMP=$(date +%Y%m%d-%H%M%S)

@@ -5,7 +5,8 @@ import Foundation
 /// regular, bold and italic, so that fontconfig's set-up and those fonts are loaded. The worker
 /// decodes each once before it gives up the file system, so that what a decoder loads from disk the first time it
 /// runs (libheif's plugins, librsvg's fontconfig set-up and fonts, ffmpeg's codecs) is already
-/// loaded when Landlock takes the file system away.
+/// loaded when Landlock takes the file system away. The PDF (a page of Helvetica text) loads
+/// Poppler's set-up and its font match the same way.
 enum WarmUpSamples {
     static let all: [(name: String, base64: String)] = [
         ("sample.jpg", """
@@ -329,5 +330,14 @@ enum WarmUpSamples {
         hmljVz//7yUXNOsmB/f5XL7PdwrOm9y2Ht3Kxejsb///mvuu125N5ND7wzsgABxTu2uRu4+zgQC3iveBAfGCAbDwgQM=
         
 """),
+        ("sample.pdf", """
+        JVBERi0xLjQKMSAwIG9iago8PCAvVHlwZSAvQ2F0YWxvZyAvUGFnZXMgMiAwIFIgPj4KZW5kb2JqCjIgMCBvYmoKPDwgL1R5cGUgL1BhZ2VzIC9L
+        aWRzIFszIDAgUl0gL0NvdW50IDEgPj4KZW5kb2JqCjMgMCBvYmoKPDwgL1R5cGUgL1BhZ2UgL1BhcmVudCAyIDAgUiAvTWVkaWFCb3ggWzAgMCAz
+        MiAzMl0gL0NvbnRlbnRzIDQgMCBSIC9SZXNvdXJjZXMgPDwgL0ZvbnQgPDwgL0YxIDUgMCBSID4+ID4+ID4+CmVuZG9iago0IDAgb2JqCjw8IC9M
+        ZW5ndGggMzAgPj4Kc3RyZWFtCkJUIC9GMSA4IFRmIDIgMTIgVGQgKEFhKSBUaiBFVAplbmRzdHJlYW0KZW5kb2JqCjUgMCBvYmoKPDwgL1R5cGUg
+        L0ZvbnQgL1N1YnR5cGUgL1R5cGUxIC9CYXNlRm9udCAvSGVsdmV0aWNhID4+CmVuZG9iagp4cmVmCjAgNgowMDAwMDAwMDAwIDY1NTM1IGYgCjAw
+        MDAwMDAwMDkgMDAwMDAgbiAKMDAwMDAwMDA1OCAwMDAwMCBuIAowMDAwMDAwMTE1IDAwMDAwIG4gCjAwMDAwMDAyMzkgMDAwMDAgbiAKMDAwMDAw
+        MDMxOSAwMDAwMCBuIAp0cmFpbGVyCjw8IC9TaXplIDYgL1Jvb3QgMSAwIFIgPj4Kc3RhcnR4cmVmCjM4OQolJUVPRgo=
+        """),
     ]
 }

@@ -179,6 +179,12 @@ public enum AnalysisWorkerProcess {
             defer { MediaFile.PassedDescriptors.remove(path) }
             if sample.name.hasSuffix(".mp4") {
                 _ = await analyzer.report(forFileAt: path, policy: .defaults(for: .child), videoOptions: warmUpVideo) { _ in }
+            } else if sample.name.hasSuffix(".pdf") {
+                // Poppler's set-up and its font match, without a model run.
+                if let file = try? MediaFile(path: path), let document = try? PDFDocument(descriptor: file.descriptor, path: path),
+                   let area = try? document.pageArea(0) {
+                    _ = try? document.render(0, area: area, longSide: 64)
+                }
             } else {
                 _ = await analyzer.previewFrame(forFileAt: path)
             }

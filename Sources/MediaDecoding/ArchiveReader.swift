@@ -151,6 +151,31 @@ public final class ArchiveReader: @unchecked Sendable {
         archive_version_string().map { String(cString: $0).replacingOccurrences(of: "libarchive ", with: "") } ?? "unknown"
     }
 
+    /// libarchive's version and the compression libraries it was built with, for `doctor`.
+    public static var versionDetails: String {
+        archive_version_details().map { String(cString: $0) } ?? "libarchive \(version)"
+    }
+
+    /// Whether this libarchive reads `type` in-process (a filter it would only run as an outside
+    /// program, which this reader never enables, counts as missing).
+    public static func reads(_ type: MediaType) -> Bool {
+        guard let archive = archive_read_new() else { return false }
+        defer { archive_read_free(archive) }
+        let status: Int32
+        switch type {
+        case .zip: status = archive_read_support_format_zip(archive)
+        case .tar: status = archive_read_support_format_tar(archive)
+        case .sevenZip: status = archive_read_support_format_7zip(archive)
+        case .rar: status = min(archive_read_support_format_rar(archive), archive_read_support_format_rar5(archive))
+        case .gzip: status = archive_read_support_filter_gzip(archive)
+        case .bzip2: status = archive_read_support_filter_bzip2(archive)
+        case .xz: status = archive_read_support_filter_xz(archive)
+        case .zstd: status = archive_read_support_filter_zstd(archive)
+        default: return false
+        }
+        return status == ARCHIVE_OK
+    }
+
     // MARK: - Callbacks
 
     static let readCallback: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int = { _, context, out in

@@ -27,6 +27,19 @@ public enum DecoderInventory {
             ("av1", AV_CODEC_ID_AV1), ("mpeg4", AV_CODEC_ID_MPEG4), ("mjpeg", AV_CODEC_ID_MJPEG),
         ]
         entries += codecs.map { ffmpegEntry($0.0, $0.1) }
+        entries += containerEntries()
+        return entries
+    }
+
+    /// The containers (issue 30): libarchive's formats and filters, and Poppler for PDF.
+    static func containerEntries() -> [Entry] {
+        let archives: [MediaType] = [.zip, .tar, .gzip, .bzip2, .xz, .zstd, .sevenZip, .rar]
+        var entries = archives.map { type in
+            ArchiveReader.reads(type)
+                ? Entry(name: "container \(type.displayName)", available: true, detail: ArchiveReader.versionDetails)
+                : Entry(name: "container \(type.displayName)", available: false, detail: "\(ArchiveReader.versionDetails) cannot read it in-process")
+        }
+        entries.append(Entry(name: "container PDF", available: true, detail: "poppler-glib \(PDFDocument.version) (pages drawn with cairo)"))
         return entries
     }
 

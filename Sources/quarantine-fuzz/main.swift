@@ -112,6 +112,45 @@ let harnesses: [Harness] = [
             }
         }
     },
+    Harness(name: "archive", about: "libarchive through ArchiveReader: every entry's header, its head sniffed, the rest read through under a small budget") { bytes in
+        withFile(bytes) { file in
+            guard file.type.kind == .container, file.type != .pdf else { return }
+            var small = ContainerLimits()
+            small.maxEntries = 64
+            small.maxExpandedBytes = 16 << 20
+            small.ratioFloorBytes = 1 << 20
+            small.maxSeconds = 5
+            let budget = ContainerBudget(limits: small)
+            show(outcome { () throws(MediaError) -> [String] in
+                let reader = try ArchiveReader(descriptor: file.descriptor, size: file.identity.size, type: file.type, path: file.path, budget: budget, isTopLevel: true)
+                var names: [String] = []
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
+                defer { buffer.deallocate() }
+                while let entry = try reader.next() {
+                    names.append("\(entry.name) \(entry.isRegularFile) \(entry.isEncrypted)")
+                    guard entry.isRegularFile, !entry.isEncrypted else { continue }
+                    let n = try reader.read(buffer, count: MediaType.sniffLength)
+                    _ = MediaType.sniff(UnsafeRawBufferPointer(start: buffer, count: n))
+                    try reader.discard()
+                }
+                return names
+            })
+        }
+    },
+    Harness(name: "pdf", about: "Poppler through PDFDocument: page sizes, image areas, the first pages drawn small") { bytes in
+        withFile(bytes) { file in
+            guard file.type == .pdf else { return }
+            show(outcome { () throws(MediaError) -> String in
+                let document = try PDFDocument(descriptor: file.descriptor, path: file.path)
+                for page in 0..<min(document.pageCount, 3) {
+                    let area = try document.pageArea(page)
+                    _ = try document.render(page, area: area, longSide: 96)
+                    for region in try document.imageAreas(page, limit: 4) { _ = try document.render(page, area: region, longSide: 48) }
+                }
+                return "\(document.pageCount) pages"
+            })
+        }
+    },
     Harness(name: "gif-frames", about: "the GIF frame counter") { bytes in
         show(outcome { try ImageHeader.gifFrameCount(bytes, upTo: 100_000) })
         _ = try? ImageHeader.checkGIFFirstFrameComplete(bytes)

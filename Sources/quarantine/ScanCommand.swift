@@ -13,7 +13,10 @@ struct Scan: AsyncParsableCommand {
         discussion: """
         Folders are scanned recursively; symbolic links are never followed. With --quarantine, flagged \
         files are moved into the vault instead (restorable with 'quarantine release'). The file type comes \
-        from the bytes, not the name. On a terminal a progress bar shows count, rate and ETA (not with NO_COLOR set).
+        from the bytes, not the name. Archives (zip, tar and its compressed forms, 7z, RAR), the documents \
+        built on zip (EPUB, CBZ, DOCX, ODT...) and PDFs are judged by the pictures and videos inside them \
+        (nothing is extracted; the reasons name the entry or page; limits in [containers] of the \
+        configuration). On a terminal a progress bar shows count, rate and ETA (not with NO_COLOR set).
 
         Exit status: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
 

@@ -124,7 +124,7 @@ struct SandboxedAnalysisTests {
         #expect(await sandboxed.report(forFileAt: grey, policy: .defaults(for: .adult), video: VideoOptions()).failure == nil)
     }
 
-    @Test("after Landlock takes the file system away, the worker still judges every format it decodes (each decoder's lazily loaded part was loaded before): JPEG, PNG, GIF, WebP, BMP, TIFF, HEIC, AVIF, JPEG XL, SVG with text, MP4, WebM")
+    @Test("after Landlock takes the file system away, the worker still judges every format it decodes (each decoder's lazily loaded part was loaded before): JPEG, PNG, GIF, WebP, BMP, TIFF, HEIC, AVIF, JPEG XL, SVG with text, MP4, WebM, a PDF with text")
     func everyFormatAfterTheSeal() async throws {
         let place = try Place(); defer { place.cleanUp() }
         let sandboxed = try analysis(); defer { sandboxed.stop() }
@@ -134,7 +134,7 @@ struct SandboxedAnalysisTests {
         for sample in WarmUpSamples.all {
             let bytes = try #require(Data(base64Encoded: sample.base64, options: .ignoreUnknownCharacters))
             let path = try place.write("judged-" + sample.name, [UInt8](bytes))
-            let isVideo = sample.name.hasSuffix(".mp4") || sample.name.hasSuffix(".webm")
+            let isVideo = sample.name.hasSuffix(".mp4") || sample.name.hasSuffix(".webm") || sample.name.hasSuffix(".pdf")
             let report = await sandboxed.report(forFileAt: path, policy: .defaults(for: .child), video: VideoOptions(), isVideo: isVideo)
             #expect(report.failure == nil, "\(sample.name): \(report.failure?.message ?? "")")
             #expect(report.analysis != nil, "\(sample.name): no analysis")

@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OUT = os.path.normpath(os.path.join(ROOT, "Tests", "Fuzz", "corpus"))
-HARNESSES = ["sniff", "jpeg-header", "jpeg", "ffmpeg-image", "picture", "video", "gif-frames", "config", "dbus", "guardian-request"]
+HARNESSES = ["sniff", "jpeg-header", "jpeg", "ffmpeg-image", "picture", "video", "gif-frames", "config", "dbus", "guardian-request", "archive", "pdf"]
 tmp = tempfile.mkdtemp(prefix="quarantine-seeds-")
 
 
@@ -244,6 +244,7 @@ def main():
     put("dbus", "server-information", reply("ssss", ["dunst", "knopwob", "1.9.0", "1.2"], 13))
     put("dbus", "notify-id", reply("u", [7], 14))
     guardian_seeds()
+    container_seeds(encode(pattern(), "JPEG", quality=80))
 
     shutil.rmtree(tmp)
     for h in HARNESSES:
@@ -269,6 +270,41 @@ def guardian_seeds():
         ("list-answer", '{"items":[],"requests":{"3":"2026-01-02T03:04:05Z"},"more":false}'),
     ]:
         put("guardian-request", name, text.encode())
+
+
+def container_seeds(jpeg):
+    """Small archives of every kind libarchive reads here, and small PDFs (issue 30)."""
+    import gzip, bz2, lzma, tarfile, zipfile
+    for name, compression in [("stored.zip", zipfile.ZIP_STORED), ("deflate.zip", zipfile.ZIP_DEFLATED)]:
+        b = io.BytesIO()
+        with zipfile.ZipFile(b, "w", compression) as z:
+            z.writestr("mimetype", b"application/epub+zip")
+            z.writestr("a/pic.jpg", jpeg)
+            z.writestr("nested.zip", open(os.path.join(tmp, "inner.zip"), "rb").read() if os.path.exists(os.path.join(tmp, "inner.zip")) else b"PK\x05\x06" + bytes(18))
+        put("archive", name, b.getvalue())
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w") as t:
+        info = tarfile.TarInfo("pic.jpg"); info.size = len(jpeg); t.addfile(info, io.BytesIO(jpeg))
+    tar = b.getvalue()
+    put("archive", "plain.tar", tar)
+    put("archive", "tar.gz", gzip.compress(tar))
+    put("archive", "tar.bz2", bz2.compress(tar))
+    put("archive", "tar.xz", lzma.compress(tar))
+    put("archive", "pic.jpg.gz", gzip.compress(jpeg))
+    for i, (w, h) in enumerate([(64, 48), (200, 100)]):
+        objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                   b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Contents 4 0 R /Resources << /XObject << /Im0 5 0 R >> >> >>" % (w, h)]
+        content = b"q %d 0 0 %d 0 0 cm /Im0 Do Q BT /F1 8 Tf 2 2 Td (x) Tj ET" % (w // 2, h // 2)
+        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+        objects.append(b"<< /Type /XObject /Subtype /Image /Width 64 /Height 48 /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode "
+                       b"/Length %d >>\nstream\n" % len(jpeg) + jpeg + b"\nendstream")
+        data, offsets = b"%PDF-1.4\n", []
+        for n, body in enumerate(objects):
+            offsets.append(len(data)); data += b"%d 0 obj\n" % (n + 1) + body + b"\nendobj\n"
+        xref = len(data)
+        data += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+        data += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+        put("pdf", "page%d.pdf" % i, data)
 
 
 if __name__ == "__main__":
