@@ -59,6 +59,30 @@ struct ContainerTests {
         #expect(flagged.type == .gzip && flagged.isSensitive)
     }
 
+    @Test("a video inside a zip is judged as a video: the card shown for half a second in a 3-s clip is flagged at its time; the clean clip is not")
+    func videoEntry() async throws {
+        let folder = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let card = folder.appendingPathComponent("clip-card.mp4"), clean = folder.appendingPathComponent("clip-clean.mp4")
+        try ShortClipTests.clip(card, seconds: 3, cardFrom: 1.2)
+        try ShortClipTests.clip(clean, seconds: 3, cardFrom: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sys, zipfile\nfor out, clip in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):\n"
+                             + "    with zipfile.ZipFile(out, 'w') as z: z.write(clip, 'clips/movie.mp4')",
+                             folder.appendingPathComponent("card.zip").path, card.path, folder.appendingPathComponent("clean.zip").path, clean.path]
+        try process.run()
+        process.waitUntilExit()
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        let flagged = await analyzer.report(forFileAt: folder.appendingPathComponent("card.zip").path, policy: .defaults(for: .adult))
+        #expect(flagged.isSensitive, "\(flagged.failure?.message ?? "")")
+        #expect(flagged.analysis?.reasons.first?.hasSuffix(" in clips/movie.mp4") == true, "\(flagged.analysis?.reasons ?? [])")
+        #expect((1.0...1.8).contains(flagged.analysis?.frameTime ?? -1), "flagged at \(flagged.analysis?.frameTime ?? -1)")
+        #expect(flagged.analysis?.entries?.last?.type == .mp4)
+        let cleanReport = await analyzer.report(forFileAt: folder.appendingPathComponent("clean.zip").path, policy: .defaults(for: .adult))
+        #expect(cleanReport.failure == nil && !cleanReport.isSensitive, "\(cleanReport.failure?.message ?? "")")
+    }
+
     @Test("PDF: the card as page 2 and drawn small on page 2 are found; the benign twin is not")
     func pdf() async throws {
         let page = try await report("card.pdf")
