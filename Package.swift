@@ -54,6 +54,8 @@ let package = Package(
         // The git commit of the build, for --version (scripts/embed-version.sh writes it).
         .target(name: "CBuildInfo"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
+        // sqlite3_db_config (variadic) for the browsers' history databases, read as untrusted.
+        .target(name: "CSQLiteHarden", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "CTIFFPages", linkerSettings: [.linkedLibrary("tiff")]),
         .systemLibrary(name: "CInotifyTools", providers: [.apt(["libinotifytools0-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
@@ -82,7 +84,7 @@ let package = Package(
         ]),
 
         // Where a download came from, read from the browsers' own download history.
-        .target(name: "DownloadOrigins", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
         // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
         .target(name: "Locking"),
@@ -134,7 +136,7 @@ let package = Package(
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
-        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).

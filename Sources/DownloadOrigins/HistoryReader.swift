@@ -1,3 +1,4 @@
+import CSQLiteHarden
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -7,8 +8,8 @@ import GRDBSQLite
 /// The copy is opened read-write only so that SQLite can roll back a copied journal or replay a
 /// copied WAL into it; before any query the connection is set `query_only`, `trusted_schema=OFF`
 /// (no functions or virtual tables named by the schema), `cell_size_check=ON`, no attached
-/// databases, strings and blobs of at most 1 MiB, and a time limit enforced by a progress
-/// handler. Extension loading stays off (SQLite's default; GRDB does not enable it). Any SQLite
+/// databases, strings and blobs of at most 1 MiB, a time limit enforced by a progress
+/// handler, and SQLite's defensive mode with views and triggers switched off (`qsqlite_harden`). Extension loading stays off (SQLite's default; GRDB does not enable it). Any SQLite
 /// error is an error of this profile only: the caller treats it as "no answer here".
 struct HistoryReader {
     let kind: BrowserHistory.Kind
@@ -39,6 +40,9 @@ struct HistoryReader {
             if let connection = db.sqliteConnection, let deadline = UnsafeMutablePointer<UInt64>(bitPattern: deadlineAddress) {
                 // Before any statement: the time limit, then the limits on sizes and attachments.
                 Self.interrupt(connection, after: deadline)
+                // Defensive mode, no views, no triggers: a crafted `downloads` view runs nothing.
+                let hardened = qsqlite_harden(UnsafeMutableRawPointer(connection))
+                guard hardened == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: hardened), message: "could not harden the connection") }
                 sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20)
                 sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
             }

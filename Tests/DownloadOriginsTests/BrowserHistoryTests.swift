@@ -1,3 +1,5 @@
+import CSQLiteHarden
+import GRDBSQLite
 import Foundation
 import GRDB
 import Testing
@@ -348,6 +350,40 @@ struct BrowserHistoryTests {
         #expect(lookup.skipped.contains { $0.profile.folder.hasSuffix("Profile 3") && $0.reason == .unreadable("its journal names a super-journal") })
         #expect(FileManager.default.contents(atPath: victim) == Data("keep me".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: place.scratch).isEmpty)
+    }
+
+    @Test("A view in place of the table answers nothing (it is no table; and views are off besides, see hardenedConnection)")
+    func viewsAreOff() throws {
+        let place = try FakeHome()
+        defer { place.cleanUp() }
+        let file = try place.download("v.png")
+        let history = try place.makeFolder(place.config + "/chromium/Default") + "/History"
+        try DatabaseQueue(path: history).write { db in
+            try db.execute(sql: FakeHome.chromiumSchema[1])
+            try db.execute(sql: "INSERT INTO downloads_url_chains VALUES (1, 0, 'https://crafted.example.invalid/card.png')")
+            try db.execute(sql: """
+                CREATE VIEW downloads AS SELECT 1 AS id, '\(file)' AS target_path, '\(file)' AS current_path, 1 AS state,
+                       13300000000000000 AS start_time, 13300000000000000 AS end_time, 'https://crafted.example.invalid/' AS tab_url,
+                       '' AS referrer, '' AS site_url
+                """)
+        }
+        let lookup = place.history().lookUp(downloadAt: file)
+        #expect(lookup.origin == nil, "the view answered: \(String(describing: lookup.origin))")
+        #expect(lookup.elapsed < .seconds(5))
+    }
+
+    @Test("The connection that reads a copy is hardened: defensive mode, views and triggers off, so whatever the schema says runs nothing")
+    func hardenedConnection() throws {
+        let queue = try DatabaseQueue()
+        try queue.inDatabase { db in
+            try db.execute(sql: "CREATE TABLE t (x); INSERT INTO t VALUES (1); CREATE VIEW v AS SELECT x FROM t")
+            #expect(try Int.fetchOne(db, sql: "SELECT x FROM v") == 1, "a view works before")
+            #expect(qsqlite_harden(UnsafeMutableRawPointer(db.sqliteConnection!)) == SQLITE_OK)
+            #expect(throws: DatabaseError.self, "views are off") { try Int.fetchOne(db, sql: "SELECT x FROM v") }
+            #expect(throws: DatabaseError.self, "writable_schema is refused in defensive mode") {
+                try db.execute(sql: "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'x' WHERE name = 't'")
+            }
+        }
     }
 
     @Test("A type mismatch in a row is no crash: the URL chain's integer is no URL, a UTF-8 blob is text")
