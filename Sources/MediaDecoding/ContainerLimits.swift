@@ -27,7 +27,7 @@ public struct ContainerLimits: Sendable, Equatable, Codable {
     public var maxSeconds: Int
 
     public init(maxEntries: Int = 10_000, maxExpandedBytes: Int64 = 2 << 30, maxExpansionRatio: Int = 100, ratioFloorBytes: Int64 = 32 << 20,
-                maxDepth: Int = 3, maxEntryBytes: Int64 = 512 << 20, maxPages: Int = 300, pdfAllPages: Int = 200, maxSeconds: Int = 90) {
+                maxDepth: Int = 3, maxEntryBytes: Int64 = 512 << 20, maxPages: Int = 300, pdfAllPages: Int = 200, maxSeconds: Int = 600) {
         self.maxEntries = maxEntries
         self.maxExpandedBytes = maxExpandedBytes
         self.maxExpansionRatio = maxExpansionRatio
