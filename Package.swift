@@ -14,9 +14,6 @@ let package = Package(
     products: [
         .executable(name: "quarantine", targets: ["quarantine"]),
         .library(name: "SensitivityAnalysis", targets: ["SensitivityAnalysis"]),
-        // The PAM session module that denies mount system calls to protected accounts' sessions
-        // (libpam_quarantine.so, installed as pam_quarantine.so; C only, no Swift runtime).
-        .library(name: "pam_quarantine", type: .dynamic, targets: ["CPAMQuarantine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -45,9 +42,6 @@ let package = Package(
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
-        // pam_quarantine.so (issue 26, private mounts): loaded by libpam into login, su, sshd...
-        .target(name: "CPAMQuarantine", cSettings: [.unsafeFlags(["-fvisibility=hidden"])],
-                linkerSettings: [.linkedLibrary("pam")]),
         // toml++'s assertions (inside TOMLKit) become a refused configuration, not an abort.
         .target(name: "CTOMLGuard", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The git commit of the build, for --version (scripts/embed-version.sh writes it).
@@ -135,6 +129,9 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
+        // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
+        // Swift runtime into every login) loaded by the real libpam.
+        .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
         .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "ServiceSupport", "TestSupport"]),

@@ -1,6 +1,6 @@
 // pam_quarantine.so: no mount system calls in the sessions of the accounts a guardian protects.
-// What it does and why: include/pam_quarantine.h. Built by SwiftPM as the dynamic library product
-// pam_quarantine (libpam_quarantine.so), installed as pam_quarantine.so in the PAM module folder.
+// What it does and why: pam_quarantine.h. Built by pam/build.sh (cc), installed as pam_quarantine.so
+// in libpam's module folder (/lib/MULTIARCH/security) by the package or 'quarantine guardian enable'.
 #define _GNU_SOURCE
 #include "pam_quarantine.h"
 
