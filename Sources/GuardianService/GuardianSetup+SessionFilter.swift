@@ -55,7 +55,7 @@ extension GuardianSetup {
         lines.append(Self.sessionFilterCosts)
         let services = filter.servicesWithoutModule()
         if !services.isEmpty {
-            lines.append("PAM services that open sessions without common-session, so without the filter: \(services.joined(separator: ", ")) (on Debian runuser and runuser-l, which only root can use).")
+            lines.append("PAM services that open sessions without common-session, so without the filter: \(services.joined(separator: ", ")) (on Debian: runuser and runuser-l, root's own tools, which the account cannot use).")
         }
         return lines.joined(separator: "\n")
     }

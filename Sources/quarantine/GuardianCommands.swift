@@ -272,26 +272,27 @@ extension Guardian {
                     object["problem"] = hello.status?.problem
                     object["analysis"] = hello.status?.analysis
                     object["not_watched"] = hello.status?.unwatched
-                    // Read here, outside the unit's sandbox: the service's ProcSubset=pid hides /proc/sys.
-                    if let entry = getpwnam(name) {
-                        let report = SessionMountFilter().report(user: name, uid: entry.pointee.pw_uid)
-                        object["private_mounts"] = report.words
-                        object["private_mounts_filter"] = report.json
-                    } else {
-                        object["private_mounts"] = UserNamespaces.current().guardianWords
-                    }
                 } else {
                     object["running"] = false
                     failed = true
+                }
+                // Read here, outside the unit's sandbox (its ProcSubset=pid hides /proc/sys and the
+                // account's processes), whether the service runs or not: sessions are PAM's business.
+                if let entry = getpwnam(name) {
+                    let report = SessionMountFilter().report(user: name, uid: entry.pointee.pw_uid)
+                    object["private_mounts"] = report.words
+                    object["private_mounts_filter"] = report.json
+                } else {
+                    object["private_mounts"] = UserNamespaces.current().guardianWords
                 }
                 if json { printJSONObject(object); continue }
                 if object["running"] as? Bool == true {
                     printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
                     for line in object["not_watched"] as? [String] ?? [] { printOut("  not watched: \(line)") }
-                    if let words = object["private_mounts"] as? String { printOut("  \(words)") }
                 } else {
                     printOut("\(name): NOT running (no answer on \(GuardianPaths(user: name).socket)); 'systemctl status \(GuardianUnit.instanceName(user: name))'")
                 }
+                if let words = object["private_mounts"] as? String { printOut("  \(words)") }
             }
             if failed { throw ExitCode(1) }
         }
