@@ -24,8 +24,13 @@ private_mount_attempt() {
     local how=$1 out
     out=$($how "unshare -r -m bash -c \"mount -t tmpfs none '$chome/Downloads' && '$q' testcard '$chome/Downloads/private.png' >/dev/null && sleep 3 && sha256sum < '$chome/Downloads/private.png'\"" 2>&1)
     if [ "${out%% *}" = "$card_sha" ]; then attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace ($2)" through "the card stayed readable there"
-    else attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace ($2)" held "$(tail -1 <<< "$out" | head -c 100)"; fi
+    else attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace ($2)" held "$(grep -m1 -i -e denied -e 'not permitted' -e refused <<< "$out" | head -c 100)"; fi
 }
+# The control, not counted: the same as the child without a PAM session (runuser -u, root's tool,
+# which the child cannot use), so without the filter: the attempt is real.
+as_child_no_session() { runuser -u "$child" -- bash -c "cd && $1"; }
+out=$(as_child_no_session "unshare -r -m bash -c \"mount -t tmpfs none '$chome/Downloads' && echo mounted\"" 2>&1)
+echo "control (not counted): a tmpfs over ~/Downloads in a user namespace, as the child WITHOUT a PAM session: ${out:0:80}"
 private_mount_attempt as_child_login "a login session, su -"
 private_mount_attempt as_child_session "su -s, as cron-like scripts"
 
@@ -47,6 +52,7 @@ mount_family_attempt() {
     fi
 }
 mount_family_attempt as_child_session "su -s"
+echo "control (not counted): the same calls without a PAM session: $(as_child_no_session "/usr/bin/python3 '$work/mount-probe.py' '$chome/Downloads'" 2>&1 | head -c 300)"
 
 # The non-interactive stack (cron, atd, systemd's user manager include common-session-noninteractive):
 # a service file as Debian's cron writes it, the session opened with the real libpam.
@@ -59,20 +65,21 @@ rm -f "/etc/pam.d/$cron_service"
 
 # FUSE: fusermount3 is setuid root and mounts in the child's own view, where the service (root
 # without allow_other) cannot even read. The filter follows the child into setuid programs.
-fuse_attempt() {
-    local out
-    out=$($1 "/usr/bin/python3 -c '
+fuse_try() {
+    $1 "/usr/bin/python3 -c '
 import os, socket, subprocess, sys
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
 r = subprocess.run([\"fusermount3\", \"-o\", \"rw,nosuid,nodev,fsname=private\", \"--\", sys.argv[1]], env=dict(os.environ, _FUSE_COMMFD=str(b.fileno())), pass_fds=[b.fileno()], capture_output=True, text=True)
 print(\"mounted\" if r.returncode == 0 else \"refused: \" + r.stderr.strip())
 if r.returncode == 0: subprocess.run([\"fusermount3\", \"-u\", \"-z\", sys.argv[1]])
-' '$chome/Downloads'" 2>&1)
-    if [ "$out" = mounted ]; then attempt "a FUSE mount over ~/Downloads with fusermount3 ($2)" through "fusermount3 mounted it"
-    else attempt "a FUSE mount over ~/Downloads with fusermount3 ($2)" held "$(head -c 100 <<< "$out")"; fi
+' '${2:-$chome/Downloads}'" 2>&1
 }
 if command -v fusermount3 > /dev/null; then
-    fuse_attempt as_child_session "su -s"
+    out=$(fuse_try as_child_session)
+    if [ "$out" = mounted ]; then attempt "a FUSE mount over ~/Downloads with fusermount3 (su -s)" through "fusermount3 mounted it"
+    else attempt "a FUSE mount over ~/Downloads with fusermount3 (su -s)" held "$(head -c 100 <<< "$out")"; fi
+    as_child mkdir -p "$chome/.fuse-control"
+    echo "control (not counted): fusermount3 as the child without a PAM session, on ~/.fuse-control: $(fuse_try as_child_no_session "$chome/.fuse-control" | head -c 100)"
 else
     attempt "a FUSE mount over ~/Downloads with fusermount3" held "fusermount3 is not installed (apt-get install fuse3 to try it)"
 fi
