@@ -148,6 +148,8 @@ static int qpam_install(void) {
 
 enum qpam_listed { QPAM_LISTED, QPAM_NOT_LISTED, QPAM_UNREADABLE };
 
+static enum qpam_listed qpam_parse(char *text, size_t length, const char *path, uid_t uid, char *why, size_t why_size);
+
 /// Whether `uid` is in the list at `path`. The list must be a regular file owned by root and
 /// writable by root alone, in a folder owned by root and writable by root alone; each line a
 /// decimal uid, with `#` comments. Anything else makes it unreadable (`why` says how).
@@ -186,26 +188,42 @@ static enum qpam_listed qpam_read_list(const char *path, uid_t uid, char *why, s
         close(fd);
         return QPAM_UNREADABLE;
     }
-    char text[65537];
+    /* On the heap: the caller may be a thread with a small stack. */
+    const size_t capacity = 65537;
+    char *text = malloc(capacity);
+    if (!text) {
+        snprintf(why, why_size, "no memory to read %s", path);
+        close(fd);
+        return QPAM_UNREADABLE;
+    }
     size_t length = 0;
     for (;;) {
-        ssize_t got = read(fd, text + length, sizeof(text) - 1 - length);
+        ssize_t got = read(fd, text + length, capacity - 1 - length);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
             snprintf(why, why_size, "cannot read %s: %s", path, strerror(errno));
             close(fd);
+            free(text);
             return QPAM_UNREADABLE;
         }
         if (got == 0) break;
         length += (size_t)got;
-        if (length == sizeof(text) - 1) {
+        if (length == capacity - 1) {
             snprintf(why, why_size, "%s is longer than 64 KiB", path);
             close(fd);
+            free(text);
             return QPAM_UNREADABLE;
         }
     }
     close(fd);
     text[length] = '\0';
+    enum qpam_listed found = qpam_parse(text, length, path, uid, why, why_size);
+    free(text);
+    return found;
+}
+
+/// Whether `uid` is among the list's lines (`text`, NUL-terminated, `length` bytes).
+static enum qpam_listed qpam_parse(char *text, size_t length, const char *path, uid_t uid, char *why, size_t why_size) {
     if (memchr(text, '\0', length)) {
         snprintf(why, why_size, "%s holds a NUL byte", path);
         return QPAM_UNREADABLE;
