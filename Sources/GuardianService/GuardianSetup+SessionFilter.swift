@@ -65,6 +65,7 @@ extension GuardianSetup {
     public func removeSessionFilter(uid: uid_t?) -> String {
         let filter = SessionMountFilter()
         guard let uid else { return "" }
+        if let listed = try? filter.protectedUIDs(), !listed.contains(uid) { return "" }
         do {
             let left = try filter.set(uid: uid, name: paths.user, protected: false)
             var words = "\(paths.user)'s new sessions may mount again (its running sessions keep the filter until it logs out)."

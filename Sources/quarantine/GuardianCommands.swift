@@ -148,8 +148,9 @@ extension Guardian {
             Chromium's and Firefox's sandboxes keep working. A session of the account is refused when the filter \
             cannot be set or the list cannot be read. Sessions already running are covered once the account has \
             logged out and in again. What it costs the account: FUSE mounts (sshfs, gvfs's fuse folder, AppImages), \
-            Flatpak apps (bubblewrap), rootless containers. The stronger way, user.max_user_namespaces=0, closes \
-            user namespaces for every account and breaks Chromium's and Flatpak's sandboxes for everyone.
+            Flatpak apps (bubblewrap), rootless containers (--allow-private-mounts leaves them, and the hole, open). \
+            The stronger way, user.max_user_namespaces=0, closes user namespaces for every account and breaks \
+            Chromium's and Flatpak's sandboxes for everyone.
 
             Exit status: 0 protected and running, 2 could not be done (not root, no such account, systemd refused: \
             the message says which), 3 set up but not started (systemd is not PID 1).
@@ -166,6 +167,9 @@ extension Guardian {
 
         @Flag(name: .long, help: "Do not set a guardian PIN now (the account cannot release anything until one is set).")
         var noPin = false
+
+        @Flag(name: .long, help: "Do not install pam_quarantine for the account: it keeps FUSE mounts, Flatpak apps and rootless containers, and can mount a folder the service does not see.")
+        var allowPrivateMounts = false
 
         func run() throws {
             guard getuid() == 0 else {
@@ -194,7 +198,13 @@ extension Guardian {
                 }
                 try setup.ownState()
                 try setup.unit(home: account.home)
-                printOut(try setup.sessionFilter(uid: account.uid))
+                if allowPrivateMounts {
+                    let removed = setup.removeSessionFilter(uid: account.uid)
+                    printOut("Private mounts are NOT closed for \(user) (--allow-private-mounts).\(removed.isEmpty ? "" : " " + removed)")
+                    printOut(UserNamespaces.current().ways)
+                } else {
+                    printOut(try setup.sessionFilter(uid: account.uid))
+                }
                 printOut(try setup.start())
             } catch let error as GuardianService.StartError {
                 printError("quarantine: \(error)")
