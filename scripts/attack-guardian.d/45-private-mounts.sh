@@ -122,7 +122,9 @@ if command -v chromium > /dev/null; then
     else attempt "Chromium, with its sandbox, fails in the child's filtered session" through "$(head -c 100 <<< "$out")"; fi
 fi
 if command -v firefox-esr > /dev/null; then
-    as_child_session "mkdir -p \$HOME/.attack-firefox && timeout 90 firefox-esr --headless --no-remote --profile \$HOME/.attack-firefox --screenshot \$HOME/.attack-shot.png file://$page > /dev/null 2>&1"
-    if [ -s "$chome/.attack-shot.png" ]; then attempt "Firefox ESR, with its sandbox, fails in the child's filtered session" held "it took the screenshot"
-    else attempt "Firefox ESR, with its sandbox, fails in the child's filtered session" through "no screenshot"; fi
+    # The screenshot is a new picture in the watched home: it may be held a moment while it is checked.
+    out=$(as_child_session "mkdir -p \$HOME/.attack-firefox && timeout 120 firefox-esr --headless --no-remote --profile \$HOME/.attack-firefox --screenshot \$HOME/.attack-shot.png file://$page > \$HOME/.attack-firefox.log 2>&1; echo \"exit \$?\"" 2>&1)
+    for _ in $(seq 50); do as_child test -s "$chome/.attack-shot.png" && break; sleep 0.2; done
+    if as_child test -s "$chome/.attack-shot.png"; then attempt "Firefox ESR, with its sandbox, fails in the child's filtered session" held "it took the screenshot ($out)"
+    else attempt "Firefox ESR, with its sandbox, fails in the child's filtered session" through "no screenshot: firefox $out: $(tail -2 "$chome/.attack-firefox.log" | tr '\n' ' ' | head -c 200)"; fi
 fi
