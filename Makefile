@@ -38,10 +38,12 @@ setup:
 build: setup
 	@scripts/embed-version.sh
 	$(SWIFT) build -c release --product quarantine
+	pam/build.sh .build/release/pam_quarantine.so
 
 build-static: setup
 	@scripts/embed-version.sh
 	nice -n 10 $(SWIFT) build $(STATIC_FLAGS) --product quarantine
+	pam/build.sh .build/release/pam_quarantine.so
 
 # The Debian package (packaging/build-deb.sh): the runtime and models from make setup, sha256-checked.
 deb: build-static

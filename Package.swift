@@ -138,6 +138,9 @@ let package = Package(
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
+        // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
+        // Swift runtime into every login) loaded by the real libpam.
+        .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
         .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "ServiceSupport", "TestSupport"]),

@@ -16,6 +16,9 @@
 #   /usr/lib/systemd/user/quarantine.service             the agent's user unit (ExecStart=/usr/bin/quarantine agent)
 #   /usr/lib/systemd/system/quarantine-guardian@.service the guardian service (system unit template)
 #   /usr/lib/systemd/system/quarantine-worker-launcher.service  starts the guardians' analysis workers
+#   /lib/MULTIARCH/security/pam_quarantine.so            the PAM session module that 'guardian enable'
+#                                                        adds to common-session (no mount system calls
+#                                                        for protected accounts; pam/build.sh, beside BINARY)
 #   /usr/lib/sysusers.d/quarantine.conf, /usr/lib/tmpfiles.d/quarantine.conf
 #   /etc/quarantine/config.toml                          the defaults, a conffile, read under each user's file
 #   /usr/share/man/man1/quarantine.1.gz, bash/zsh/fish completions, /usr/share/doc/quarantine/*
@@ -102,6 +105,18 @@ install -m 0755 "$BINARY" "$STAGE/usr/bin/quarantine"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$STAGE/usr/bin/quarantine"
 "$STAGE/usr/bin/quarantine" --version >/dev/null || die "the stripped binary does not run"
 
+# ---- the PAM module -----------------------------------------------------------------
+# pam/build.sh's pam_quarantine.so beside the binary (make build-static puts it there), C only:
+# libpam loads it into login, su, sshd..., so it carries no Swift runtime. Where libpam-modules
+# puts pam_unix.so.
+MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+PAM_MODULE="$(dirname "$BINARY")/pam_quarantine.so"
+[[ -f $PAM_MODULE ]] || die "no PAM module at $PAM_MODULE: run 'make deb' (or: pam/build.sh $PAM_MODULE)"
+if readelf -d "$PAM_MODULE" | grep -E 'NEEDED.*(libswift|libFoundation|libdispatch)' >&2; then die "$PAM_MODULE links the Swift runtime (above)"; fi
+install -d -m 0755 "$STAGE/lib/$MULTIARCH/security"
+install -m 0644 "$PAM_MODULE" "$STAGE/lib/$MULTIARCH/security/pam_quarantine.so"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$STAGE/lib/$MULTIARCH/security/pam_quarantine.so"
+
 # ---- systemd, sysusers, tmpfiles, configuration -----------------------------------
 sed 's|@BINDIR@|/usr/bin|g' "$ROOT/packaging/systemd/quarantine.service.in" > "$STAGE/usr/lib/systemd/user/quarantine.service"
 install -m 0644 "$ROOT/packaging/systemd/quarantine-guardian@.service" "$STAGE/usr/lib/systemd/system/"
@@ -142,7 +157,7 @@ chmod 0644 "$STAGE/DEBIAN/conffiles"
 # not in the program's DT_NEEDED, so it is scanned as a file of its own.
 mkdir -p "$WORK/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$PACKAGE" "$PACKAGE" > "$WORK/debian/control"
-(cd "$WORK" && dpkg-shlibdeps -O -e "debian/$PACKAGE/usr/bin/quarantine" -e "debian/$PACKAGE/usr/lib/$PACKAGE/$(basename "$STAGE"/usr/lib/$PACKAGE/libonnxruntime.so.*)" \
+(cd "$WORK" && dpkg-shlibdeps -O -e "debian/$PACKAGE/usr/bin/quarantine" -e "debian/$PACKAGE/lib/$MULTIARCH/security/pam_quarantine.so" -e "debian/$PACKAGE/usr/lib/$PACKAGE/$(basename "$STAGE"/usr/lib/$PACKAGE/libonnxruntime.so.*)" \
   2> "$WORK/shlibdeps.err") > "$WORK/substvars" || { cat "$WORK/shlibdeps.err" >&2; die "dpkg-shlibdeps failed (above)"; }
 # (Its notes about libonnxruntime's needless links to libpthread, libdl and librt are upstream's.)
 grep -v -e 'binaries to analyze should already be installed' -e 'libonnxruntime.so.* was not linked against' "$WORK/shlibdeps.err" >&2 || true

@@ -12,6 +12,8 @@
 #   share/bash-completion/completions/quarantine, share/zsh/site-functions/_quarantine,
 #   share/fish/vendor_completions.d/quarantine.fish
 #   share/doc/quarantine/config.toml            the documented defaults (not read from there)
+#   lib/quarantine/pam_quarantine.so            the PAM session module; 'sudo quarantine guardian enable'
+#                                               copies it into libpam's folder when it protects an account
 # and writes the list of what it installed to share/quarantine/installed-files, which uninstall
 # removes, file by file, then every folder it leaves empty up to PREFIX.
 #
@@ -50,6 +52,9 @@ install)
     put 0644 "$src" "$dest"
   done < <(python3 "$ROOT/scripts/pins.py")
   put 0755 "$BINARY" bin/quarantine
+  PAM_MODULE="$(dirname "$BINARY")/pam_quarantine.so"
+  [[ -f $PAM_MODULE ]] || die "no PAM module at $PAM_MODULE: 'make install' builds it (pam/build.sh $PAM_MODULE)"
+  put 0644 "$PAM_MODULE" lib/quarantine/pam_quarantine.so
   strip --strip-unneeded --remove-section=.comment --remove-section=.note "$PREFIX/bin/quarantine"
   put 0644 "$ROOT/packaging/man/quarantine.1" share/man/man1/quarantine.1
   put 0644 "$ROOT/packaging/completions/quarantine.bash" share/bash-completion/completions/quarantine

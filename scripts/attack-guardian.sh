@@ -11,6 +11,8 @@
 # and the last line counts them. Exit 1 if anything got through (or the set-up failed: exit 2).
 #
 # Usage: scripts/attack-guardian.sh BINARY PHOTO [FILTER]   (FILTER: a regex on the attack files' names)
+# pam_quarantine.so (pam/build.sh builds it beside the copied binary) is what 'guardian enable'
+# installs for the child's sessions; the run takes it out of the PAM stacks at the end.
 # SERVICE_WRAPPER=PROGRAM runs the service's and the launcher's setpriv under PROGRAM (e.g. one that
 # emulates more of the units' sandbox: scripts/unit-sandbox.sh).
 set -uo pipefail
@@ -28,6 +30,12 @@ setup_fail() { echo "SETUP PROBLEM: $*"; [ -f "$work/service.log" ] && tail -30 
 cleanup() {
     stop_service
     stop_launcher
+    # pam_quarantine: the child out of the list, and the module's lines out of the PAM stacks once
+    # no account is listed ('guardian disable' does both); the module file if this run put it there.
+    [ -n "${q:-}" ] && id "$child" > /dev/null 2>&1 && "$q" guardian disable --user "$child" > /dev/null 2>&1
+    if [ -n "${pam_module_installed:-}" ] && ! grep -q pam_quarantine /etc/pam.d/common-session /etc/pam.d/common-session-noninteractive 2>/dev/null; then
+        rm -f "$pam_module_installed"
+    fi
     # The child's worker user, made by 'guardian enable' (a later account with the same uid would
     # otherwise find it).
     local worker_user
@@ -121,6 +129,12 @@ card_sha=$(sha256sum < "$work/card.png" | cut -d' ' -f1)
 useradd -m -s /bin/bash "$child" && useradd -m -s /bin/bash "$guardian" && useradd -m -s /bin/bash "$other" || setup_fail "useradd"
 chome=$(getent passwd "$child" | cut -d: -f6)
 as_child mkdir -p "$chome/Downloads" "$chome/Desktop" "$chome/Documents" "$chome/Pictures" "$chome/Music"
+# pam_quarantine.so, built beside the copied program from pam/: 'guardian enable' finds it there and
+# installs it into libpam's folder and the PAM session stacks.
+pam_module_installed=
+module_folder=$(dirname "$(find /lib /usr/lib -maxdepth 3 -name pam_unix.so -path '*security*' 2>/dev/null | head -1)")
+[ -f "$module_folder/pam_quarantine.so" ] || pam_module_installed=$module_folder/pam_quarantine.so
+"$here/../pam/build.sh" "$work/pam_quarantine.so" || setup_fail "pam/build.sh (libpam0g-dev?)"
 # Exit status 3: set up, not started (systemd is not PID 1 here).
 printf '2468\n2468\n' | "$q" guardian enable --user "$child" --pin-stdin > "$work/enable.log" 2>&1; status=$?
 [ $status = 0 ] || [ $status = 3 ] || { cat "$work/enable.log"; setup_fail "guardian enable (exit $status)"; }

@@ -22,6 +22,7 @@ APT_PACKAGES=(
   libsqlite3-dev libpng-dev libtiff-dev libtiff-tools libwebp-dev webp libheif-dev libheif-examples libavif-bin libjxl-dev libjxl-tools librsvg2-dev pkg-config xdg-user-dirs python3-venv
   libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd python3-seccomp
   libarchive-dev libpoppler-glib-dev libarchive-tools qpdf
+  libpam0g-dev
 )
 
 DATA_HOME="${XDG_DATA_HOME:-$HOME/.local/share}/quarantine"

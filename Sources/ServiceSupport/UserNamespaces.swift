@@ -39,7 +39,7 @@ public struct UserNamespaces: Sendable, Equatable {
     /// One line for `guardian status` and `doctor`.
     public var guardianWords: String {
         if let closedBy { return "private mounts: closed for unprivileged accounts (\(closedBy))" }
-        return "private mounts: NOT closed: the account can make a user namespace and mount a folder only it sees (not watched); 'quarantine guardian enable --help' says how to close it"
+        return "private mounts: user namespaces are open to every account; a protected account's sessions are closed to mounts by pam_quarantine ('quarantine guardian status' says whether it is in force; 'quarantine guardian enable --help')"
     }
 
     /// What `guardian enable` explains: the ways to close private mounts and what each costs.
@@ -50,11 +50,12 @@ public struct UserNamespaces: Sendable, Equatable {
             return lines.joined(separator: "\n")
         }
         lines.append("On this machine they are open. Ways to close them, and what each costs:")
+        lines.append("  - pam_quarantine.so (what 'quarantine guardian enable' installs): the protected account's sessions get a seccomp filter that refuses every mount system call, while user namespaces stay open, so Chromium's and Firefox's sandboxes keep working; the account loses FUSE mounts (sshfs, AppImages), Flatpak apps and rootless containers. The way that keeps browsers working.")
         if unprivilegedClone != nil {
             lines.append("  - sysctl kernel.unprivileged_userns_clone=0 (this kernel has it): no unprivileged account can make one. Chromium then falls back to its setuid sandbox where it is installed (chrome-sandbox), else runs less confined; Flatpak apps and rootless containers (podman) stop working for every account.")
         }
         lines.append("  - sysctl user.max_user_namespaces=0: closes them for everyone, root included: Chromium's and Flatpak's sandboxes and rootless containers stop working for every account.")
-        lines.append("  - an AppArmor 4 kernel (kernel.apparmor_restrict_unprivileged_userns=1, as Ubuntu 24.04 ships) closes them for every program without a profile that allows them, so browsers with such a profile keep their sandbox: the way that keeps browsers working, where the kernel has it (Debian 12's does not).")
+        lines.append("  - an AppArmor 4 kernel (kernel.apparmor_restrict_unprivileged_userns=1, as Ubuntu 24.04 ships) closes them for every program without a profile that allows them, so browsers with such a profile keep their sandbox (Debian 12's kernel does not have it).")
         lines.append("Put the chosen line in /etc/sysctl.d/ to keep it after a reboot; 'quarantine guardian status' and 'quarantine doctor' say what is in force.")
         return lines.joined(separator: "\n")
     }

@@ -5,6 +5,7 @@ import QuarantineStore
 import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
+import GuardianService
 
 /// `quarantine doctor`: checks the installation and says where everything lives.
 struct Doctor: AsyncParsableCommand {
@@ -83,6 +84,17 @@ struct Doctor: AsyncParsableCommand {
         }
         // What a protected account could do around a guardian service (issue 26): informational.
         checks.append(Check(name: "user namespaces", ok: true, detail: UserNamespaces.current().guardianWords))
+        // pam_quarantine for each protected account: a listed account whose filter is not in force
+        // (the module or its PAM line gone, the list unreadable) is a fault; an account never listed
+        // is said, informational.
+        let sessionFilter = SessionMountFilter()
+        let listed = (try? sessionFilter.protectedUIDs()) ?? []
+        for name in GuardianSetup.protectedAccounts() {
+            guard let entry = getpwnam(name) else { continue }
+            let report = sessionFilter.report(user: name, uid: entry.pointee.pw_uid)
+            let expected = listed.contains(entry.pointee.pw_uid) || report.listProblem != nil
+            checks.append(Check(name: "private mounts \(name)", ok: report.inForce || !expected, detail: report.words))
+        }
         let config = Settings.userConfigurationPath()
         var configDetail = config
         var configOK = true

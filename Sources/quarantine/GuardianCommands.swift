@@ -139,10 +139,18 @@ extension Guardian {
             systemd is not PID 1 everything is set up but nothing is started (exit status 3).
 
             Private mounts: an account that can make a user namespace (unshare -r -m) can mount a folder that \
-            only it sees. 'enable' says whether this machine closes that, and the ways to close it with what each \
-            costs (kernel.unprivileged_userns_clone=0 where the kernel has it; user.max_user_namespaces=0, which \
-            breaks Chromium's and Flatpak's sandboxes for everyone; an AppArmor 4 kernel's restriction, which keeps \
-            browsers with a profile working).
+            only it sees, where the service cannot watch. 'enable' closes that for the account alone: it installs \
+            the PAM session module pam_quarantine.so, lists the account's uid in /etc/quarantine/protected-uids \
+            and adds the module to /etc/pam.d/common-session and common-session-noninteractive, so every new \
+            session of the account (login, display manager, ssh, su, cron, at, systemd's user manager) runs under \
+            a seccomp filter that refuses the mount system calls (mount, fsopen, fsconfig, fsmount, fspick, \
+            move_mount, open_tree, mount_setattr, pivot_root) while user namespaces and chroot stay allowed, so \
+            Chromium's and Firefox's sandboxes keep working. A session of the account is refused when the filter \
+            cannot be set or the list cannot be read. Sessions already running are covered once the account has \
+            logged out and in again. What it costs the account: FUSE mounts (sshfs, gvfs's fuse folder, AppImages), \
+            Flatpak apps (bubblewrap), rootless containers (--allow-private-mounts leaves them, and the hole, open). \
+            The stronger way, user.max_user_namespaces=0, closes user namespaces for every account and breaks \
+            Chromium's and Flatpak's sandboxes for everyone.
 
             Exit status: 0 protected and running, 2 could not be done (not root, no such account, systemd refused: \
             the message says which), 3 set up but not started (systemd is not PID 1).
@@ -159,6 +167,9 @@ extension Guardian {
 
         @Flag(name: .long, help: "Do not set a guardian PIN now (the account cannot release anything until one is set).")
         var noPin = false
+
+        @Flag(name: .long, help: "Do not install pam_quarantine for the account: it keeps FUSE mounts, Flatpak apps and rootless containers, and can mount a folder the service does not see.")
+        var allowPrivateMounts = false
 
         func run() throws {
             guard getuid() == 0 else {
@@ -187,7 +198,13 @@ extension Guardian {
                 }
                 try setup.ownState()
                 try setup.unit(home: account.home)
-                printOut(UserNamespaces.current().ways)
+                if allowPrivateMounts {
+                    let removed = setup.removeSessionFilter(uid: account.uid)
+                    printOut("Private mounts are NOT closed for \(user) (--allow-private-mounts).\(removed.isEmpty ? "" : " " + removed)")
+                    printOut(UserNamespaces.current().ways)
+                } else {
+                    printOut(try setup.sessionFilter(uid: account.uid))
+                }
                 printOut(try setup.start())
             } catch let error as GuardianService.StartError {
                 printError("quarantine: \(error)")
@@ -201,6 +218,10 @@ extension Guardian {
         static let configuration = CommandConfiguration(
             abstract: "Stop protecting an account (as root). Its vault, database and configuration stay.",
             discussion: """
+            Also takes the account out of /etc/quarantine/protected-uids, so its new sessions may mount again \
+            (running ones keep pam_quarantine's filter until it logs out), and takes pam_quarantine out of \
+            /etc/pam.d/common-session and common-session-noninteractive once no account is listed.
+
             Examples:
               sudo quarantine guardian disable --user sam
 
@@ -217,6 +238,8 @@ extension Guardian {
             }
             let setup = GuardianSetup(user: user)
             printOut(setup.stop())
+            let removed = setup.removeSessionFilter(uid: getpwnam(user).map { $0.pointee.pw_uid })
+            if !removed.isEmpty { printOut(removed) }
             printOut("Kept \(setup.paths.state) (the vault: 'sudo quarantine --user \(user) list' while enabled) and \(setup.paths.configuration).")
         }
     }
@@ -225,6 +248,11 @@ extension Guardian {
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show which accounts a guardian service protects, and how each is doing.",
             discussion: """
+            Also says whether private mounts are closed for each account: pam_quarantine installed, in both PAM \
+            session stacks and listing the account, and how many of the account's running processes carry a \
+            filter set at login, naming those that do not (started before, they can still mount until the account \
+            logs out); --json: private_mounts and private_mounts_filter.
+
             Examples:
               quarantine guardian status
               quarantine guardian status --user sam --json
@@ -254,20 +282,27 @@ extension Guardian {
                     object["problem"] = hello.status?.problem
                     object["analysis"] = hello.status?.analysis
                     object["not_watched"] = hello.status?.unwatched
-                    // Read here, outside the unit's sandbox: the service's ProcSubset=pid hides /proc/sys.
-                    object["private_mounts"] = UserNamespaces.current().guardianWords
                 } else {
                     object["running"] = false
                     failed = true
+                }
+                // Read here, outside the unit's sandbox (its ProcSubset=pid hides /proc/sys and the
+                // account's processes), whether the service runs or not: sessions are PAM's business.
+                if let entry = getpwnam(name) {
+                    let report = SessionMountFilter().report(user: name, uid: entry.pointee.pw_uid)
+                    object["private_mounts"] = report.words
+                    object["private_mounts_filter"] = report.json
+                } else {
+                    object["private_mounts"] = UserNamespaces.current().guardianWords
                 }
                 if json { printJSONObject(object); continue }
                 if object["running"] as? Bool == true {
                     printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
                     for line in object["not_watched"] as? [String] ?? [] { printOut("  not watched: \(line)") }
-                    if let words = object["private_mounts"] as? String { printOut("  \(words)") }
                 } else {
                     printOut("\(name): NOT running (no answer on \(GuardianPaths(user: name).socket)); 'systemctl status \(GuardianUnit.instanceName(user: name))'")
                 }
+                if let words = object["private_mounts"] as? String { printOut("  \(words)") }
             }
             if failed { throw ExitCode(1) }
         }

@@ -15,6 +15,8 @@ ok() { echo "ok: $*"; }
 cleanup() {
     [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
     [ -n "$launcher_pid" ] && kill "$launcher_pid" 2>/dev/null && wait "$launcher_pid" 2>/dev/null
+    # Out of pam_quarantine's list (and its lines out of the PAM stacks when no account is left).
+    id -u "$child" > /dev/null 2>&1 && [ -x "$work/quarantine" ] && "$work/quarantine" guardian disable --user "$child" > /dev/null 2>&1
     id -u "$child" > /dev/null 2>&1 && userdel "quarantine-w$(id -u "$child")" 2>/dev/null
     userdel -r "$child" 2>/dev/null; userdel -r "$guardian" 2>/dev/null
     rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \

@@ -429,7 +429,7 @@ _quarantine_guardian_set-pin() {
 
 _quarantine_guardian_enable() {
     repeating_flags=()
-    non_repeating_flags=(--pin-stdin --no-pin --version -h --help)
+    non_repeating_flags=(--pin-stdin --no-pin --allow-private-mounts --version -h --help)
     repeating_options=(--outgoing)
     non_repeating_options=(--user)
     __quarantine_offer_flags_options 0

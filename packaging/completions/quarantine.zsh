@@ -336,6 +336,7 @@ _quarantine_guardian_enable() {
         '*--outgoing[A folder whose new files are checked before they leave (repeatable).]:dir:'
         '--pin-stdin[Read the guardian PIN (twice) from standard input instead of the terminal.]'
         '--no-pin[Do not set a guardian PIN now (the account cannot release anything until one is set).]'
+        '--allow-private-mounts[Do not install pam_quarantine for the account\: it keeps FUSE mounts, Flatpak apps and rootless containers, and can mount a folder the service does not see.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

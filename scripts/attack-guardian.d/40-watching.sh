@@ -69,12 +69,4 @@ else
 fi
 as_child bash -c "rm -f '$chome/Downloads' && mv '$chome/Downloads.real' '$chome/Downloads'"
 rm -rf "$secret"
-
-# A private mount in a user namespace of the child's own.
-if as_child unshare -r -m true 2>/dev/null; then
-    out=$(as_child unshare -r -m bash -c "mount -t tmpfs none '$chome/Downloads' && '$q' testcard '$chome/Downloads/private.png' >/dev/null && sleep 4 && sha256sum < '$chome/Downloads/private.png'" 2>&1)
-    if [ "${out%% *}" = "$card_sha" ]; then attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace" through "the card stayed readable there"
-    else attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace" held "$out"; fi
-else
-    attempt "a tmpfs mounted over ~/Downloads in the child's own user namespace" held "the child cannot make a user namespace"
-fi
+# A private mount (a user namespace of the child's own): 45-private-mounts.sh.
