@@ -23,12 +23,12 @@ extension QuarantineAgent {
                 add(BacklogEntry(path: candidate.path, root: candidate.root, direction: direction, identity: identity))
             case .rootWatched(let root, let directories):
                 setRoot(root, "watching (\(directories) folder\(directories == 1 ? "" : "s"))")
-                logger.info("watching \(root): \(directories) folder(s)")
+                logger.info("watching \(shown(root))\(shown(root) == root ? "" : " (through \(root))"): \(directories) folder(s)")
             case .rootMissing(let root, let message):
                 setRoot(root, "missing: \(message); watched again when it is back")
-                logger.warning("\(root): \(message); it is watched again as soon as it is back")
+                logger.warning("\(shown(root)): \(message); it is watched again as soon as it is back")
             case .rootRestored(let root):
-                logger.notice("\(root) is back: watching it again and checking what is in it")
+                logger.notice("\(shown(root)) is back: watching it again and checking what is in it")
             case .overflow:
                 logger.warning("inotify's event queue overflowed, so some events were lost: rescanning every watched folder")
             case .watchLimit(let root, let message):
@@ -544,11 +544,11 @@ extension QuarantineAgent {
         let analysis = Self.analysisDescription(engine, settings: settings)
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
-                               roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
+                               roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
                                notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
-                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode) })
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.
