@@ -169,6 +169,12 @@ public final class Holding: Sendable {
     /// for each use and closed after, never kept open (an open descriptor keeps a medium busy,
     /// and `umount` would fail).
     let removableRoots = Locked<Set<String>>([])
+    /// Files being held right now, by the path they arrived at. A hold by a copy (another
+    /// filesystem) takes a while, and its record says where the copy will be before it is
+    /// there: ``held(originalPath:)`` and another hold of the same path wait for it to end, so
+    /// that neither takes a hold being made for a lost one (and forgets its record: the copy
+    /// would then be kept by no one).
+    let holdsInProgress = Locked<Set<String>>([])
 
     /// `parent` must be on the same mount as the watched folders for a hold to be one rename
     /// (the default: the database's folder); `copiesFolder` (default: `holding-copies` beside
@@ -467,6 +473,8 @@ public final class Holding: Sendable {
     /// cannot (gone, a link, not below `root`).
     public func hold(path: String, root: String, expected: FileIdentity? = nil) throws -> HeldFile {
         guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
+        while !holdsInProgress.withLock({ $0.insert(path).inserted }) { usleep(2_000) }
+        defer { _ = holdsInProgress.withLock { $0.remove(path) } }
         var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
         guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
         var pin = try pinRoot(root)
@@ -881,6 +889,7 @@ public final class Holding: Sendable {
     /// The file that arrived at `originalPath` and is held now (the latest, if several were), or
     /// nil. A record whose held file is gone is forgotten.
     public func held(originalPath: String) -> HeldFile? {
+        while holdsInProgress.withLock({ $0.contains(originalPath) }) { usleep(2_000) }
         let records = (try? store.read { db in
             try HeldFile.filter(Column("originalPath") == originalPath).order(Column("id").desc).fetchAll(db)
         }) ?? []
