@@ -293,7 +293,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         // Folders every account can write in: watched for the protected account's own files.
         if protectedHome != nil, settings.mode == .child {
-            let folders = (shared ?? SharedFolder.standard(mounts: nil)).map(\.reachedAt) + media
+            let folders = (shared ?? SharedFolder.standard(mounts: nil)).filter { $0.unreachable == nil }.map(\.reachedAt) + media
             for folder in folders where !roots.contains(where: { $0.path == folder }) { roots.append(WatchRoot(path: folder, direction: .incoming)) }
         }
         return roots
@@ -312,7 +312,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// the shared folders and the removable media mounted now. None for a person's own agent.
     func accountOnlyRoots() -> Set<String> {
         guard options.protectedHome != nil else { return [] }
-        return Set(sharedFolders.map(\.reachedAt)).union(state.withLock { $0.mediaRoots })
+        return Set(sharedFolders.filter { $0.unreachable == nil }.map(\.reachedAt)).union(state.withLock { $0.mediaRoots })
     }
 
     /// Whether a file noticed under `root` is one to check: under a shared folder or on a
@@ -336,9 +336,10 @@ public final class QuarantineAgent: Service, Sendable {
 
     /// What a protected account can write that is not watched, in words for `guardian status`.
     /// `media`: the folders removable media are watched below.
-    static func unwatched(home: String, mode: AnalysisMode, media: [String] = []) -> [String] {
+    static func unwatched(home: String, mode: AnalysisMode, media: [String] = [], shared: [SharedFolder] = []) -> [String] {
         guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
         var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
+        lines += shared.compactMap { folder in folder.unreachable.map { "\(folder.path) (\($0))" } }
         let watchedMedia = media.isEmpty ? "" : " (media mounted below \(media.joined(separator: " and ")) are watched)"
         lines.append("removable media an administrator mounts elsewhere, e.g. in /mnt\(watchedMedia), and other folders every account may write in"
             + " besides /tmp, /var/tmp and /dev/shm ('find / -xdev -type d -perm -0002' lists them)")

@@ -10,15 +10,34 @@ import PathBytes
 public struct MountTable: Sendable, Equatable {
     /// Every mount point, as a path (the kernel's octal escapes undone), in the table's order.
     public var mountPoints: [String]
+    /// The folder of its filesystem each mount shows (the fourth field: `/` for a whole
+    /// filesystem, a folder for a bind), by mount point; the last mount at a point wins.
+    public var sources: [String: String]
 
-    public init(mountPoints: [String]) { self.mountPoints = mountPoints }
+    public init(mountPoints: [String], sources: [String: String] = [:]) {
+        self.mountPoints = mountPoints
+        self.sources = sources
+    }
 
     /// The table of `text` (the format of `/proc/self/mountinfo`: the mount point is the fifth field).
     public init(mountinfo text: String) {
-        mountPoints = text.split(separator: "\n").compactMap { line in
+        var points: [String] = []
+        var sources: [String: String] = [:]
+        for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)
-            return fields.count > 4 ? Self.unescape(String(fields[4])) : nil
+            guard fields.count > 4 else { continue }
+            let point = Self.unescape(String(fields[4]))
+            points.append(point)
+            sources[point] = Self.unescape(String(fields[3]))
         }
+        mountPoints = points
+        self.sources = sources
+    }
+
+    /// Whether `path` is a private temporary folder systemd made for a unit (`PrivateTmp=`): a
+    /// bind of a `systemd-private-...` folder, empty for everyone else's files.
+    public func isPrivateTemporaryFolder(_ path: String) -> Bool {
+        sources[path]?.contains("/systemd-private-") == true
     }
 
     /// This process's table now; nil when `/proc/self/mountinfo` cannot be read.

@@ -14,10 +14,13 @@ public struct SharedFolder: Sendable, Equatable {
     /// Where this process reaches the host's folder: the side path when the unit bound it there,
     /// else ``path``.
     public var reachedAt: String
+    /// Why the host's folder cannot be reached (only a private one of the unit's is there), or nil.
+    public var unreachable: String?
 
-    public init(path: String, reachedAt: String? = nil) {
+    public init(path: String, reachedAt: String? = nil, unreachable: String? = nil) {
         self.path = path
         self.reachedAt = reachedAt ?? path
+        self.unreachable = unreachable
     }
 
     /// The side paths where the guardian unit binds the host's folders (its `BindPaths=`).
@@ -27,11 +30,17 @@ public struct SharedFolder: Sendable, Equatable {
 
     /// The shared folders as this process reaches them: through a side path that is a mount point
     /// in `mounts` (the unit bound the host's folder there), else directly. With no table (it
-    /// cannot be read), directly.
+    /// cannot be read), directly. A folder that is systemd's private one for the unit, with no
+    /// bind of the host's at its side path (a unit installed before it had one), is unreachable.
     public static func standard(mounts: MountTable?) -> [SharedFolder] {
         sidePaths.map { entry in
-            guard let side = entry.side, let mounts, mounts.isMountPoint(side) else { return SharedFolder(path: entry.path) }
-            return SharedFolder(path: entry.path, reachedAt: side)
+            guard let side = entry.side, let mounts else { return SharedFolder(path: entry.path) }
+            if mounts.isMountPoint(side) { return SharedFolder(path: entry.path, reachedAt: side) }
+            if mounts.isPrivateTemporaryFolder(entry.path) {
+                return SharedFolder(path: entry.path, unreachable: "the service's unit gives it a private \(entry.path) and binds no host's one at \(side):"
+                    + " install its unit again with 'sudo quarantine guardian enable'")
+            }
+            return SharedFolder(path: entry.path)
         }
     }
 

@@ -34,6 +34,12 @@ struct GuardianWatchRootsTests {
         #expect(SharedFolder.shown("/run/quarantine/host/tmpx/card.png", in: shared) == "/run/quarantine/host/tmpx/card.png")
         #expect(SharedFolder.shown("/home/sam/card.png", in: shared) == "/home/sam/card.png")
         #expect(SharedFolder.shownText("not put back: /run/quarantine/host/tmp/x.png: gone", in: shared) == "not put back: /tmp/x.png: gone")
+        // A unit without the bind (installed before it had one): its private /tmp is not watched, and that is said.
+        let old = MountTable(mountinfo: "30 22 254:0 /tmp/systemd-private-0f3e-quarantine-guardian@sam.service-Xy/tmp /tmp rw shared:1 - ext4 /dev/vda rw\n")
+        let unbound = SharedFolder.standard(mounts: old)
+        #expect(unbound[0].unreachable?.contains("guardian enable") == true && unbound[1].unreachable == nil)
+        #expect(!QuarantineAgent.watchRoots(settings, environment: ["HOME": "/home/sam"], protectedHome: "/home/sam", shared: unbound).map(\.path).contains("/tmp"))
+        #expect(QuarantineAgent.unwatched(home: "/home/sam", mode: .child, shared: unbound).contains { $0.hasPrefix("/tmp (the service's unit gives it a private /tmp") })
         // Without the unit's bind: the folders themselves.
         #expect(SharedFolder.standard(mounts: MountTable(mountPoints: ["/"])).map(\.reachedAt) == ["/tmp", "/var/tmp", "/dev/shm"])
     }

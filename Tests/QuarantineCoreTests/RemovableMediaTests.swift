@@ -1,3 +1,4 @@
+import FolderWatch
 import Foundation
 import Locking
 import MediaDecoding
@@ -37,6 +38,36 @@ struct RemovableMediaTests {
         #expect(umount2(stick, 0) == 0)
         #expect(changed.wait(timeout: .now() + 3) == .success)
         #expect(seen.withLock { $0.last } == [])
+    }
+
+    @Test("media mounted one after another (each unmounted before the next, at /media and /run/media, as the agent sets its roots) are each watched: a file written on each is reported")
+    func mediaOneAfterAnother() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let base = place.folder.path
+        for folder in ["media/sam", "run/media/sam"] { try FileManager.default.createDirectory(atPath: base + "/" + folder, withIntermediateDirectories: true) }
+        var options = FolderWatchOptions()
+        options.settleDelay = .milliseconds(50)
+        let home = WatchRoot(path: place.downloads.path, direction: .incoming)
+        let watcher = FolderWatcher(roots: [home], options: options)
+        try watcher.start()
+        defer { watcher.stop() }
+        let reported = Locked<[String]>([])
+        let reader = Task { for await event in watcher.events { if case .candidate(let candidate) = event { reported.withLock { $0.append(candidate.path) } } } }
+        defer { reader.cancel() }
+        for (index, stick) in ["media/sam/STICK", "run/media/sam/STICK", "media/sam/STICK2"].enumerated() {
+            let path = base + "/" + stick
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try #require(mount("tmpfs", path, "tmpfs", 0, "size=1m") == 0)
+            watcher.setRoots([home, WatchRoot(path: path, direction: .incoming)])
+            try await Task.sleep(for: .milliseconds(300))
+            FileManager.default.createFile(atPath: path + "/file-\(index).png", contents: Data([1, 2, 3]))
+            var waited = 0
+            while !reported.withLock({ $0.contains(path + "/file-\(index).png") }) && waited < 3000 { try await Task.sleep(for: .milliseconds(20)); waited += 20 }
+            #expect(reported.withLock { $0.contains(path + "/file-\(index).png") }, "\(stick): not reported")
+            #expect(umount2(path, 0) == 0)
+            watcher.setRoots([home])
+            rmdir(path)
+        }
     }
 
     /// tmpfs (false) always; FAT (true) where the kernel has vfat (the machines here do not, and
