@@ -48,7 +48,7 @@ public struct GuardianSetup: Sendable {
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
-    /// /etc/quarantine, /var/lib/quarantine(/USER), /run/quarantine, /run/media, as tmpfiles.d says.
+    /// /etc/quarantine, /var/lib/quarantine(/USER), /run/quarantine, as tmpfiles.d says.
     public func folders() throws(GuardianService.StartError) {
         guard let (uid, gid) = Self.ids(of: GuardianPaths.serviceUser) else { throw fail("there is no \(GuardianPaths.serviceUser) system user") }
         for (path, mode, owned) in [("/etc/quarantine", 0o755, false), ("/var/lib/quarantine", 0o700, true), (GuardianPaths.socketFolder, 0o755, true),
@@ -57,9 +57,6 @@ public struct GuardianSetup: Sendable {
             chmod(path, mode_t(mode))
             if owned { chown(path, uid, gid) } else { chown(path, 0, 0) }
         }
-        // Where udisks mounts media: there before the service starts, so its unit binds it writable
-        // (media mounted later under a /run/media made after the start would be read-only to it).
-        if mkdir("/run/media", 0o755) == 0 { chmod("/run/media", 0o755) }
     }
 
     /// Root's verified copy of the runtime and models, where the services load them.

@@ -268,10 +268,7 @@ BindPaths=/tmp:/run/quarantine/host/tmp /var/tmp:/run/quarantine/host/var-tmp
 # Removable media mounted for the child (/media/%I/..., /run/media/%I/...) are
 # watched and held from too: writable here ('-': either may be missing). Media
 # mounted after the start appear in the service's namespace (a slave of the
-# host's) and are noticed by a poll of /proc/self/mountinfo. They come in
-# writable only below a folder bound here: one mounted under a read-only folder
-# of the namespace comes in read-only (tried with unshare --propagation slave),
-# so tmpfiles.d makes /run/media before the service starts.
+# host's) and are noticed by a poll of /proc/self/mountinfo.
 ReadWritePaths=-/media -/run/media
 # A private /dev with the pseudo devices only (null, zero, full, random,
 # urandom, tty): no disks, no input devices, no cameras.
@@ -581,12 +578,6 @@ d /run/quarantine          0755 quarantine quarantine -
 # The per-user configuration, <user>.toml: owned by root, readable; the service
 # rewrites it when a guardian changes the mode or the folders.
 d /etc/quarantine          0755 root       root       -
-# Where udisks mounts removable media (/run/media/<user>/...). Made before the
-# guardian service starts so that its unit's ReadWritePaths=-/run/media binds it
-# writable: a medium mounted later under a /run/media that did not exist at the
-# service's start would appear read-only inside its namespace, and what the child
-# writes there could not be held. udisks makes it the same way (root, 0755).
-d /run/media               0755 root       root       -
 
 """#
 }
