@@ -266,9 +266,13 @@ PrivateTmp=yes
 # under /run/systemd/unit-root, so the sources are the host's own folders.
 BindPaths=/tmp:/run/quarantine/host/tmp /var/tmp:/run/quarantine/host/var-tmp
 # Removable media mounted for the child (/media/%I/..., /run/media/%I/...) are
-# watched and held from too: writable here ('-': either may be missing). Media
-# mounted after the start appear in the service's namespace (a slave of the
-# host's) and are noticed by a poll of /proc/self/mountinfo.
+# watched and held from too. Media mounted before the start would be read-only
+# here like the rest of ProtectSystem=strict: this makes them writable ('-':
+# either folder may be missing). Media mounted after the start appear in the
+# service's namespace (a slave of the host's), writable, and are noticed by a
+# poll of /proc/self/mountinfo (tried by hand: a tmpfs mounted on a shared host
+# mount shows up read-write in an 'unshare -m --propagation slave' namespace,
+# even below a folder remounted read-only there).
 ReadWritePaths=-/media -/run/media
 # A private /dev with the pseudo devices only (null, zero, full, random,
 # urandom, tty): no disks, no input devices, no cameras.
