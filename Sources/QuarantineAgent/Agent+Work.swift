@@ -88,6 +88,9 @@ extension QuarantineAgent {
         guard settings.holdsWhileChecking else { return }
         var held = 0
         for entry in batch where holding.held(originalPath: entry.path) == nil {
+            // A lane has it: it holds it itself (or has judged it and is putting it back: held
+            // again here, it would stay held with nothing left to judge it).
+            if state.withLock({ $0.inFlight[entry.path] != nil }) { continue }
             guard let file = try? MediaFile(path: entry.path), file.type.kind != .other else { continue }
             if (try? vault.store.hasSeen(file.identity, at: entry.path, in: settings.mode)) == true { continue }
             do {

@@ -284,9 +284,11 @@ public final class Holding: Sendable {
 
     /// Says which watched folders other accounts write in too (only ``account``'s own files are
     /// held from them) and which may be unmounted (never kept open). Their pins are dropped.
+    /// A medium once said stays known as one after it is unmounted: its files still held are
+    /// refused their put-back with that reason, and its mount point is never kept open.
     public func setSharedRoots(_ shared: Set<String>, removable: Set<String>) {
         sharedRoots.withLock { $0 = shared.union(removable) }
-        removableRoots.withLock { $0 = removable }
+        removableRoots.withLock { $0.formUnion(removable) }
         let dropped = roots.withLock { roots -> [Pinned] in
             let gone = roots.filter { removable.contains($0.key) }
             for key in gone.keys { roots[key] = nil }

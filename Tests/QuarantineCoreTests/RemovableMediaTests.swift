@@ -105,6 +105,9 @@ struct RemovableMediaTests {
         #expect(held.copied == true)
         #expect(!FileManager.default.fileExists(atPath: stick + "/photo.png"))
         #expect(umount2(stick, 0) == 0, "the medium is kept busy: \(String(cString: strerror(errno)))")
+        // As the agent and udisks do then: the medium leaves the mount table, its folder is removed.
+        holding.setSharedRoots([], removable: [])
+        #expect(rmdir(stick) == 0)
         #expect(throws: Holding.Failure.self) { try holding.putBack(held) }
         do { try holding.putBack(held) } catch let failure as Holding.Failure {
             #expect(failure.refusedPutBack && failure.description.contains("no longer mounted"), "\(failure)")
