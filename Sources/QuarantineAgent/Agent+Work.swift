@@ -36,7 +36,7 @@ extension QuarantineAgent {
                 setRoot(root, "rescanned every \(seconds) s (inotify watch limit reached)")
                 logger.error("\(message)")
             case .scanFinished(let root, let files, let reason):
-                logger.info("scanned \(root) (\(reason.rawValue)): \(files) file(s)")
+                logger.info("scanned \(shown(root)) (\(reason.rawValue)): \(files) file(s)")
             case .problem(let path, let message):
                 logger.warning("\(message)", metadata: ["path": "\(path)"])
             }
@@ -425,7 +425,7 @@ extension QuarantineAgent {
     }
 
     func report(_ outcome: Intake.Outcome, for entry: BacklogEntry, mode: AnalysisMode) {
-        var metadata: Logger.Metadata = ["path": "\(entry.path)", "mode": "\(mode.rawValue)"]
+        var metadata: Logger.Metadata = ["path": "\(shown(entry.path))", "mode": "\(mode.rawValue)"]
         switch outcome {
         case .unopenable(let reason):
             logger.info("not checked: \(reason)", metadata: metadata)
