@@ -102,7 +102,7 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .target(name: "QuarantineAgent", dependencies: [
-            "DownloadOrigins", "CSystemShims", "PathBytes", "Locking",
+            "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),

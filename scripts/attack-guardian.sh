@@ -84,7 +84,7 @@ start_service() {
     local caps exec_start
     caps=$(grep '^AmbientCapabilities=' "$unit_file" | cut -d= -f2 | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
     exec_start=$(grep '^ExecStart=' "$unit_file" | sed "s|^ExecStart=/usr/bin/quarantine|$q|; s|%I|$child|")
-    QUARANTINE_LOG_LEVEL=info ${SERVICE_WRAPPER:-} setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --bounding-set=-all,$caps --no-new-privs \
+    QUARANTINE_LOG_LEVEL=${SERVICE_LOG_LEVEL:-info} ${SERVICE_WRAPPER:-} setpriv --reuid=quarantine --regid=quarantine --init-groups --inh-caps=$caps --ambient-caps=$caps --bounding-set=-all,$caps --no-new-privs \
         $exec_start >> "$work/service.log" 2>&1 &
     service_pid=$!
     for _ in $(seq 150); do [ -S "/run/quarantine/$child.sock" ] && grep -q "watching" "$work/service.log" && return 0; sleep 0.1; done

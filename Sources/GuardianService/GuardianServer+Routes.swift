@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineAgent
 import GuardianAPI
 import QuarantineCore
 import QuarantineStore
@@ -122,7 +123,7 @@ extension GuardianServer {
         let all = try call.review.items(includeClosed: call.request.all ?? false)
         let requests = try call.review.releaseRequests().mapValues(\.requestedAt)
         try page(all, id: \.id, request: call.request, into: &response) { response, items in
-            response.items = items
+            response.items = shown(items)
             let ids = Set(items.compactMap(\.id))
             response.requests = requests.filter { ids.contains($0.key) }
         }
@@ -133,9 +134,9 @@ extension GuardianServer {
         guard let id = call.request.id, let item = try call.review.item(id) else {
             throw GuardianResponse.Refusal.refused("there is no item \(call.request.id ?? 0)")
         }
-        response.items = [item]
+        response.items = shown([item])
         response.requests = try call.review.releaseRequests().filter { $0.key == id }.mapValues(\.requestedAt)
-        try page(try call.review.history(of: id), id: \.id, request: call.request, into: &response) { $0.events = $1 }
+        try page(try call.review.history(of: id), id: \.id, request: call.request, into: &response) { $0.events = shown($1) }
         // The blurred preview, as an open descriptor (the child cannot open the vault), with the
         // first page only.
         if call.request.before == nil, let preview = call.review.preview(of: item) {
@@ -146,15 +147,16 @@ extension GuardianServer {
     }
 
     func history(_ call: GuardianCall, _ response: inout GuardianResponse) throws -> Int32? {
-        try page(try call.review.history(), id: \.id, request: call.request, into: &response) { $0.events = $1 }
+        try page(try call.review.history(), id: \.id, request: call.request, into: &response) { $0.events = shown($1) }
         return nil
     }
 
     func release(_ call: GuardianCall, _ response: inout GuardianResponse) throws -> Int32? {
         guard let id = call.request.id else { throw GuardianResponse.Refusal.refused("which item?") }
         let result = try call.review.release(id, consent: try consent(call, to: .release))
-        logger.notice("item \(id) released to \(result.path) by \(call.review.actor)")
-        response.path = result.path
+        let path = SharedFolder.shown(result.path, in: sharedFolders)
+        logger.notice("item \(id) released to \(path) by \(call.review.actor)")
+        response.path = path
         response.renamed = result.renamed
         return nil
     }
@@ -241,6 +243,32 @@ extension GuardianServer {
                 return
             }
             count /= 2
+        }
+    }
+}
+
+extension GuardianServer {
+    // MARK: - Paths as people know them
+
+    /// Items with their original paths named as people know them (`/tmp/...`, not the side path
+    /// the service reaches the host's `/tmp` by).
+    func shown(_ items: [VaultItem]) -> [VaultItem] {
+        guard sharedFolders.contains(where: { $0.reachedAt != $0.path }) else { return items }
+        return items.map { item in
+            var item = item
+            item.originalPath = SharedFolder.shown(item.originalPath, in: sharedFolders)
+            return item
+        }
+    }
+
+    /// History events with their paths and details named as people know them.
+    func shown(_ events: [AuditEvent]) -> [AuditEvent] {
+        guard sharedFolders.contains(where: { $0.reachedAt != $0.path }) else { return events }
+        return events.map { event in
+            var event = event
+            event.path = event.path.map { SharedFolder.shown($0, in: sharedFolders) }
+            event.detail = event.detail.map { SharedFolder.shownText($0, in: sharedFolders) }
+            return event
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GuardianAPI
 import Locking
 import Logging
+import QuarantineAgent
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
@@ -68,6 +69,9 @@ final class GuardianServer: @unchecked Sendable {
     let accepting: @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>
     /// Called after the configuration changed (the mode): the agent reloads it.
     let reload: @Sendable () -> Void
+    /// The shared folders as the agent reaches them (the unit's side path of `/tmp`): paths in
+    /// answers are named as people know them (``SharedFolder/shown(_:in:)``).
+    let sharedFolders: [SharedFolder]
 
     /// A connection the service holds: who is at the other end and what they are to it.
     final class Connection: @unchecked Sendable {
@@ -117,7 +121,7 @@ final class GuardianServer: @unchecked Sendable {
     init(paths: GuardianPaths, childUID: uid_t, home: String, vault: Vault, configurationPath: String, logger: Logger,
          socketPath: String? = nil, limits: Limits = Limits(), guardianCheck: @escaping @Sendable (uid_t) -> Bool = GuardianPaths.isGuardian,
          accepting: @escaping @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure> = { $0.acceptOrErrno() },
-         reload: @escaping @Sendable () -> Void) throws(ServiceError) {
+         sharedFolders: [SharedFolder] = [], reload: @escaping @Sendable () -> Void) throws(ServiceError) {
         self.accepting = accepting
         self.paths = paths
         self.childUID = childUID
@@ -128,6 +132,7 @@ final class GuardianServer: @unchecked Sendable {
         self.limits = limits
         self.guardianCheck = guardianCheck
         self.reload = reload
+        self.sharedFolders = sharedFolders
         self.socketPath = socketPath ?? paths.socket
         // Anyone may connect (0666); who may do what is decided per connection by the peer's user.
         listener = try LocalSocket.listen(at: self.socketPath, mode: 0o666, backlog: 64)

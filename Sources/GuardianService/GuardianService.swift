@@ -79,12 +79,18 @@ public enum GuardianService {
         options.holdingParent = account.home
         options.protectedAccount = account.uid
         options.protectedHome = account.home
+        // /tmp and /var/tmp: the host's, at the side paths the unit binds them to (its own are
+        // private); /dev/shm; and the removable media mounted for the account, as they come and go.
+        let sharedFolders = SharedFolder.standard(mounts: MountTable.current())
+        options.sharedFolders = sharedFolders
+        options.removableMediaFolders = ["/media/\(user)", "/run/media/\(user)"]
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)
         }
         let vault = try Vault.standard(environment: environment)
-        let server = try GuardianServer(paths: paths, childUID: account.uid, home: account.home, vault: vault, configurationPath: paths.configuration, logger: logger) {
+        let server = try GuardianServer(paths: paths, childUID: account.uid, home: account.home, vault: vault, configurationPath: paths.configuration, logger: logger,
+                                       sharedFolders: sharedFolders) {
             kill(getpid(), SIGHUP)
         }
         server.start()

@@ -23,12 +23,12 @@ extension QuarantineAgent {
                 add(BacklogEntry(path: candidate.path, root: candidate.root, direction: direction, identity: identity))
             case .rootWatched(let root, let directories):
                 setRoot(root, "watching (\(directories) folder\(directories == 1 ? "" : "s"))")
-                logger.info("watching \(root): \(directories) folder(s)")
+                logger.info("watching \(shown(root))\(shown(root) == root ? "" : " (through \(root))"): \(directories) folder(s)")
             case .rootMissing(let root, let message):
                 setRoot(root, "missing: \(message); watched again when it is back")
-                logger.warning("\(root): \(message); it is watched again as soon as it is back")
+                logger.warning("\(shown(root)): \(message); it is watched again as soon as it is back")
             case .rootRestored(let root):
-                logger.notice("\(root) is back: watching it again and checking what is in it")
+                logger.notice("\(shown(root)) is back: watching it again and checking what is in it")
             case .overflow:
                 logger.warning("inotify's event queue overflowed, so some events were lost: rescanning every watched folder")
             case .watchLimit(let root, let message):
@@ -36,7 +36,7 @@ extension QuarantineAgent {
                 setRoot(root, "rescanned every \(seconds) s (inotify watch limit reached)")
                 logger.error("\(message)")
             case .scanFinished(let root, let files, let reason):
-                logger.info("scanned \(root) (\(reason.rawValue)): \(files) file(s)")
+                logger.info("scanned \(shown(root)) (\(reason.rawValue)): \(files) file(s)")
             case .problem(let path, let message):
                 logger.warning("\(message)", metadata: ["path": "\(path)"])
             }
@@ -88,6 +88,9 @@ extension QuarantineAgent {
         guard settings.holdsWhileChecking else { return }
         var held = 0
         for entry in batch where holding.held(originalPath: entry.path) == nil {
+            // A lane has it: it holds it itself (or has judged it and is putting it back: held
+            // again here, it would stay held with nothing left to judge it).
+            if state.withLock({ $0.inFlight[entry.path] != nil }) { continue }
             guard let file = try? MediaFile(path: entry.path), file.type.kind != .other else { continue }
             if (try? vault.store.hasSeen(file.identity, at: entry.path, in: settings.mode)) == true { continue }
             do {
@@ -423,7 +426,7 @@ extension QuarantineAgent {
     }
 
     func report(_ outcome: Intake.Outcome, for entry: BacklogEntry, mode: AnalysisMode) {
-        var metadata: Logger.Metadata = ["path": "\(entry.path)", "mode": "\(mode.rawValue)"]
+        var metadata: Logger.Metadata = ["path": "\(shown(entry.path))", "mode": "\(mode.rawValue)"]
         switch outcome {
         case .unopenable(let reason):
             logger.info("not checked: \(reason)", metadata: metadata)
@@ -545,11 +548,11 @@ extension QuarantineAgent {
         let analysis = Self.analysisDescription(engine, settings: settings)
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
-                               roots: s.roots.values.sorted { $0.path < $1.path }, queueDepth: depth,
-                               inFlight: s.inFlight.values.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
+                               roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
+                               inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
                                notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
-                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode) })
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.

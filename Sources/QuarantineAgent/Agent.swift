@@ -42,6 +42,14 @@ public final class QuarantineAgent: Service, Sendable {
         /// recursively, whatever the configuration lists, so that no folder the account makes,
         /// renames or points its browser at is left out (issue 26). Nil for a person's own agent.
         public var protectedHome: String?
+        /// Folders every account writes in, watched in child mode for the protected account's own
+        /// files, as this process reaches them (the guardian service:
+        /// ``SharedFolder/standard(mounts:)``). Nil: `/tmp`, `/var/tmp` and `/dev/shm` themselves.
+        public var sharedFolders: [SharedFolder]?
+        /// Folders where removable media are mounted for the protected account (`/media/<account>`,
+        /// `/run/media/<account>`): in child mode every medium mounted below them, before the start
+        /// or while it runs, is watched for the account's own files. Empty: none.
+        public var removableMediaFolders: [String] = []
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -110,6 +118,9 @@ public final class QuarantineAgent: Service, Sendable {
         var videosInFlight = 0
         var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
+        /// Removable media mounted below ``Options/removableMediaFolders`` now (their mount points).
+        var mediaRoots: [String] = []
+        var mountWatcher: MountWatcher?
         var pendingCandidates: [BacklogEntry] = []
         /// Queued, to be held at once by the flusher (``holdAtOnce(_:settings:)``), off Swift's threads.
         var toHoldAtOnce: [BacklogEntry] = []
@@ -200,7 +211,8 @@ public final class QuarantineAgent: Service, Sendable {
         await loadAnalyzer(settings)
         setUpNotifications(settings)
 
-        let roots = Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome)
+        startWatchingMounts()
+        let roots = currentRoots(settings)
         let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
         state.withLock { s in
             s.watcher = watcher
@@ -209,7 +221,7 @@ public final class QuarantineAgent: Service, Sendable {
         try await onOwnThread("watch-start") { try watcher.start() }
         await watchConfigurationFile()
         let backlog = (try? vault.store.backlogCount()) ?? 0
-        logger.notice("watching \(roots.map { "\($0.path) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
+        logger.notice("watching \(roots.map { "\(shown($0.path)) (\($0.direction.rawValue))" }.joined(separator: ", ")) in \(settings.mode.rawValue) mode; \(backlog) file(s) waiting from before")
         state.withLock { $0.state = "running" }
         publishNow()
         _ = systemd?.notify("READY=1\nSTATUS=Watching \(roots.count) folder(s) in \(settings.mode.rawValue) mode")
@@ -237,8 +249,8 @@ public final class QuarantineAgent: Service, Sendable {
             self.beginStopping()
         }
         // The watchers stop here, off the cooperative threads (their stop waits for their thread).
-        let (configWatcher, folderWatcher) = state.withLock { ($0.configWatcher, $0.watcher) }
-        _ = try? await onOwnThread("watch-stop") { configWatcher?.stop(); folderWatcher?.stop() }
+        let (configWatcher, folderWatcher, mountWatcher) = state.withLock { ($0.configWatcher, $0.watcher, $0.mountWatcher) }
+        _ = try? await onOwnThread("watch-stop") { mountWatcher?.stop(); configWatcher?.stop(); folderWatcher?.stop() }
         flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
@@ -266,7 +278,11 @@ public final class QuarantineAgent: Service, Sendable {
 
     // MARK: - Configuration
 
-    static func watchRoots(_ settings: Settings, environment: [String: String], protectedHome: String? = nil) -> [WatchRoot] {
+    /// The folders to watch: the configured ones; in child mode for a protected account (the
+    /// guardian service) its whole home first, then the folders every account writes in
+    /// (`shared`, as this process reaches them) and the removable media mounted for it (`media`).
+    static func watchRoots(_ settings: Settings, environment: [String: String], protectedHome: String? = nil,
+                           shared: [SharedFolder]? = nil, media: [String] = []) -> [WatchRoot] {
         var roots = settings.watch.roots(mode: settings.mode, environment: environment).map {
             WatchRoot(path: $0.path, direction: $0.direction == .outgoing ? .outgoing : .incoming)
         }
@@ -277,30 +293,56 @@ public final class QuarantineAgent: Service, Sendable {
         }
         // Folders every account can write in: watched for the protected account's own files.
         if protectedHome != nil, settings.mode == .child {
-            for folder in sharedFolders where !roots.contains(where: { $0.path == folder }) { roots.append(WatchRoot(path: folder, direction: .incoming)) }
+            let folders = (shared ?? SharedFolder.standard(mounts: nil)).filter { $0.unreachable == nil }.map(\.reachedAt) + media
+            for folder in folders where !roots.contains(where: { $0.path == folder }) { roots.append(WatchRoot(path: folder, direction: .incoming)) }
         }
         return roots
     }
 
-    /// Folders every account can write in (sticky, world-writable) that the guardian service
-    /// watches for the protected account's own files: `/dev/shm` (the unit's private `/dev` binds
-    /// the system's in). Not `/tmp`: the unit gives the service a private one (`PrivateTmp=yes`;
-    /// the system's would cost 0.2 of the exposure the unit is held to).
-    public static let sharedFolders = ["/dev/shm"]
+    /// The folders to watch now, under `settings`, with the removable media mounted now.
+    func currentRoots(_ settings: Settings) -> [WatchRoot] {
+        Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome,
+                        shared: sharedFolders, media: state.withLock { $0.mediaRoots })
+    }
 
-    /// Whether a file noticed under `root` is one to check: under a shared folder, only the
-    /// protected account's own files (others belong to other accounts and services).
+    /// The folders every account writes in, as this process reaches them.
+    var sharedFolders: [SharedFolder] { options.sharedFolders ?? SharedFolder.standard(mounts: nil) }
+
+    /// The watched folders where only the protected account's own files are checked and held:
+    /// the shared folders and the removable media mounted now. None for a person's own agent.
+    func accountOnlyRoots() -> Set<String> {
+        guard options.protectedHome != nil else { return [] }
+        return Set(sharedFolders.filter { $0.unreachable == nil }.map(\.reachedAt)).union(state.withLock { $0.mediaRoots })
+    }
+
+    /// Whether a file noticed under `root` is one to check: under a shared folder or on a
+    /// removable medium, only the protected account's own files (others belong to other accounts
+    /// and services, and are never touched).
     func isAccountsFile(_ path: String, under root: String) -> Bool {
-        guard let account = options.protectedAccount, Self.sharedFolders.contains(root) else { return true }
+        guard let account = options.protectedAccount else { return true }
+        return Self.isAccountsFile(path, under: root, account: account, accountOnly: accountOnlyRoots())
+    }
+
+    /// Whether a file noticed under `root` is `account`'s to check: any file where `root` is
+    /// not one of `accountOnly`, else only a file that belongs to `account` (by lstat).
+    static func isAccountsFile(_ path: String, under root: String, account: uid_t, accountOnly: Set<String>) -> Bool {
+        guard accountOnly.contains(root) else { return true }
         var info = stat()
         return LongPaths.lstat(path, &info) == 0 && info.st_uid == account
     }
 
+    /// A path as people know it (a file found through the unit's side path of `/tmp` is named `/tmp/...`).
+    func shown(_ path: String) -> String { SharedFolder.shown(path, in: sharedFolders) }
+
     /// What a protected account can write that is not watched, in words for `guardian status`.
-    static func unwatched(home: String, mode: AnalysisMode) -> [String] {
+    /// `media`: the folders removable media are watched below.
+    static func unwatched(home: String, mode: AnalysisMode, media: [String] = [], shared: [SharedFolder] = []) -> [String] {
         guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
         var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
-        lines.append("/tmp (the service's unit gives it a private /tmp) and removable media (not watched yet)")
+        lines += shared.compactMap { folder in folder.unreachable.map { "\(folder.path) (\($0))" } }
+        let watchedMedia = media.isEmpty ? "" : " (media mounted below \(media.joined(separator: " and ")) are watched)"
+        lines.append("removable media an administrator mounts elsewhere, e.g. in /mnt\(watchedMedia), and other folders every account may write in"
+            + " besides /tmp, /var/tmp and /dev/shm ('find / -xdev -type d -perm -0002' lists them)")
         return lines
     }
 
@@ -601,7 +643,7 @@ public final class QuarantineAgent: Service, Sendable {
             || settings.agent.workerIdleSeconds != old.agent.workerIdleSeconds {
             await loadAnalyzer(settings)
         }
-        let roots = Self.watchRoots(settings, environment: options.environment, protectedHome: options.protectedHome)
+        let roots = currentRoots(settings)
         state.withLock { s in
             let keep = s.roots
             s.roots = [:]

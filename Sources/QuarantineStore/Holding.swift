@@ -145,6 +145,8 @@ public final class Holding: Sendable {
         var device: UInt64
         var inode: UInt64
         var path: String
+        /// Opened for one use (a root that may be unmounted): the caller closes it.
+        var owned = false
         var key: String { "\(device):\(inode)" }
     }
 
@@ -160,6 +162,19 @@ public final class Holding: Sendable {
     let copies = Locked<Pinned?>(nil)
     /// Watched folders, pinned at first use.
     let roots = Locked<[String: Pinned]>([:])
+    /// Watched folders other accounts write in too (`/tmp`, `/dev/shm`, removable media): only
+    /// ``account``'s own files are held there, and put back there.
+    let sharedRoots = Locked<Set<String>>([])
+    /// Watched folders that may be unmounted while the service runs (removable media): opened
+    /// for each use and closed after, never kept open (an open descriptor keeps a medium busy,
+    /// and `umount` would fail).
+    let removableRoots = Locked<Set<String>>([])
+    /// Files being held right now, by the path they arrived at. A hold by a copy (another
+    /// filesystem) takes a while, and its record says where the copy will be before it is
+    /// there: ``held(originalPath:)`` and another hold of the same path wait for it to end, so
+    /// that neither takes a hold being made for a lost one (and forgets its record: the copy
+    /// would then be kept by no one).
+    let holdsInProgress = Locked<Set<String>>([])
 
     /// `parent` must be on the same mount as the watched folders for a hold to be one rename
     /// (the default: the database's folder); `copiesFolder` (default: `holding-copies` beside
@@ -267,9 +282,31 @@ public final class Holding: Sendable {
         return Pinned(fd: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), path: path)
     }
 
+    /// Says which watched folders other accounts write in too (only ``account``'s own files are
+    /// held from them) and which may be unmounted (never kept open). Their pins are dropped.
+    /// A medium once said stays known as one after it is unmounted: its files still held are
+    /// refused their put-back with that reason, and its mount point is never kept open.
+    public func setSharedRoots(_ shared: Set<String>, removable: Set<String>) {
+        sharedRoots.withLock { $0 = shared.union(removable) }
+        removableRoots.withLock { $0.formUnion(removable) }
+        let dropped = roots.withLock { roots -> [Pinned] in
+            let gone = roots.filter { removable.contains($0.key) }
+            for key in gone.keys { roots[key] = nil }
+            return Array(gone.values)
+        }
+        for pin in dropped { close(pin.fd) }
+    }
+
     /// The watched folder `root`, opened once (O_PATH, O_DIRECTORY, no links but root's).
     /// `again`: opened anew (it was renamed or replaced since), and pinned as it is now.
+    /// A removable root is opened for this use only (``Pinned/owned``: the caller closes it).
     func pinRoot(_ root: String, again: Bool = false) throws(Failure) -> Pinned {
+        if removableRoots.withLock({ $0.contains(root) }) {
+            let fd = try Self.openTrusted(root)
+            guard var pin = Self.pinned(fd, path: root) else { close(fd); throw Failure(description: "cannot examine \(root): \(Self.describe(errno))") }
+            pin.owned = true
+            return pin
+        }
         if !again, let open = roots.withLock({ $0[root] }) { return open }
         let fd = try Self.openTrusted(root)
         guard let pin = Self.pinned(fd, path: root) else { close(fd); throw Failure(description: "cannot examine \(root): \(Self.describe(errno))") }
@@ -438,16 +475,20 @@ public final class Holding: Sendable {
     /// cannot (gone, a link, not below `root`).
     public func hold(path: String, root: String, expected: FileIdentity? = nil) throws -> HeldFile {
         guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
+        while !holdsInProgress.withLock({ $0.insert(path).inserted }) { usleep(2_000) }
+        defer { _ = holdsInProgress.withLock { $0.remove(path) } }
         var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
         guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
         var pin = try pinRoot(root)
         var (folderFD, code) = Self.walk(from: pin.fd, components)
+        if pin.owned { close(pin.fd) }
         var info = stat()
         if folderFD < 0 || fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) != 0 {
             // The watched folder was renamed or replaced since it was pinned: as it is now.
             if folderFD >= 0 { close(folderFD) }
             pin = try pinRoot(root, again: true)
             (folderFD, code) = Self.walk(from: pin.fd, components)
+            if pin.owned { close(pin.fd) }
             guard folderFD >= 0 else { throw Failure(description: "\(path): its folder cannot be opened without following a link: \(Self.describe(code))") }
             guard fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 let code = errno
@@ -459,6 +500,10 @@ public final class Holding: Sendable {
         guard info.st_mode & S_IFMT == S_IFREG else { throw Failure(description: "\(path) is not a regular file") }
         if let expected, expected.device != UInt64(info.st_dev) || expected.inode != UInt64(info.st_ino) {
             throw Failure(description: "\(path) was replaced since it arrived")
+        }
+        // In a folder every account writes in, another account's file is not this service's to move.
+        if info.st_uid != account, sharedRoots.withLock({ $0.contains(root) }) {
+            throw Failure(description: "\(path) belongs to uid \(info.st_uid), not to the account (uid \(account)): left where it is")
         }
         var folderInfo = stat()
         fstat(folderFD, &folderInfo)
@@ -633,6 +678,7 @@ public final class Holding: Sendable {
         }
         let relative = held.relativeFolder.map { $0.split(separator: "/").map(String.init) } ?? []
         let pin = try? pinRoot(root)
+        defer { if let pin, pin.owned { close(pin.fd) } }
         var fd: Int32 = -1
         var gone = false
         if let bytes = held.folderHandle, let type = held.folderHandleType, let mount = pin?.fd ?? folder(of: held)?.fd {
@@ -649,6 +695,11 @@ public final class Holding: Sendable {
             }
         }
         let path = (held.originalPath as NSString).deletingLastPathComponent
+        let removable = removableRoots.withLock { $0.contains(root) }
+        if fd < 0, removable, pin == nil || Int64(bitPattern: pin!.device) != device {
+            // Another filesystem at its place (the folder the medium covered), or none at all.
+            throw Failure(description: "\(held.originalPath): the medium it was on is no longer mounted at \(root); it is not put back", refusedPutBack: true)
+        }
         if fd < 0, let pin {
             // Its folder is gone (or was replaced): the watched folder itself.
             fd = dup(pin.fd)
@@ -840,6 +891,7 @@ public final class Holding: Sendable {
     /// The file that arrived at `originalPath` and is held now (the latest, if several were), or
     /// nil. A record whose held file is gone is forgotten.
     public func held(originalPath: String) -> HeldFile? {
+        while holdsInProgress.withLock({ $0.contains(originalPath) }) { usleep(2_000) }
         let records = (try? store.read { db in
             try HeldFile.filter(Column("originalPath") == originalPath).order(Column("id").desc).fetchAll(db)
         }) ?? []

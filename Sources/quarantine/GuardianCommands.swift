@@ -313,6 +313,8 @@ extension Guardian {
         static let configuration = CommandConfiguration(
             abstract: "Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).",
             discussion: """
+            In child mode it watches the account's whole home (its browsers' caches excepted), /tmp, /var/tmp and /dev/shm (the account's own files only) and every removable medium mounted below /media/USER or /run/media/USER, also those mounted while it runs; 'quarantine guardian status' lists what is watched and what is not.
+
             Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing or wrong.
 
             Examples:

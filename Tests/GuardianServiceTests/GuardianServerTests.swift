@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineAgent
 @testable import GuardianAPI
 import Locking
 import Logging
@@ -27,7 +28,8 @@ struct GuardianServerTests {
         var downloads: URL { home.appendingPathComponent("Downloads") }
 
         init(limits: GuardianServer.Limits = .init(),
-             accepting: (@Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>)? = nil) throws {
+             accepting: (@Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>)? = nil,
+             sharedFolders: (URL) -> [SharedFolder] = { _ in [] }) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-server-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("state"), withIntermediateDirectories: true)
@@ -41,7 +43,7 @@ struct GuardianServerTests {
                                         vault: vault, configurationPath: configuration.path, logger: Logger(label: "test"),
                                         socketPath: folder.appendingPathComponent("kid.sock").path, limits: limits,
                                         guardianCheck: { guardians.contains($0) },
-                                        accepting: accepting ?? { $0.acceptOrErrno() }, reload: {})
+                                        accepting: accepting ?? { $0.acceptOrErrno() }, sharedFolders: sharedFolders(folder), reload: {})
             server.start()
         }
 
@@ -342,6 +344,23 @@ struct GuardianServerTests {
         let (answer, _) = try place.connect(as: Self.childUID).send(GuardianRequest(.list, limit: 50))
         #expect((answer.items ?? []).compactMap(\.id) == ids.reversed())
         #expect(Set((answer.requests ?? [:]).keys) == [ids[3], ids[110]])
+    }
+
+    @Test("a file found through the unit's side path of the host's /tmp is named /tmp/... in the list and the history")
+    func sidePathsNamedAsPeopleKnowThem() throws {
+        let place = try Place(sharedFolders: { [SharedFolder(path: "/tmp", reachedAt: $0.appendingPathComponent("host-tmp").path)] })
+        defer { place.cleanUp() }
+        let side = place.folder.appendingPathComponent("host-tmp")
+        try FileManager.default.createDirectory(at: side, withIntermediateDirectories: true)
+        try Data("not a picture".utf8).write(to: side.appendingPathComponent("card.png"))
+        let item = try place.vault.quarantine(path: side.appendingPathComponent("card.png").path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .child, actor: "test")
+        #expect(item.originalPath.hasPrefix(side.path), "recorded as the service reached it")
+        let guardian = try place.connect(as: Self.guardianUID)
+        let (list, _) = try guardian.send(GuardianRequest(.list))
+        #expect(list.items?.map(\.originalPath) == ["/tmp/card.png"])
+        let (history, _) = try guardian.send(GuardianRequest(.history))
+        let paths = (history.events ?? []).compactMap(\.path)
+        #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/tmp/card.png" }, "\(paths)")
     }
 
     // MARK: - Lookups

@@ -118,7 +118,6 @@ struct GuardianUnitTests {
             "IOSchedulingClass": "idle", "MemoryMax": "1G", "TasksMax": "64",
             "User": "quarantine", "Group": "quarantine", "NoNewPrivileges": "yes",
             "ProtectSystem": "strict", "ProtectHome": "tmpfs",
-            "ReadWritePaths": "/var/lib/quarantine/%I /run/quarantine /etc/quarantine",
             "PrivateNetwork": "yes", "RestrictAddressFamilies": "AF_UNIX", "IPAddressDeny": "any",
             "SystemCallArchitectures": "native", "SystemCallErrorNumber": "EPERM",
             "PrivateTmp": "yes", "PrivateDevices": "yes", "DevicePolicy": "closed",
@@ -142,6 +141,15 @@ struct GuardianUnitTests {
         #expect(service["PrivateUsers"] == nil)
         #expect(service["DynamicUser"] == nil)
         #expect(Self.values("ProtectHome") == ["tmpfs"])
+    }
+
+    @Test("everything the child can write is reachable: the host's /tmp and /var/tmp at side paths (its own stay private), removable media writable")
+    func hostTemporaryFoldersAndMediaAreReachable() {
+        #expect(Self.values("ReadWritePaths") == ["/var/lib/quarantine/%I /run/quarantine /etc/quarantine", "-/media -/run/media"])
+        #expect(Self.values("PrivateTmp") == ["yes"])
+        let binds = Self.values("BindPaths").flatMap { $0.split(separator: " ").map(String.init) }
+        // The side paths are the ones the service looks for (SharedFolder.sidePaths).
+        #expect(binds == ["/tmp:/run/quarantine/host/tmp", "/var/tmp:/run/quarantine/host/var-tmp"])
     }
 
     /// Every hardening setting has a comment right above it (or above the group

@@ -19,30 +19,95 @@ make_card "$chome/Music/card-music.png"
 attempt_card "XDG_DOWNLOAD_DIR moved to ~/Music by the child, then a card saved there" "$chome/Music/card-music.png" 10
 as_child rm -f "$chome/.config/user-dirs.dirs"
 
-for place in /tmp /dev/shm; do
+# Folders every account writes in: the child's files there are held like files in its home.
+as_child mkdir -p "/tmp/sub-$child/deeper"
+for place in /tmp /var/tmp /dev/shm "/tmp/sub-$child/deeper"; do
     make_card "$place/card-$child.png"
     attempt_card "a card saved in $place" "$place/card-$child.png" 10
     rm -f "$place/card-$child.png"
 done
-# /dev/shm is everyone's: the child's clean photo comes back as it was; another account's card is
-# not the service's to move.
-as_child cp "$photo" "/dev/shm/photo-$child.png"
-before=$(stat -c '%s %a %U' "/dev/shm/photo-$child.png"); sum=$(sha256sum < "$photo")
-sleep 3
-if [ "$(sha256sum < "/dev/shm/photo-$child.png" 2>/dev/null)" = "$sum" ] && [ "$(stat -c '%s %a %U' "/dev/shm/photo-$child.png")" = "$before" ]; then
-    attempt "the child's clean photo in /dev/shm is lost or changed by the check" held "back as it was"
+rm -rf "/tmp/sub-$child"
+# Everyone's folders: the child's clean photo comes back as it was (bytes, mode, owner, mtime);
+# another account's card is not the service's to move.
+same_as_before() { [ "$(sha256sum < "$1" 2>/dev/null)" = "$2" ] && [ "$(stat -c '%s %a %U %Y' "$1" 2>/dev/null)" = "$3" ]; }
+for place in /tmp /dev/shm; do
+    as_child cp "$photo" "$place/photo-$child.png"
+    as_child chmod 640 "$place/photo-$child.png"
+    as_child touch -d '2020-01-02 03:04:05' "$place/photo-$child.png"
+    before=$(stat -c '%s %a %U %Y' "$place/photo-$child.png"); sum=$(sha256sum < "$photo")
+    sleep 3
+    if same_as_before "$place/photo-$child.png" "$sum" "$before"; then
+        attempt "the child's clean photo in $place is lost or changed by the check" held "back as it was"
+    else
+        attempt "the child's clean photo in $place is lost or changed by the check" through "$(ls -l "$place/photo-$child.png" 2>&1)"
+    fi
+    rm -f "$place/photo-$child.png"
+    as_other cp "$work/card.png" "$place/card-$other.png"
+    sleep 3
+    if [ "$(stat -c %U "$place/card-$other.png" 2>/dev/null)" = "$other" ] && [ "$(sha256sum < "$place/card-$other.png" | cut -d' ' -f1)" = "$card_sha" ]; then
+        attempt "the service moves another account's file out of $place" held "left where it is, $other's"
+    else
+        attempt "the service moves another account's file out of $place" through "it is gone or changed"
+    fi
+    rm -f "$place/card-$other.png"
+done
+
+# Removable media mounted for the child after the service started (as udisks does: a folder of
+# root's in /media/<user>, the medium mounted with uid=<child>), then unmounted.
+cuid=$(id -u "$child")
+media_fs() { # PATH: mounts a medium at PATH (a FAT image where the kernel has vfat, else a tmpfs)
+    mkdir -p "$1"
+    if grep -qw vfat /proc/filesystems && command -v mkfs.vfat > /dev/null; then
+        truncate -s 16M "$work/stick-$RANDOM.img" && local image=$(ls -t "$work"/stick-*.img | head -1)
+        mkfs.vfat "$image" > /dev/null && mount -o loop,uid="$cuid",gid="$cuid" "$image" "$1"
+    else
+        mount -t tmpfs -o size=16m,uid="$cuid",gid="$cuid",mode=0755 tmpfs "$1"
+    fi
+}
+for base in /media /run/media; do
+    stick=$base/$child/STICK
+    mkdir -p "$base/$child" && chmod 755 "$base/$child"
+    media_fs "$stick" || { attempt "a card on a medium mounted at $stick" through "SET-UP: cannot mount a medium there"; continue; }
+    sleep 0.5
+    make_card "$stick/card.png"
+    attempt_card "a card written onto a medium mounted at $stick after the service started" "$stick/card.png" 10
+    if umount "$stick" 2>/dev/null; then attempt "the held card keeps the medium busy (umount fails)" held "unmounted"
+    else attempt "the held card keeps the medium busy (umount fails)" through "$(umount "$stick" 2>&1)"; umount -l "$stick"; fi
+    rmdir "$stick"
+done
+
+# The medium unmounted while a file on it is held: no worker can judge it (the launcher is down),
+# so it stays held; the medium goes; the worker comes back: the clean photo must not be lost, nor
+# put back anywhere else, and the guardian's history must say what became of it.
+stick=/media/$child/STICK2
+media_fs "$stick" && sleep 0.5
+stop_launcher
+# Bytes of its own (the photo's, then a random tail a PNG decoder ignores): the same bytes found
+# clean before are let be without a hold.
+as_child bash -c "cat '$photo' > '$stick/photo.png' && head -c 32 /dev/urandom >> '$stick/photo.png'"
+if wait_gone_for_child_file() { local d=$((SECONDS + 15)); while [ $SECONDS -lt $d ]; do as_child test -r "$stick/photo.png" || return 0; sleep 0.2; done; return 1; }; wait_gone_for_child_file; then
+    if umount "$stick" 2>/dev/null; then unmounted=yes; else unmounted=no; umount -l "$stick"; fi
+    rmdir "$stick"
+    start_launcher || setup_fail "launcher restart"
+    # The service retries a worker every 30 s.
+    found=
+    for _ in $(seq 50); do
+        out=$(timeout 10 "$q" list --user "$child" --all 2>&1)
+        if grep -q "STICK2/photo.png" <<< "$out"; then found=yes; break; fi
+        sleep 1
+    done
+    history=$(timeout 10 "$q" history --user "$child" 2>&1 | grep -i "no longer mounted" | head -1)
+    if [ "$unmounted" = yes ] && [ -n "$found" ] && [ -n "$history" ]; then
+        attempt "a medium unmounted while a photo on it is held: the photo is lost or silently gone" held "kept in the vault; history: ${history:0:120}"
+    else
+        attempt "a medium unmounted while a photo on it is held: the photo is lost or silently gone" through "unmounted=$unmounted in_vault=${found:-no} history='${history}'"
+    fi
 else
-    attempt "the child's clean photo in /dev/shm is lost or changed by the check" through "$(ls -l /dev/shm/photo-$child.png 2>&1)"
+    attempt "a medium unmounted while a photo on it is held" through "SET-UP: the photo was not held while no worker ran"
+    umount -l "$stick"; rmdir "$stick"
+    start_launcher || setup_fail "launcher restart"
 fi
-rm -f "/dev/shm/photo-$child.png"
-as_other cp "$work/card.png" "/dev/shm/card-$other.png"
-sleep 3
-if [ "$(stat -c %U "/dev/shm/card-$other.png" 2>/dev/null)" = "$other" ]; then
-    attempt "the service moves another account's file out of /dev/shm" held "left where it is, $other's"
-else
-    attempt "the service moves another account's file out of /dev/shm" through "it is gone or changed"
-fi
-rm -f "/dev/shm/card-$other.png"
+rmdir "/media/$child" "/run/media/$child" 2>/dev/null
 
 # A name the child chooses.
 as_child mkdir -p "$chome/Downloads/.quarantine-holding" "$chome/Downloads/x/.quarantine-holding.3"

@@ -1,0 +1,58 @@
+import FolderWatch
+import Foundation
+import QuarantineCore
+import QuarantineStore
+
+extension QuarantineAgent {
+    // MARK: - Removable media and shared folders
+
+    /// Tells the holding which watched folders other accounts write in (only the account's own
+    /// files are held there) and which may be unmounted (never kept open); then, where media are
+    /// watched for a protected account, reads the mount table and follows its changes.
+    func startWatchingMounts() {
+        let folders = options.removableMediaFolders
+        if options.protectedHome != nil, !folders.isEmpty, let table = MountTable.current() {
+            let points = table.mountPoints(below: folders)
+            state.withLock { $0.mediaRoots = points }
+            for point in points { logger.notice("removable medium at \(point): watched for the account's own files") }
+        }
+        holding.setSharedRoots(accountOnlyRoots(), removable: Set(state.withLock { $0.mediaRoots }))
+        guard options.protectedHome != nil, !folders.isEmpty else { return }
+        do {
+            let watcher = try MountWatcher { [weak self] table in self?.mountsChanged(table) }
+            watcher.start()
+            state.withLock { $0.mountWatcher = watcher }
+        } catch {
+            logger.error("removable media mounted from now on are not noticed (no wake-up pipe: \(error)); they are watched after a restart")
+        }
+    }
+
+    /// The mount table changed: media mounted below ``Options/removableMediaFolders`` become
+    /// watched folders (scanned at once, so what the medium brought is checked too), media
+    /// unmounted stop being watched. Runs on the mount watcher's thread.
+    func mountsChanged(_ table: MountTable) {
+        let points = table.mountPoints(below: options.removableMediaFolders)
+        let (old, settings, watcher) = state.withLock { s -> ([String], Settings, FolderWatcher?) in
+            defer { s.mediaRoots = points }
+            return (s.mediaRoots, s.settings, s.watcher)
+        }
+        guard old != points else { return }
+        holding.setSharedRoots(accountOnlyRoots(), removable: Set(points))
+        for point in points where !old.contains(point) {
+            logger.notice("removable medium mounted at \(point): watched for the account's own files\(settings.mode == .child ? "" : " once in child mode")")
+        }
+        for point in old where !points.contains(point) {
+            logger.notice("removable medium unmounted from \(point): no longer watched; files held from it stay held until they are judged")
+        }
+        let roots = currentRoots(settings)
+        state.withLock { s in
+            let keep = s.roots
+            s.roots = [:]
+            for root in roots {
+                s.roots[root.path] = keep[root.path] ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
+            }
+        }
+        watcher?.setRoots(roots)
+        publishSoon()
+    }
+}
