@@ -58,6 +58,8 @@ final class Engine: @unchecked Sendable {
     private let excludedNames: Set<String>
     /// ``FolderWatchOptions/excludedFolders`` as "device:inode".
     private let excludedFolders: Set<String>
+    /// ``FolderWatchOptions/skipFolder``.
+    private let skipFolder: (@Sendable (String, UInt32, UInt32, UInt32) -> Bool)?
     private let ignoredSuffixes: [String]
 
     private var roots: [String: RootState] = [:]        // by normalized path
@@ -81,6 +83,7 @@ final class Engine: @unchecked Sendable {
         excludedPaths = options.excludedPaths.map(normalizePath)
         excludedNames = Set(options.excludedNames)
         excludedFolders = Set(options.excludedFolders.map { "\($0.device):\($0.inode)" })
+        skipFolder = options.skipFolder
         ignoredSuffixes = options.ignoredSuffixes.map { $0.lowercased() }
     }
 
@@ -398,8 +401,9 @@ final class Engine: @unchecked Sendable {
     private func isExcluded(path: String, name: String) -> Bool {
         if excludedNames.contains(name) { return true }
         if excludedPaths.contains(where: { isPath(path, inside: $0) }) { return true }
-        guard !excludedFolders.isEmpty, case .success(let status) = FileStatus.lstatus(path), status.isDirectory else { return false }
-        return excludedFolders.contains("\(status.device):\(status.inode)")
+        guard !excludedFolders.isEmpty || skipFolder != nil, case .success(let status) = FileStatus.lstatus(path), status.isDirectory else { return false }
+        if excludedFolders.contains("\(status.device):\(status.inode)") { return true }
+        return skipFolder?(path, status.owner, status.group, status.mode) ?? false
     }
 
     private func isIgnoredFileName(_ name: String) -> Bool {

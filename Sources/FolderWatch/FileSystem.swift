@@ -9,6 +9,8 @@ struct FileStatus: Equatable {
     var modificationNanoseconds: Int64
     var changeNanoseconds: Int64
     var mode: UInt32
+    var owner: UInt32
+    var group: UInt32
 
     var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
     var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
@@ -21,6 +23,8 @@ struct FileStatus: Equatable {
         modificationNanoseconds = Int64(st.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_mtim.tv_nsec)
         changeNanoseconds = Int64(st.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(st.st_ctim.tv_nsec)
         mode = UInt32(st.st_mode)
+        owner = UInt32(st.st_uid)
+        group = UInt32(st.st_gid)
     }
 
     /// `lstat(path)`: never follows a symbolic link (past PATH_MAX too). `errno` on failure.

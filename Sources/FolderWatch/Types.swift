@@ -127,6 +127,10 @@ public struct FolderWatchOptions: Sendable {
     /// or wherever they are moved (a service's own holding folder, which the watched account
     /// may rename but not make).
     public var excludedFolders: [(device: UInt64, inode: UInt64)] = []
+    /// Folders never watched nor walked, by what `lstat` says of them: called for each folder
+    /// found (path, owner, group, mode); true skips it and everything under it. The guardian
+    /// service walks a shared `/tmp` only where the account it protects can write.
+    public var skipFolder: (@Sendable (_ path: String, _ owner: UInt32, _ group: UInt32, _ mode: UInt32) -> Bool)? = nil
     /// How often a root that hit the watch limit is rescanned.
     public var fallbackRescanInterval: Duration = .seconds(60)
     /// How often a missing root is checked for.

@@ -367,6 +367,16 @@ public final class QuarantineAgent: Service, Sendable {
         watch.fallbackRescanInterval = .seconds(settings.agent.rescanSeconds)
         // A protected account could replace a root by a link to anywhere: never followed.
         watch.followRootLinks = options.protectedHome == nil
+        if let account = options.protectedAccount, options.protectedHome != nil, settings.mode == .child {
+            // In the shared folders (/tmp, /var/tmp, /dev/shm) only folders the account can write
+            // in can receive a file of its own: the rest (other accounts' and services' trees, a
+            // build's 100,000 files in /tmp) is neither walked nor watched.
+            let shared = sharedFolders.filter { $0.unreachable == nil }.map(\.reachedAt)
+            let groups: [UInt32] = (AccountLookup.account(uid: account).map { AccountLookup.groups(of: $0) } ?? []).map { UInt32($0) }
+            watch.skipFolder = { path, owner, group, mode in
+                Self.isClosedToAccount(path: path, owner: owner, group: group, mode: mode, account: UInt32(account), groups: Set(groups), shared: shared)
+            }
+        }
         if options.protectedHome != nil && settings.mode == .child {
             // Nothing the account does keeps a file from being checked for long: writes through
             // a descriptor kept open are followed, and a file that never settles (a name or mtime
@@ -376,6 +386,16 @@ public final class QuarantineAgent: Service, Sendable {
             watch.temporaryQuietPeriod = Self.strictSettleBound
         }
         return watch
+    }
+
+    /// Whether a folder below a shared folder is one the account cannot write in (neither its
+    /// own, nor writable by all, nor by a group of its): no file of its own can appear there, so
+    /// it is neither walked nor watched. Folders elsewhere (the home, media) are never skipped.
+    static func isClosedToAccount(path: String, owner: UInt32, group: UInt32, mode: UInt32, account: UInt32, groups: Set<UInt32>,
+                                  shared: [String]) -> Bool {
+        guard shared.contains(where: { path.hasPrefix($0 + "/") }) else { return false }
+        if owner == account || mode & 0o002 != 0 { return false }
+        return !(mode & 0o020 != 0 && groups.contains(group))
     }
 
     /// Starts the analysis for `settings`: a confined worker process that loads the models

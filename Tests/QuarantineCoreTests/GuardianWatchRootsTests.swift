@@ -74,6 +74,23 @@ struct GuardianWatchRootsTests {
         #expect(QuarantineAgent.isAccountsFile(folder + "/theirs.png", under: folder, account: 4242, accountOnly: ["/tmp"]), "a folder of the home: every file")
     }
 
+    @Test("in /tmp only folders the account can write in are walked and watched: its own, world-writable ones, its groups' writable ones; never skipped outside the shared folders")
+    func sharedFolderWalk() {
+        let shared = ["/tmp", "/run/quarantine/host/var-tmp"]
+        func closed(_ path: String, owner: UInt32 = 0, group: UInt32 = 0, mode: UInt32) -> Bool {
+            QuarantineAgent.isClosedToAccount(path: path, owner: owner, group: group, mode: mode, account: 1001, groups: [1001, 27], shared: shared)
+        }
+        #expect(closed("/tmp/build", mode: 0o40755), "root's 0755 tree: no file of the account can appear there")
+        #expect(closed("/tmp/other", owner: 1002, group: 1002, mode: 0o40700))
+        #expect(!closed("/tmp/mine", owner: 1001, group: 1001, mode: 0o40700))
+        #expect(!closed("/tmp/.X11-unix", mode: 0o41777))
+        #expect(!closed("/tmp/team", owner: 1002, group: 27, mode: 0o40770), "writable by a group of the account's")
+        #expect(closed("/tmp/team-ro", owner: 1002, group: 27, mode: 0o40750))
+        #expect(closed("/run/quarantine/host/var-tmp/x", mode: 0o40755))
+        #expect(!closed("/home/kid/Downloads/x", owner: 0, mode: 0o40755), "the home is walked whole")
+        #expect(!closed("/media/kid/STICK/x", owner: 0, mode: 0o40755))
+    }
+
     @Test("what is not watched is said, with its reason; browser caches are named by path under the home, never by a name")
     func unwatchedIsSaid() {
         let lines = QuarantineAgent.unwatched(home: "/home/sam", mode: .child)
