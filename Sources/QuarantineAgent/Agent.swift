@@ -526,9 +526,9 @@ public final class QuarantineAgent: Service, Sendable {
             let found = (try? await onOwnThread("guardian-requests") { () -> [(String, Int64, String)] in
                 var found: [(String, Int64, String)] = []
                 for user in GuardianPaths.servedAccounts() {
-                    guard let client = try? GuardianClient(user: user), let (answer, _) = try? client.send(GuardianRequest(.list)) else { continue }
-                    for (id, _) in answer.requests ?? [:] {
-                        let name = answer.items?.first { $0.id == id }.map { URL(fileURLWithPath: $0.originalPath).lastPathComponent } ?? "a picture"
+                    guard let client = try? GuardianClient(user: user), let (reply, _) = try? client.send(GuardianWire.List()), let answer = reply.answer else { continue }
+                    for (id, _) in answer.requests {
+                        let name = answer.items.first { $0.id == id }.map { URL(fileURLWithPath: $0.originalPath).lastPathComponent } ?? "a picture"
                         found.append((user, id, name))
                     }
                 }
