@@ -81,6 +81,9 @@ public final class QuarantineAgent: Service, Sendable {
     /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
     let originFollowUps: AsyncStream<OriginFollowUp>
     let originFollowUpContinuation: AsyncStream<OriginFollowUp>.Continuation
+    /// Told when analysis breaks (``analysisBroke(_:)``): wakes ``retryAnalyzer()``.
+    let brokenSignals: AsyncStream<Void>
+    let brokenContinuation: AsyncStream<Void>.Continuation
     let systemd: SystemdNotifier?
     let startedAt = Date()
     /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
@@ -139,6 +142,7 @@ public final class QuarantineAgent: Service, Sendable {
         (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
     }
 
@@ -435,17 +439,34 @@ public final class QuarantineAgent: Service, Sendable {
             if holds { try? vault.store.record(.error, mode: .child, actor: options.actor, detail: message) }
         }
         publishSoon()
+        brokenContinuation.yield()
         // Files waiting are held now, not when a worker is back.
         wakeContinuation.yield()
     }
 
-    /// While the models cannot be loaded, tries again every 30 s (no timer otherwise).
+    /// While analysis cannot start, tries again every 30 s, and at once when a guardian
+    /// service's worker launcher, whose socket was missing, is back (looked for each second).
+    /// No timer while analysis works: ``analysisBroke(_:)`` wakes it, however late it breaks.
     func retryAnalyzer() async {
+        var signals = brokenSignals.makeAsyncIterator()
+        var lastTry = ContinuousClock.now
+        var launcherWasMissing = false
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(30))
-            if Task.isCancelled { return }
             let (broken, settings) = state.withLock { ($0.problem != nil, $0.settings) }
-            if broken { await loadAnalyzer(settings) } else { return }
+            guard broken else {
+                if await signals.next() == nil { return }
+                lastTry = .now
+                continue
+            }
+            try? await Task.sleep(for: .seconds(1))
+            if Task.isCancelled { return }
+            let launcherMissing = settings.agent.sandbox
+                && SandboxedAnalysis.launcherIsMissing(SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer))
+            defer { launcherWasMissing = launcherMissing }
+            guard ContinuousClock.now - lastTry >= .seconds(30) || (launcherWasMissing && !launcherMissing) else { continue }
+            if launcherWasMissing && !launcherMissing { logger.notice("the worker launcher is back: starting the analysis worker") }
+            lastTry = .now
+            if state.withLock({ $0.problem != nil }) { await loadAnalyzer(state.withLock { $0.settings }) }
         }
     }
 
