@@ -356,14 +356,25 @@ public final class SandboxedAnalysis: Sendable {
 
     /// Why a guardian service's analysis has no worker while its launcher's socket is missing.
     static func launcherMissing(_ launcher: String?) -> String {
-        "the worker launcher is not running (no socket at \(launcher ?? "(none configured)")): no analysis worker starts as this service's own user, "
-            + "which owns every account's database, PIN hash and vault; new files stay held until quarantine-worker-launcher.service runs again"
+        "the worker launcher is not running (nothing listens on \(launcher ?? "its socket: none is configured")); no analysis worker starts "
+            + "as this service's own user, which owns every account's state: start quarantine-worker-launcher.service"
     }
 
     /// Whether the worker launcher's socket of a guardian service's analysis is missing now
     /// (false for an agent's own analysis, which needs no launcher).
     public static func launcherIsMissing(_ options: Options) -> Bool {
-        options.account != nil && !(options.launcher.map(isSocket) ?? false)
+        options.account != nil && launcherSocket(options) == nil
+    }
+
+    /// The identity (device, inode, change time) of a guardian service's worker launcher socket, nil when
+    /// there is none (or no launcher is needed): a launcher that starts makes a new socket, so a
+    /// change says it is back, even where the one that died left its socket file behind.
+    public static func launcherSocket(_ options: Options) -> [UInt64]? {
+        guard options.account != nil, let path = options.launcher else { return nil }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        // The change time too: an inode number is soon used again on a tmpfs such as /run.
+        return [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_ctim.tv_sec), UInt64(info.st_ctim.tv_nsec)]
     }
 
     /// Whether a socket is at `path` (lstat: a link there is not one).

@@ -445,28 +445,33 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     /// While analysis cannot start, tries again every 30 s, and at once when a guardian
-    /// service's worker launcher, whose socket was missing, is back (looked for each second).
-    /// No timer while analysis works: ``analysisBroke(_:)`` wakes it, however late it breaks.
+    /// service's worker launcher is back: its socket appeared, or was made anew (looked at each
+    /// second). No timer while analysis works: ``analysisBroke(_:)`` wakes it, however late it breaks.
     func retryAnalyzer() async {
         var signals = brokenSignals.makeAsyncIterator()
         var lastTry = ContinuousClock.now
-        var launcherWasMissing = false
+        let launcher = { [options] (settings: Settings) -> [UInt64]? in
+            settings.agent.sandbox ? SandboxedAnalysis.launcherSocket(SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer)) : nil
+        }
+        var launcherSeen = launcher(state.withLock { $0.settings })
         while !Task.isCancelled {
-            let (broken, settings) = state.withLock { ($0.problem != nil, $0.settings) }
+            let broken = state.withLock { $0.problem != nil }
             guard broken else {
                 if await signals.next() == nil { return }
                 lastTry = .now
+                launcherSeen = launcher(state.withLock { $0.settings })
                 continue
             }
             try? await Task.sleep(for: .seconds(1))
             if Task.isCancelled { return }
-            let launcherMissing = settings.agent.sandbox
-                && SandboxedAnalysis.launcherIsMissing(SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer))
-            defer { launcherWasMissing = launcherMissing }
-            guard ContinuousClock.now - lastTry >= .seconds(30) || (launcherWasMissing && !launcherMissing) else { continue }
-            if launcherWasMissing && !launcherMissing { logger.notice("the worker launcher is back: starting the analysis worker") }
+            let settings = state.withLock { $0.settings }
+            let socket = launcher(settings)
+            let launcherBack = socket != nil && socket != launcherSeen
+            launcherSeen = socket
+            guard launcherBack || ContinuousClock.now - lastTry >= .seconds(30) else { continue }
+            if launcherBack { logger.notice("the worker launcher is back: starting the analysis worker") }
             lastTry = .now
-            if state.withLock({ $0.problem != nil }) { await loadAnalyzer(state.withLock { $0.settings }) }
+            if state.withLock({ $0.problem != nil }) { await loadAnalyzer(settings) }
         }
     }
 

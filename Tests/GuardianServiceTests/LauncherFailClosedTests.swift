@@ -23,7 +23,7 @@ struct LauncherFailClosedTests {
         return options
     }
 
-    @Test("no socket where the launcher listens (nothing, a file, a link to a socket): no worker starts here; the problem says the launcher is not running")
+    @Test("no launcher listening (no socket, a file, a link to a socket, a dead launcher's socket): no worker starts here; the problem says the launcher is not running")
     func noWorkerWithoutTheLauncher() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-launcher-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -43,9 +43,26 @@ struct LauncherFailClosedTests {
                 _ = try SandboxedAnalysis(options: options)
                 Issue.record("analysis started with no launcher at \(launcher)")
             } catch {
-                #expect(error.description.hasPrefix("the worker launcher is not running (no socket at \(launcher))"), "\(error)")
+                #expect(error.description.hasPrefix("the worker launcher is not running (nothing listens on \(launcher))"), "\(error)")
             }
         }
+        // A launcher that died leaves its socket file behind, with nobody listening: not running
+        // either; a launcher started again makes a new socket (the service's retry watches for it).
+        let stale = folder.appendingPathComponent("stale.sock").path
+        let dead = try LocalSocket.listen(at: stale, mode: 0o600, backlog: 1)
+        dead.close()
+        let before = try #require(SandboxedAnalysis.launcherSocket(Self.options(launcher: stale)))
+        do {
+            _ = try SandboxedAnalysis(options: Self.options(launcher: stale))
+            Issue.record("analysis started with a dead launcher's socket")
+        } catch {
+            #expect(error.description.hasPrefix("the worker launcher is not running (nothing listens on \(stale))"), "\(error)")
+        }
+        unlink(stale)
+        Thread.sleep(forTimeInterval: 0.02)   // past the file system's coarse clock tick (a restart takes far longer)
+        let again = try LocalSocket.listen(at: stale, mode: 0o600, backlog: 1)
+        defer { again.close() }
+        #expect(SandboxedAnalysis.launcherSocket(Self.options(launcher: stale)).map { $0 != before } == true)
         // With the socket there, the service asks the launcher (here: it does not answer the
         // way a launcher does), never starts the worker itself.
         #expect(!SandboxedAnalysis.launcherIsMissing(Self.options(launcher: real)))
