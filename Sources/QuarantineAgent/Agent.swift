@@ -454,6 +454,8 @@ public final class QuarantineAgent: Service, Sendable {
             settings.agent.sandbox ? SandboxedAnalysis.launcherSocket(SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer)) : nil
         }
         var launcherSeen = launcher(state.withLock { $0.settings })
+        // Only a guardian service has a launcher to look for; a person's agent waits the 30 s.
+        let step: Duration = options.protectedAccount == nil ? .seconds(30) : .seconds(1)
         while !Task.isCancelled {
             let broken = state.withLock { $0.problem != nil }
             guard broken else {
@@ -462,7 +464,7 @@ public final class QuarantineAgent: Service, Sendable {
                 launcherSeen = launcher(state.withLock { $0.settings })
                 continue
             }
-            try? await Task.sleep(for: .seconds(1))
+            try? await Task.sleep(for: step)
             if Task.isCancelled { return }
             let settings = state.withLock { $0.settings }
             let socket = launcher(settings)

@@ -233,6 +233,10 @@ without_launcher() {
         attempt "$what" through "not in the vault $((SECONDS - start)) s after the launcher came back; status: $(timeout 10 "$q" guardian status --user "$child" 2>&1 | head -2)"
     fi
 }
+# The service has run for over 30 s first: analysis that breaks late must be retried too (before,
+# the retry ended for good once it had found analysis working, 30 s after the start).
+up=$(ps -o etimes= -p "$service_pid" 2>/dev/null | tr -d ' ')
+[ "${up:-99}" -lt 35 ] && sleep $((35 - up))
 without_launcher "stopped, its socket left behind"
 without_launcher "gone with its socket"
 unset -f in_vault without_launcher
