@@ -57,10 +57,18 @@ public enum GuardianProtocol {
 
     /// The request of type `Request` in `bytes` (its verb already checked by ``verb(of:)``):
     /// throws ``GuardianProtocolError/malformed(verb:reason:)`` saying which field is missing or wrong.
+    /// A field the request type does not have is refused too, never ignored (`kep` for `keep`
+    /// would otherwise delete what was to be sealed).
     public static func decode<Request: GuardianRequest>(_ type: Request.Type, from bytes: [UInt8]) throws(GuardianProtocolError) -> Request {
-        do { return try decoder.decode(Request.self, from: Data(bytes)) } catch {
+        let request: Request
+        do { request = try decoder.decode(Request.self, from: Data(bytes)) } catch {
             throw .malformed(verb: Request.verb, reason: describe(error))
         }
+        let keys = (try? decoder.decode(RequestHeader.self, from: Data(bytes)))?.keys ?? []
+        if let unknown = keys.subtracting(Request.fields).subtracting(["verb", "version"]).sorted().first {
+            throw .malformed(verb: Request.verb, reason: "it has no field '\(unknown.prefix(64))'")
+        }
+        return request
     }
 
     // MARK: - Answers
@@ -122,6 +130,9 @@ public protocol GuardianRequest: Codable, Sendable {
     /// What the service answers to it when it is served.
     associatedtype Answer: Codable, Sendable
     static var verb: GuardianVerb { get }
+    /// The names of its fields on the wire: any other is refused (a test holds them to the type's
+    /// own encoding).
+    static var fields: Set<String> { get }
 }
 
 /// A request whose answer comes in pages, newest first by id: ``before`` is the previous page's
@@ -227,10 +238,25 @@ public enum GuardianProtocolError: Error, Codable, Sendable, Equatable, CustomSt
 
 // MARK: - The request's envelope
 
-/// What every request object holds besides its verb's fields.
+/// What every request object holds besides its verb's fields, and the names of all its fields.
 struct RequestHeader: Decodable {
     var verb: String?
     var version: Int?
+    var keys: Set<String>
+
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        keys = Set(container.allKeys.map(\.stringValue))
+        verb = try container.decodeIfPresent(String.self, forKey: AnyKey(stringValue: "verb"))
+        version = try container.decodeIfPresent(Int.self, forKey: AnyKey(stringValue: "version"))
+    }
 }
 
 /// A request's fields, its verb and the version, in one JSON object.

@@ -18,6 +18,7 @@ public enum GuardianWire {
     /// `hello`: the header says who the caller is; the answer, what it may ask.
     public struct Hello: GuardianRequest {
         public static let verb = GuardianVerb.hello
+        public static let fields: Set<String> = []
         public init() {}
         public struct Answer: Codable, Sendable, Equatable {
             /// The verbs the route table lets this caller use.
@@ -29,6 +30,7 @@ public enum GuardianWire {
     /// `status`: what the service is doing.
     public struct Status: GuardianRequest {
         public static let verb = GuardianVerb.status
+        public static let fields: Set<String> = []
         public init() {}
         public struct Answer: Codable, Sendable, Equatable {
             /// What the agent published last; nil before it did.
@@ -40,6 +42,7 @@ public enum GuardianWire {
     /// `list`: the vault's items, newest first, with the release requests among them (paged).
     public struct List: GuardianPagedRequest {
         public static let verb = GuardianVerb.list
+        public static let fields: Set<String> = ["all", "before", "limit"]
         /// Also items released, blocked and purged.
         public var all: Bool
         public var before: Int64?
@@ -81,6 +84,7 @@ public enum GuardianWire {
     /// first page).
     public struct Show: GuardianPagedRequest {
         public static let verb = GuardianVerb.show
+        public static let fields: Set<String> = ["id", "before", "limit"]
         public var id: Int64
         public var before: Int64?
         public var limit: Int?
@@ -117,6 +121,7 @@ public enum GuardianWire {
     /// `history`: the audit log, newest first (paged): a guardian's.
     public struct History: GuardianPagedRequest {
         public static let verb = GuardianVerb.history
+        public static let fields: Set<String> = ["before", "limit"]
         public var before: Int64?
         public var limit: Int?
         public init(before: Int64? = nil, limit: Int? = nil) {
@@ -143,6 +148,7 @@ public enum GuardianWire {
     /// `release`: puts an item back (the child: with the guardian PIN).
     public struct Release: GuardianRequest {
         public static let verb = GuardianVerb.release
+        public static let fields: Set<String> = ["id", "pin"]
         public var id: Int64
         public var pin: String?
         public init(id: Int64, pin: String? = nil) {
@@ -165,6 +171,7 @@ public enum GuardianWire {
     /// site too (the child: with the guardian PIN).
     public struct Block: GuardianRequest {
         public static let verb = GuardianVerb.block
+        public static let fields: Set<String> = ["id", "pin", "keep", "origin"]
         public var id: Int64
         public var pin: String?
         public var keep: Bool
@@ -196,6 +203,7 @@ public enum GuardianWire {
     /// `ask`: the child asks a guardian for an item back, without the PIN.
     public struct Ask: GuardianRequest {
         public static let verb = GuardianVerb.ask
+        public static let fields: Set<String> = ["id"]
         public var id: Int64
         public init(id: Int64) { self.id = id }
         public typealias Answer = Nothing
@@ -204,6 +212,7 @@ public enum GuardianWire {
     /// `mode`: changes the mode (a guardian's). To see the mode, any answer's header says it.
     public struct Mode: GuardianRequest {
         public static let verb = GuardianVerb.mode
+        public static let fields: Set<String> = ["mode"]
         public var mode: AnalysisMode
         public init(mode: AnalysisMode) { self.mode = mode }
         public struct Answer: Codable, Sendable, Equatable {
@@ -216,6 +225,7 @@ public enum GuardianWire {
     /// `setPIN`: sets the guardian PIN (a guardian's).
     public struct SetPIN: GuardianRequest {
         public static let verb = GuardianVerb.setPIN
+        public static let fields: Set<String> = ["pin"]
         public var pin: String
         public init(pin: String) { self.pin = pin }
         public typealias Answer = Nothing
@@ -224,6 +234,7 @@ public enum GuardianWire {
     /// `watch`: watches a folder of the account's home (with `remove`, stops): a guardian's.
     public struct Watch: GuardianRequest {
         public static let verb = GuardianVerb.watch
+        public static let fields: Set<String> = ["folder", "outgoing", "remove"]
         /// Absolute, `~/...`, or relative to the account's home.
         public var folder: String
         public var outgoing: Bool

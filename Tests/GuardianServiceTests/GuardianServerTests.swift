@@ -233,7 +233,7 @@ struct GuardianServerTests {
 
     // MARK: - The wire
 
-    @Test("typed errors: not a request, an unknown verb, another version, a malformed body each get their own error; a request without a version is read as version 1")
+    @Test("typed errors: not a request, an unknown verb, another version, a malformed body, an unknown field each get their own error; a request without a version is read as version 1")
     func typedErrors() throws {
         let place = try Place(); defer { place.cleanUp() }
         func refusal(_ text: String, as uid: uid_t = Self.guardianUID) throws -> GuardianRefusal? {
@@ -251,13 +251,17 @@ struct GuardianServerTests {
         #expect(try refusal(#"{"verb":"show","id":"three"}"#) == .invalid(.malformed(verb: .show, reason: "id is not a Int64")))
         #expect(try refusal(#"{"verb":"mode"}"#) == .invalid(.malformed(verb: .mode, reason: "mode is missing")))
         #expect(try refusal(#"{"verb":"mode","mode":"toddler"}"#)?.description.hasPrefix("a mode request this service cannot read: mode") == true)
+        // A field the verb does not have is refused, not ignored: a mistyped 'keep' would delete.
+        let item = try place.item("kept.bin").id!
+        #expect(try refusal(#"{"verb":"block","id":\#(item),"kep":true}"#) == .invalid(.malformed(verb: .block, reason: "it has no field 'kep'")))
+        #expect(try place.vault.store.item(item)?.status == .quarantined)
         // Access is checked before the body is read: the child's malformed mode request is refused as the child's.
         #expect(try refusal(#"{"verb":"mode"}"#, as: Self.childUID) == .refused("only a guardian can do this (root, or a member of quarantine-guardians); ask a grown-up"))
         // What a hand-written client sends (no version) is served.
         let socket = try place.rawConnection(as: Self.childUID)
         try socket.send(Array(#"{"verb":"list","limit":5}"#.utf8))
         let answer = try GuardianProtocol.decodeAnswer(GuardianWire.List.Answer.self, from: try #require(try socket.receive()).bytes)
-        #expect(answer.refusal == nil && answer.answer?.items == [] && answer.verb == .list)
+        #expect(answer.refusal == nil && answer.answer?.items.map(\.id) == [item] && answer.verb == .list)
         // The service still answers after all that.
         #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianWire.Hello()) == nil)
     }
@@ -294,6 +298,8 @@ struct GuardianServerTests {
         #expect(object["verb"] as? String == Request.verb.rawValue && object["version"] as? Int == GuardianProtocol.version)
         let own = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? [String: Any])
         #expect(own["verb"] == nil && own["version"] == nil, "\(Request.verb)'s fields use the envelope's keys")
+        // Every field set in the samples: the fields it declares (any other is refused) are its own.
+        #expect(Set(own.keys) == Request.fields, "\(Request.verb) declares \(Request.fields.sorted()), encodes \(own.keys.sorted())")
         #expect(try GuardianProtocol.verb(of: bytes) == Request.verb)
         #expect(GuardianProtocol.encode(try GuardianProtocol.decode(Request.self, from: bytes)) == bytes)
     }
