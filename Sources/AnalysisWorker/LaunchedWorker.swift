@@ -24,6 +24,11 @@ final class LaunchedWorker: Sendable {
                       timeout: Duration = .seconds(10)) throws(SandboxedAnalysis.Problem) -> (LaunchedWorker, LocalSocket, Int32) {
         let connection: LocalSocket
         do { connection = try LocalSocket.connect(to: socketPath) } catch {
+            // No socket there, or nobody listening on it (a launcher that died leaves its socket
+            // file behind): the launcher is not running.
+            if [ECONNREFUSED, ENOENT].map({ String(cString: strerror($0)) }).contains(error.cause ?? "") {
+                throw .init(SandboxedAnalysis.launcherMissing(socketPath))
+            }
             throw .init("cannot reach the worker launcher at \(socketPath): \(error)")
         }
         // The launcher runs as this service's own user (or root, in tests): nobody else's socket

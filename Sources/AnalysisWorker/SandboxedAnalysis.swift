@@ -40,8 +40,9 @@ public final class SandboxedAnalysis: Sendable {
         public var idleExit: Duration?
 
         /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
-        /// ``account`` set and a socket there, workers are asked of the launcher, which starts
-        /// them as the account's own worker user; without one they are started here, as before.
+        /// ``account`` set, workers are asked of the launcher, which starts them as the account's
+        /// own worker user; without a socket there none starts (never one here, as this process's
+        /// user). Without ``account`` (a person's own agent) they are started here.
         public var launcher: String?
         /// The protected account whose files the workers judge (its uid), from ``accountVariable``.
         public var account: UInt32?
@@ -329,10 +330,12 @@ public final class SandboxedAnalysis: Sendable {
 
     func spawn() throws(Problem) -> WorkerConnection {
         let limits = WorkerConnection.Limits(deadline: options.deadline, absoluteDeadline: options.absoluteDeadline)
-        // A guardian service with a worker launcher: the launcher starts the worker as the
-        // account's worker user (this service cannot change its user). Refused or unreachable,
-        // there is no worker now (the files stay held), never one started here instead.
-        if let launcher = options.launcher, let account = options.account, Self.isSocket(launcher) {
+        // A guardian service (a protected account): the launcher starts the worker as the
+        // account's worker user (this service cannot change its user). Missing, refused or
+        // unreachable, there is no worker now (the files stay held), never one started here
+        // instead: this service's own user owns every account's database, PIN hash and vault.
+        if let account = options.account {
+            guard let launcher = options.launcher, Self.isSocket(launcher) else { throw Problem(Self.launcherMissing(options.launcher)) }
             let connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits)
             state.withLock { s in
                 s.connections.append(connection)
@@ -349,6 +352,29 @@ public final class SandboxedAnalysis: Sendable {
             s.starts += 1
         }
         return connection
+    }
+
+    /// Why a guardian service's analysis has no worker while its launcher's socket is missing.
+    static func launcherMissing(_ launcher: String?) -> String {
+        "the worker launcher is not running (nothing listens on \(launcher ?? "its socket: none is configured")); no analysis worker starts "
+            + "as this service's own user, which owns every account's state: start quarantine-worker-launcher.service"
+    }
+
+    /// Whether the worker launcher's socket of a guardian service's analysis is missing now
+    /// (false for an agent's own analysis, which needs no launcher).
+    public static func launcherIsMissing(_ options: Options) -> Bool {
+        options.account != nil && launcherSocket(options) == nil
+    }
+
+    /// The identity (device, inode, change time) of a guardian service's worker launcher socket, nil when
+    /// there is none (or no launcher is needed): a launcher that starts makes a new socket, so a
+    /// change says it is back, even where the one that died left its socket file behind.
+    public static func launcherSocket(_ options: Options) -> [UInt64]? {
+        guard options.account != nil, let path = options.launcher else { return nil }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        // The change time too: an inode number is soon used again on a tmpfs such as /run.
+        return [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_ctim.tv_sec), UInt64(info.st_ctim.tv_nsec)]
     }
 
     /// Whether a socket is at `path` (lstat: a link there is not one).

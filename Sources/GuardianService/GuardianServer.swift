@@ -12,7 +12,8 @@ import ServiceSupport
 /// sent it (SO_PEERCRED). The protected account sees its own items (previews only, never the
 /// original) and needs the guardian PIN, checked by the core with its waits; root and members of
 /// `quarantine-guardians` act as guardian without it. Decisions are the core's (``Review``);
-/// which role may use which verb is the route table's (``routes``).
+/// which verb each caller may use is declared by the route table (``routes``) and checked by
+/// the core's ``GuardianRules``.
 ///
 /// It is an attack surface for every local account, so what a connection can cost is bounded:
 /// - anyone else is refused as soon as the connection is accepted, before a byte (or a
@@ -305,7 +306,7 @@ final class GuardianServer: @unchecked Sendable {
     /// peer queued (descriptors too) is dropped by the kernel with the connection.
     func refuse(_ socket: LocalSocket, peer: LocalSocket.Peer, _ words: String) {
         try? socket.setTimeouts(receive: .milliseconds(1), send: .milliseconds(20))
-        try? socket.send(GuardianResponse.refused(words).encoded())
+        try? socket.send(GuardianProtocol.refusal(.refused(words)))
         socket.shutdownBoth()
         socket.close()
         let log = state.withLock { state -> [uid_t: Int]? in
@@ -374,22 +375,23 @@ final class GuardianServer: @unchecked Sendable {
         let message: LocalSocket.Message?
         do { message = try connection.socket.receive(maxLength: GuardianProtocol.maxRequest) } catch {
             // Too long or too many descriptors (already closed by receive), or a timeout.
-            try? connection.socket.send(GuardianResponse.refused("a request is at most \(GuardianProtocol.maxRequest) bytes, with no descriptors").encoded())
+            try? connection.socket.send(GuardianProtocol.refusal(.invalid(.tooLong(limit: GuardianProtocol.maxRequest))))
             return false
         }
         guard let message else { return false }
         message.descriptors.forEach { close($0) }
         guard message.descriptors.isEmpty else {
-            try? connection.socket.send(GuardianResponse.refused("requests carry no descriptors").encoded())
+            try? connection.socket.send(GuardianProtocol.refusal(.invalid(.carriesDescriptors)))
             return false
         }
-        let (response, preview) = respond(to: message.bytes, role: connection.role, peer: connection.peer)
+        let served = respond(to: message.bytes, role: connection.role, peer: connection.peer)
+        let preview = served.preview
+        var bytes = served.bytes
         defer { if let preview { close(preview) } }
-        var bytes = response.encoded()
         var descriptors = preview.map { [$0] } ?? []
         if bytes.count > GuardianProtocol.maxMessage {
             logger.error("an answer of \(bytes.count) bytes was not sent (over \(GuardianProtocol.maxMessage))")
-            bytes = GuardianResponse.refused("the answer is too long to send (\(bytes.count) bytes)").encoded()
+            bytes = GuardianProtocol.refusal(.refused("the answer is too long to send (\(bytes.count) bytes)"))
             descriptors = []
         }
         do { try connection.socket.send(bytes, descriptors: descriptors) } catch { return false }

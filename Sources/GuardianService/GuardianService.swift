@@ -49,8 +49,9 @@ public enum GuardianService {
         environment[SandboxedAnalysis.Options.workerUserVariable] = accountUID.map { SandboxedAnalysis.Options.guardianWorkerUserInForce(forAccount: $0) }
             ?? SandboxedAnalysis.Options.guardianWorkerUser
         // The worker launcher (quarantine-worker-launcher.service) starts them as that user: this
-        // service holds no CAP_SETUID. Where its socket is missing, workers start here, as this
-        // service's own user.
+        // service holds no CAP_SETUID. Where its socket is missing, no worker starts (never one
+        // as this service's own user, the owner of every account's state): files stay held, the
+        // status says why, and a worker starts once the launcher is back.
         if let accountUID {
             environment[SandboxedAnalysis.Options.launcherVariable] = inherited[SandboxedAnalysis.Options.launcherVariable] ?? LauncherService.defaultSocketPath
             environment[SandboxedAnalysis.Options.accountVariable] = "\(accountUID)"

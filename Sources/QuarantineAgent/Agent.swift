@@ -89,6 +89,9 @@ public final class QuarantineAgent: Service, Sendable {
     /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
     let originFollowUps: AsyncStream<OriginFollowUp>
     let originFollowUpContinuation: AsyncStream<OriginFollowUp>.Continuation
+    /// Told when analysis breaks (``analysisBroke(_:)``): wakes ``retryAnalyzer()``.
+    let brokenSignals: AsyncStream<Void>
+    let brokenContinuation: AsyncStream<Void>.Continuation
     let systemd: SystemdNotifier?
     let startedAt = Date()
     /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
@@ -150,6 +153,7 @@ public final class QuarantineAgent: Service, Sendable {
         (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
     }
 
@@ -497,17 +501,41 @@ public final class QuarantineAgent: Service, Sendable {
             if holds { try? vault.store.record(.error, mode: .child, actor: options.actor, detail: message) }
         }
         publishSoon()
+        brokenContinuation.yield()
         // Files waiting are held now, not when a worker is back.
         wakeContinuation.yield()
     }
 
-    /// While the models cannot be loaded, tries again every 30 s (no timer otherwise).
+    /// While analysis cannot start, tries again every 30 s, and at once when a guardian
+    /// service's worker launcher is back: its socket appeared, or was made anew (looked at each
+    /// second). No timer while analysis works: ``analysisBroke(_:)`` wakes it, however late it breaks.
     func retryAnalyzer() async {
+        var signals = brokenSignals.makeAsyncIterator()
+        var lastTry = ContinuousClock.now
+        let launcher = { [options] (settings: Settings) -> [UInt64]? in
+            settings.agent.sandbox ? SandboxedAnalysis.launcherSocket(SandboxedAnalysis.Options(environment: options.environment, configuration: settings.analyzer)) : nil
+        }
+        var launcherSeen = launcher(state.withLock { $0.settings })
+        // Only a guardian service has a launcher to look for; a person's agent waits the 30 s.
+        let step: Duration = options.protectedAccount == nil ? .seconds(30) : .seconds(1)
         while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(30))
+            let broken = state.withLock { $0.problem != nil }
+            guard broken else {
+                if await signals.next() == nil { return }
+                lastTry = .now
+                launcherSeen = launcher(state.withLock { $0.settings })
+                continue
+            }
+            try? await Task.sleep(for: step)
             if Task.isCancelled { return }
-            let (broken, settings) = state.withLock { ($0.problem != nil, $0.settings) }
-            if broken { await loadAnalyzer(settings) } else { return }
+            let settings = state.withLock { $0.settings }
+            let socket = launcher(settings)
+            let launcherBack = socket != nil && socket != launcherSeen
+            launcherSeen = socket
+            guard launcherBack || ContinuousClock.now - lastTry >= .seconds(30) else { continue }
+            if launcherBack { logger.notice("the worker launcher is back: starting the analysis worker") }
+            lastTry = .now
+            if state.withLock({ $0.problem != nil }) { await loadAnalyzer(settings) }
         }
     }
 
@@ -588,9 +616,9 @@ public final class QuarantineAgent: Service, Sendable {
             let found = (try? await onOwnThread("guardian-requests") { () -> [(String, Int64, String)] in
                 var found: [(String, Int64, String)] = []
                 for user in GuardianPaths.servedAccounts() {
-                    guard let client = try? GuardianClient(user: user), let (answer, _) = try? client.send(GuardianRequest(.list)) else { continue }
-                    for (id, _) in answer.requests ?? [:] {
-                        let name = answer.items?.first { $0.id == id }.map { URL(fileURLWithPath: $0.originalPath).lastPathComponent } ?? "a picture"
+                    guard let client = try? GuardianClient(user: user), let (reply, _) = try? client.send(GuardianWire.List()), let answer = reply.answer else { continue }
+                    for (id, _) in answer.requests {
+                        let name = answer.items.first { $0.id == id }.map { URL(fileURLWithPath: $0.originalPath).lastPathComponent } ?? "a picture"
                         found.append((user, id, name))
                     }
                 }

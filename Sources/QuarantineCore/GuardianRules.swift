@@ -50,3 +50,47 @@ public enum GuardianRules {
         }
     }
 }
+
+// MARK: - Who may ask a guardian service for what
+
+/// Who asks a guardian service, as the kernel names them (SO_PEERCRED on its socket).
+public enum GuardianCaller: Sendable, Equatable, CaseIterable {
+    /// The protected account itself.
+    case protectedAccount
+    /// Root, or a member of `quarantine-guardians`, from their own account.
+    case guardian
+}
+
+/// Who a use case of the guardian service is for: each of its verbs declares one (the route
+/// table), and ``GuardianRules/access(_:for:protectedAccount:)`` decides.
+public enum GuardianAccess: Sendable, Equatable, CaseIterable {
+    /// The protected account and its guardians.
+    case anyone
+    /// The protected account only (asking a guardian for an item back).
+    case protectedAccount
+    /// Guardians only (the history, the mode, the folders watched, the PIN).
+    case guardian
+}
+
+extension GuardianRules {
+    /// Whether `caller` may use a verb declared with `access`: `.none`, or `.refused` with the
+    /// words the caller sees. `account` names the protected account.
+    public static func access(_ access: GuardianAccess, for caller: GuardianCaller, protectedAccount account: String) -> Approval {
+        switch (access, caller) {
+        case (.anyone, _), (.protectedAccount, .protectedAccount), (.guardian, .guardian):
+            return .none
+        case (.protectedAccount, .guardian):
+            return .refused("only \(account) can do this")
+        case (.guardian, .protectedAccount):
+            return .refused("only a guardian can do this (root, or a member of quarantine-guardians); ask a grown-up")
+        }
+    }
+
+    /// What `action` needs when `caller` asks the guardian service for it: a guardian, whom the
+    /// kernel identified, needs nothing more; the protected account, what ``approval(for:in:pinIsSet:)``
+    /// says (in child mode the guardian PIN, given with the request: no terminal question can be
+    /// asked through the socket, so a confirmation counts as given by the request itself).
+    public static func approval(for action: ProtectedAction, in mode: AnalysisMode, pinIsSet: Bool, caller: GuardianCaller) -> Approval {
+        caller == .guardian ? .none : approval(for: action, in: mode, pinIsSet: pinIsSet)
+    }
+}

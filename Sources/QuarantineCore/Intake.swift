@@ -124,7 +124,7 @@ public struct Intake: Sendable {
             case .left(let reason, _): return "it could not be checked (\(reason))"
             case .notMoved(_, let reason): return "the vault refused it (\(reason))"
             case .changed: return "it kept changing while it was checked"
-            case .cancelled: return "the service stopped before it was checked"
+            case .cancelled: return "it was not checked yet (the service stopped, or nothing could analyse it: see the status)"
             case .databaseUnavailable(let message): return "the audit database is unavailable (\(message))"
             case .givenUp(let crashes, _): return "it crashed the analysis \(crashes) times"
             case .unreadable: return "it cannot be read"

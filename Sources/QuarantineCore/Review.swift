@@ -38,6 +38,14 @@ public struct Review: Sendable {
     /// acting from their own account needs no PIN. Only the service calls this.
     public func guardianConsent(to action: ProtectedAction) -> Consent { Consent(action) }
 
+    /// The consent `caller` gives through the guardian service, as
+    /// ``GuardianRules/approval(for:in:pinIsSet:caller:)`` rules: a guardian's is theirs; the
+    /// protected account's is its request (confirmed) and, in child mode, the guardian `pin`.
+    public func consent(to action: ProtectedAction, by caller: GuardianCaller, pin: String?) throws -> Consent {
+        if GuardianRules.approval(for: action, in: mode.mode, pinIsSet: guardian.isSet, caller: caller) == .none { return Consent(action) }
+        return try consent(to: action, confirmed: true, pin: pin)
+    }
+
     // MARK: - Consent
 
     /// What must happen before `action`.

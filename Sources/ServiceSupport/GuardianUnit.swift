@@ -210,9 +210,8 @@ Group=quarantine
 # 'quarantine' (the owner of every account's database, PIN hash and vault), are
 # started as the account's own worker user by quarantine-worker-launcher.service,
 # which holds those two alone; a guardian taken over cannot become root or any
-# other user. A worker started here (no launcher socket) drops all of them at
-# start (and installs its own seccomp filter, then Landlock) before it touches
-# an untrusted byte.
+# other user. Without the launcher's socket no worker starts (files stay held):
+# never one as 'quarantine'.
 AmbientCapabilities=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER
 CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_DAC_OVERRIDE CAP_CHOWN CAP_FOWNER
 # No setuid/setgid binary or file capability can ever raise what this service

@@ -177,22 +177,41 @@ let harnesses: [Harness] = [
         _ = reply.string(); _ = reply.string()
         if let sender = dbus_message_get_sender(message) { _ = String(cString: sender) }
     },
-    Harness(name: "guardian-request", about: "the guardian socket's messages: a request as the service decodes it, an answer as the CLI decodes and pages it") { bytes in
-        if let request = try? GuardianRequest.decode(bytes) {
-            // What the service understood, sent again, is understood the same way.
-            let again = try? GuardianRequest.decode(request.encoded())
-            precondition(again?.verb == request.verb && again?.id == request.id && again?.before == request.before && again?.limit == request.limit
-                         && again?.pin == request.pin && again?.folder == request.folder && again?.mode == request.mode, "a request does not survive its own encoding")
-            show("request \(request.verb) id \(String(describing: request.id)) before \(String(describing: request.before)) limit \(String(describing: request.limit))")
+    Harness(name: "guardian-request", about: "the guardian socket's messages: each verb's request as the service decodes it, each verb's answer as the CLI decodes and pages it") { bytes in
+        // As the service reads a request: the verb (typed errors for the rest), then that verb's
+        // own request type. Every verb's type is tried too, as a message could claim any verb.
+        switch Result(catching: { () throws(GuardianProtocolError) in try GuardianProtocol.verb(of: bytes) }) {
+        case .success(let verb): show("verb \(verb)")
+        case .failure(let error): show("not a request: \(error)")
         }
-        if var answer = try? GuardianResponse.decode(bytes) {
-            // The client's paging: a further page merged in, as GuardianClient.send does.
-            answer.merge(answer)
-            _ = answer.encoded()
-            show("answer refusal \(String(describing: answer.refusal)) items \(answer.items?.count ?? 0) events \(answer.events?.count ?? 0) more \(String(describing: answer.more))")
-        }
+        for type in GuardianWire.requestTypes.values { guardianRequest(type, bytes) }
     },
 ]
+
+/// `bytes` as a request of type `Request` (the service's decoding): what decodes must encode
+/// to a request of the same verb that decodes to the same bytes again.
+func guardianRequest<Request: GuardianRequest>(_ type: Request.Type, _ bytes: [UInt8]) {
+    // An answer of this verb, as the CLI reads it (and pages it, for the paged verbs).
+    if let answer = try? GuardianProtocol.decodeAnswer(Request.Answer.self, from: bytes) {
+        show("answer \(Request.verb): refusal \(String(describing: answer.refusal)), served \(answer.answer != nil)")
+        _ = GuardianProtocol.encode(answer)
+        if let paged = type as? any GuardianPagedRequest.Type { guardianPages(paged, bytes) }
+    }
+    guard let request = try? GuardianProtocol.decode(Request.self, from: bytes) else { return }
+    let encoded = GuardianProtocol.encode(request)
+    precondition((try? GuardianProtocol.verb(of: encoded)) == Request.verb, "a \(Request.verb) request encodes to another verb")
+    let again = try? GuardianProtocol.decode(Request.self, from: encoded)
+    precondition(again.map { GuardianProtocol.encode($0) } == encoded, "a \(Request.verb) request does not survive its own encoding")
+    show("request \(Request.verb): \(encoded.count) bytes")
+}
+
+/// A paged answer's pages put together, as GuardianClient.send does.
+func guardianPages<Request: GuardianPagedRequest>(_ type: Request.Type, _ bytes: [UInt8]) {
+    guard var whole = (try? GuardianProtocol.decodeAnswer(Request.Answer.self, from: bytes))?.answer else { return }
+    let page = whole
+    whole.append(page: page)
+    show("pages \(Request.verb): more \(whole.more) next \(String(describing: whole.next))")
+}
 
 @MainActor func usage() -> Never {
     print("usage: quarantine-fuzz HARNESS [libFuzzer options] [CORPUS_DIR... | INPUT...]\n\nharnesses:")

@@ -184,8 +184,8 @@ struct WatchAdd: ParsableCommand {
 
     func run() throws {
         if let client = try target.client() {
-            let (response, _) = try ask(client, GuardianRequest(.watch, folder: path, outgoing: outgoing))
-            printOut(response.path.map { "Watching \($0) for \(client.paths.user)." } ?? "Already watched.")
+            let watched = try ask(client, GuardianWire.Watch(folder: path, outgoing: outgoing)).answer
+            printOut(watched.path.map { "Watching \($0) for \(client.paths.user)." } ?? "Already watched.")
             return
         }
         let file = try ConfigurationFile.loadForCLI()
@@ -227,7 +227,7 @@ struct WatchRemove: ParsableCommand {
 
     func run() throws {
         if let client = try target.client() {
-            _ = try ask(client, GuardianRequest(.watch, folder: path, remove: true))
+            _ = try ask(client, GuardianWire.Watch(folder: path, remove: true))
             printOut("No longer watching \(path) for \(client.paths.user).")
             return
         }

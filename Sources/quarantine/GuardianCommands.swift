@@ -28,12 +28,37 @@ struct TargetUser: ParsableArguments {
     }
 }
 
+/// A served answer of a guardian service: what every answer says (who asked, the mode, whether
+/// a PIN is set), the verb's own answer, and the preview descriptor that came with it, if any.
+struct GuardianReply<Answer: Codable & Sendable> {
+    let header: GuardianAnswer<Answer>
+    let answer: Answer
+    let preview: Int32?
+
+    /// The child, in child mode: plain words.
+    var childWording: Bool { header.role == .child && header.mode == .child }
+}
+
 /// Sends a request, turning a refusal into the words and exit status the CLI uses.
-func ask(_ client: GuardianClient, _ request: GuardianRequest) throws -> (GuardianResponse, Int32?) {
-    let (response, preview) = try client.send(request)
-    switch response.refusal {
+func ask<Request: GuardianRequest>(_ client: GuardianClient, _ request: Request) throws -> GuardianReply<Request.Answer> {
+    try served(client.send(request))
+}
+
+/// Sends a paged request (every page is fetched), turning a refusal into the CLI's words and exit status.
+func ask<Request: GuardianPagedRequest>(_ client: GuardianClient, _ request: Request) throws -> GuardianReply<Request.Answer> {
+    try served(client.send(request))
+}
+
+func served<Answer>(_ sent: (GuardianAnswer<Answer>, preview: Int32?)) throws -> GuardianReply<Answer> {
+    let (header, preview) = sent
+    switch header.refusal {
     case nil:
-        return (response, preview)
+        guard let answer = header.answer else {
+            if let preview { close(preview) }
+            printError("quarantine: the guardian service sent an empty answer")
+            throw ExitCode(2)
+        }
+        return GuardianReply(header: header, answer: answer, preview: preview)
     case .wrongPIN(let wait):
         throw Interventions.refused(wrongPIN: wait)
     case .waitForPIN(let until):
@@ -41,62 +66,64 @@ func ask(_ client: GuardianClient, _ request: GuardianRequest) throws -> (Guardi
     case .refused(let words):
         printError("quarantine: \(words)")
         throw ExitCode(1)
+    case .invalid(let error):
+        printError("quarantine: \(error)")
+        throw ExitCode(1)
     }
 }
 
 /// The remote versions of the review verbs: what the person sees is the same as locally.
 enum RemoteReview {
     static func list(_ client: GuardianClient, all: Bool, json: Bool) throws {
-        let (response, _) = try ask(client, GuardianRequest(.list, all: all))
-        printItems(response.items ?? [], requests: response.requests ?? [:], childWording: response.role == .child && response.mode == .child,
-                   all: all, json: json)
+        let reply = try ask(client, GuardianWire.List(all: all))
+        printItems(reply.answer.items, requests: reply.answer.requests, childWording: reply.childWording, all: all, json: json)
     }
 
     static func show(_ client: GuardianClient, id: Int64, open: Bool, json: Bool) throws {
-        let (response, preview) = try ask(client, GuardianRequest(.show, id: id))
-        defer { if let preview { close(preview) } }
-        guard let item = response.items?.first else { throw ExitCode(2) }
+        let reply = try ask(client, GuardianWire.Show(id: id))
+        defer { if let preview = reply.preview { close(preview) } }
         // The preview arrives as an open descriptor: copied to a private file of this user's.
         var previewPath: String?
-        if let preview {
+        if let preview = reply.preview {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-preview-\(getuid())")
             try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let path = folder.appendingPathComponent("item-\(id).jpg").path
             let data = FileHandle(fileDescriptor: dup(preview), closeOnDealloc: true).readDataToEndOfFile()
             if FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) { previewPath = path }
         }
-        printItem(item, events: response.events ?? [], preview: previewPath, childWording: response.role == .child && response.mode == .child, json: json)
+        printItem(reply.answer.item, events: reply.answer.events, preview: previewPath, childWording: reply.childWording, json: json)
         if open, let previewPath { openPreview(previewPath) }
     }
 
     static func release(_ client: GuardianClient, id: Int64) throws {
-        let (hello, _) = try ask(client, GuardianRequest(.hello))
+        let hello = try ask(client, GuardianWire.Hello()).header
         var pin: String?
         if hello.role == .child {
             // The item must exist before the child is asked anything (ask exits saying so if not).
-            _ = try ask(client, GuardianRequest(.show, id: id))
+            let shown = try ask(client, GuardianWire.Show(id: id, limit: 1))
+            if let preview = shown.preview { close(preview) }
             pin = try childPIN(action: "bring it back", hello: hello) {
-                _ = try ask(client, GuardianRequest(.ask, id: id))
+                _ = try ask(client, GuardianWire.Ask(id: id))
                 printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
             }
         }
-        let (response, _) = try ask(client, GuardianRequest(.release, id: id, pin: pin))
-        let path = PathBytes.display(response.path ?? "")
-        printOut(response.renamed == true ? "Released to \(path) (the name was taken; nothing was overwritten)." : "Released to \(path).")
+        let released = try ask(client, GuardianWire.Release(id: id, pin: pin)).answer
+        let path = PathBytes.display(released.path)
+        printOut(released.renamed ? "Released to \(path) (the name was taken; nothing was overwritten)." : "Released to \(path).")
     }
 
     static func block(_ client: GuardianClient, id: Int64, keep: Bool, origin: Bool) throws {
-        let (hello, _) = try ask(client, GuardianRequest(.hello))
+        let hello = try ask(client, GuardianWire.Hello()).header
         var pin: String?
         if hello.role == .child {
             pin = try childPIN(action: keep ? "lock it away for good" : "delete it", hello: hello, ask: nil)
         }
-        let (response, _) = try ask(client, GuardianRequest(.block, id: id, pin: pin, keep: keep, origin: origin))
-        printOut("\(response.deleted == true ? "Deleted" : "Sealed") item \(id); the same contents will be quarantined on sight\(response.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
+        let blocked = try ask(client, GuardianWire.Block(id: id, pin: pin, keep: keep, origin: origin)).answer
+        printOut("\(blocked.deleted ? "Deleted" : "Sealed") item \(id); the same contents will be quarantined on sight\(blocked.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
     }
 
     /// The child's two "are you sure" screens, then the PIN (Enter alone: `ask`, if given).
-    static func childPIN(action: String, hello: GuardianResponse, ask: (() throws -> Void)?) throws -> String {
+    static func childPIN<Body>(action: String, hello: GuardianAnswer<Body>, ask: (() throws -> Void)?) throws -> String {
         guard hello.pinIsSet == true else {
             printError("A guardian must first set a PIN ('quarantine --user \(hello.user ?? "") guardian set-pin'). Nothing was changed.")
             throw ExitCode(1)
@@ -272,16 +299,17 @@ extension Guardian {
             var failed = false
             for name in users {
                 var object: [String: Any] = ["user": name, "configuration": GuardianPaths(user: name).configuration]
-                if let client = try? GuardianClient(user: name), let (hello, _) = try? client.send(GuardianRequest(.status)) {
+                if let client = try? GuardianClient(user: name), let (hello, _) = try? client.send(GuardianWire.Status()) {
+                    let status = hello.answer?.status
                     object["running"] = true
                     object["mode"] = hello.mode?.rawValue
                     object["pin_set"] = hello.pinIsSet
-                    object["state"] = hello.status?.state
-                    object["queue_depth"] = hello.status?.queueDepth
-                    object["folders"] = hello.status?.roots.map(\.path)
-                    object["problem"] = hello.status?.problem
-                    object["analysis"] = hello.status?.analysis
-                    object["not_watched"] = hello.status?.unwatched
+                    object["state"] = status?.state
+                    object["queue_depth"] = status?.queueDepth
+                    object["folders"] = status?.folders.map(\.path)
+                    object["problem"] = status?.problem
+                    object["analysis"] = status?.analysis
+                    object["not_watched"] = status?.unwatched
                 } else {
                     object["running"] = false
                     failed = true

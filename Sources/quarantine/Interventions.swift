@@ -173,7 +173,7 @@ struct Guardian: ParsableCommand {
                     printError("quarantine: a PIN is 4 to 12 digits, typed the same twice; nothing changed")
                     throw ExitCode(2)
                 }
-                _ = try quarantine.ask(client, GuardianRequest(.setPIN, pin: pin))
+                _ = try quarantine.ask(client, GuardianWire.SetPIN(pin: pin))
                 printOut("The guardian PIN of \(client.paths.user) is set.")
                 return
             }
@@ -240,12 +240,14 @@ struct ModeCommand: ParsableCommand {
 
     func run() throws {
         if let client = try target.client() {
-            let (response, _) = try ask(client, GuardianRequest(.mode, mode: mode))
+            // Every answer says the mode in force: `hello` shows it, `mode` changes it.
+            let shown: AnalysisMode?
+            if let mode { shown = try ask(client, GuardianWire.Mode(mode: mode)).header.mode } else { shown = try ask(client, GuardianWire.Hello()).header.mode }
             if mode == nil && json {
-                printJSONObject(["mode": response.mode?.rawValue, "user": client.paths.user].compactMapValues { $0 })
+                printJSONObject(["mode": shown?.rawValue, "user": client.paths.user].compactMapValues { $0 })
                 return
             }
-            printOut(mode == nil ? (response.mode?.rawValue ?? "?") : "\(client.paths.user) is now in \((response.mode ?? .child).rawValue) mode.")
+            printOut(mode == nil ? (shown?.rawValue ?? "?") : "\(client.paths.user) is now in \((shown ?? .child).rawValue) mode.")
             return
         }
         // Showing the mode changes nothing: read only (a panel applet may poll it).

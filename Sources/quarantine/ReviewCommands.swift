@@ -59,6 +59,12 @@ extension VaultItem {
 
     /// The original path for people (PathBytes.display: `\xFF`, `\n`, `\\`).
     var displayPath: String { PathBytes.display(originalPath) }
+}
+
+/// What `list` and `show` print, locally or from a guardian service: the same plain values.
+extension GuardianWire.Item {
+    /// The original path for people (PathBytes.display: `\xFF`, `\n`, `\\`).
+    var displayPath: String { PathBytes.display(originalPath) }
 
     var displaySize: String {
         let units = ["B", "KB", "MB", "GB"]
@@ -69,9 +75,9 @@ extension VaultItem {
 
     var json: [String: Any] {
         var object: [String: Any] = [
-            "id": id ?? 0, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": displayPath, "original_path_bytes": PathBytes.base64(originalPath),
-            "reasons": reasonList, "size": size, "status": status.rawValue, "sha256": sha256, "mode": analysisMode.rawValue,
-            "has_preview": previewName != nil,
+            "id": id, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": displayPath, "original_path_bytes": PathBytes.base64(originalPath),
+            "reasons": reasons, "size": size, "status": status, "sha256": sha256, "mode": analysisMode.rawValue,
+            "has_preview": hasPreview,
         ]
         if let originURL { object["origin_url"] = originURL }
         if let referrerURL { object["referrer_url"] = referrerURL }
@@ -106,18 +112,18 @@ struct List: ParsableCommand {
     func run() throws {
         if let client = try target.client() { return try RemoteReview.list(client, all: all, json: json) }
         let review = Review.current(vault: try openVault(readOnly: true))
-        printItems(try review.items(includeClosed: all), requests: try review.releaseRequests().mapValues(\.requestedAt),
+        printItems(try review.items(includeClosed: all).compactMap(GuardianWire.Item.init), requests: try review.releaseRequests().mapValues(\.requestedAt),
                    childWording: review.mode.mode == .child, all: all, json: json)
     }
 }
 
 /// Prints vault items as `list` does: JSON Lines, a child's plain words, or one line each.
-func printItems(_ items: [VaultItem], requests: [Int64: Date], childWording: Bool, all: Bool, json: Bool) {
+func printItems(_ items: [GuardianWire.Item], requests: [Int64: Date], childWording: Bool, all: Bool, json: Bool) {
     let iso = ISO8601DateFormatter()
     if json {
         for item in items {
             var object = item.json
-            if let request = requests[item.id ?? 0] { object["release_requested_at"] = iso.string(from: request) }
+            if let request = requests[item.id] { object["release_requested_at"] = iso.string(from: request) }
             printJSONObject(object)
         }
         return
@@ -131,15 +137,15 @@ func printItems(_ items: [VaultItem], requests: [Int64: Date], childWording: Boo
     if childWording {
         for item in items {
             let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-            let asked = requests[item.id ?? 0] == nil ? "" : " You asked a grown-up for it back."
-            printOut("\(item.id ?? 0)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.\(asked)")
+            let asked = requests[item.id] == nil ? "" : " You asked a grown-up for it back."
+            printOut("\(item.id)  \(formatter.string(from: item.createdAt))  \(name): hidden, because it may show private parts of the body. A grown-up can look at it with you.\(asked)")
         }
         return
     }
     for item in items {
-        let reason = item.reasonList.first ?? "-"
-        let asked = requests[item.id ?? 0].map { "  [release asked for \(formatter.string(from: $0))]" } ?? ""
-        printOut("\(String(item.id ?? 0).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))\(asked)")
+        let reason = item.reasons.first ?? "-"
+        let asked = requests[item.id].map { "  [release asked for \(formatter.string(from: $0))]" } ?? ""
+        printOut("\(String(item.id).padding(toLength: 5, withPad: " ", startingAt: 0)) \(formatter.string(from: item.createdAt))  \(item.status.padding(toLength: 11, withPad: " ", startingAt: 0)) \(item.displaySize.padding(toLength: 9, withPad: " ", startingAt: 0)) \(item.displayPath)  (\(reason))\(asked)")
     }
 }
 
@@ -172,7 +178,7 @@ struct Show: ParsableCommand {
         let review = Review.current(vault: vault)
         let item = try requireItem(vault, id)
         let preview = review.preview(of: item)
-        printItem(item, events: try review.history(of: id), preview: preview, childWording: review.mode.mode == .child, json: json)
+        printItem(GuardianWire.Item(item)!, events: try review.history(of: id).compactMap(GuardianWire.Event.init), preview: preview, childWording: review.mode.mode == .child, json: json)
         if open, preview != nil {
             let environment = ProcessInfo.processInfo.environment
             if case .open(let copy) = try review.perform(.showPreview(id), viewingFolder: Review.viewingFolder(vault: vault, environment: environment), helpPage: nil) {
@@ -183,12 +189,12 @@ struct Show: ParsableCommand {
 }
 
 /// Prints one item as `show` does.
-func printItem(_ item: VaultItem, events: [AuditEvent], preview: String?, childWording: Bool, json: Bool) {
-    let id = item.id ?? 0
+func printItem(_ item: GuardianWire.Item, events: [GuardianWire.Event], preview: String?, childWording: Bool, json: Bool) {
+    let id = item.id
     if json {
         var object = item.json
         object["preview"] = preview
-        object["events"] = events.map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind.rawValue, "actor": $0.actor, "detail": $0.detail ?? ""] }
+        object["events"] = events.map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
         printJSONObject(object)
         return
     }
@@ -196,16 +202,16 @@ func printItem(_ item: VaultItem, events: [AuditEvent], preview: String?, childW
         printOut("This was hidden because it may show private parts of the body. Hiding it keeps you safe.")
         printOut(Interventions.help)
     }
-    printOut("Item \(id): \(item.status.rawValue)")
+    printOut("Item \(id): \(item.status)")
     printOut("  from      \(item.displayPath)")
     printOut("  hidden    \(item.createdAt) (\(item.analysisMode.rawValue) mode)")
-    printOut("  why       \(item.reasonList.joined(separator: ", "))")
+    printOut("  why       \(item.reasons.joined(separator: ", "))")
     printOut("  size      \(item.displaySize), sha256 \(item.sha256)")
     if let origin = item.originURL { printOut("  origin    \(origin)") }
     if let referrer = item.referrerURL { printOut("  referrer  \(referrer)") }
     printOut("  preview   \(preview ?? "(none)")")
     for event in events.reversed() {
-        printOut("  \(event.at)  \(event.kind.rawValue) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
+        printOut("  \(event.at)  \(event.kind) by \(event.actor)\(event.detail.map { ": \($0)" } ?? "")")
     }
 }
 
@@ -249,7 +255,7 @@ struct ReleaseCommand: ParsableCommand {
     func run() throws {
         if let client = try target.client() {
             if ask {
-                _ = try quarantine.ask(client, GuardianRequest(.ask, id: id))
+                _ = try quarantine.ask(client, GuardianWire.Ask(id: id))
                 printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
                 return
             }
@@ -291,19 +297,19 @@ struct History: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        let events: [AuditEvent]
-        if let client = try target.client() { events = try ask(client, GuardianRequest(.history)).0.events ?? [] }
-        else { events = try Review.current(vault: try openVault(readOnly: true)).history() }
+        let events: [GuardianWire.Event]
+        if let client = try target.client() { events = try ask(client, GuardianWire.History()).answer.events }
+        else { events = try Review.current(vault: try openVault(readOnly: true)).history().compactMap(GuardianWire.Event.init) }
         for event in events {
             if json {
-                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind.rawValue, "mode": event.mode.rawValue, "actor": event.actor]
+                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind, "mode": event.mode.rawValue, "actor": event.actor]
                 object["item"] = event.itemId
                 object["path"] = event.path.map(PathBytes.display)
                 object["path_bytes"] = event.path.map(PathBytes.base64)
                 object["detail"] = event.detail
                 printJSONObject(object)
             } else {
-                printOut("\(event.at)  \(event.kind.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path.map(PathBytes.display) ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
+                printOut("\(event.at)  \(event.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path.map(PathBytes.display) ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
             }
         }
     }

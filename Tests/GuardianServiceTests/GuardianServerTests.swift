@@ -78,15 +78,16 @@ struct GuardianServerTests {
     }
 
     /// What a role got: nil when it was served, else the refusal's words.
-    static func outcome(_ client: GuardianClient, _ request: GuardianRequest) -> String? {
+    static func outcome<Request: GuardianRequest>(_ client: GuardianClient, _ request: Request) -> String? {
         do {
             let (answer, preview) = try client.send(request)
             if let preview { close(preview) }
             switch answer.refusal {
-            case nil: return nil
+            case nil: return answer.answer == nil ? "served without an answer" : nil
             case .refused(let words): return words
             case .wrongPIN: return "wrong PIN"
             case .waitForPIN: return "wait for PIN"
+            case .invalid(let error): return "invalid: \(error)"
             }
         } catch { return "error: \(error)" }
     }
@@ -124,23 +125,31 @@ struct GuardianServerTests {
             let release = try place.item("\(name)-release.bin").id!
             let block = try place.item("\(name)-block.bin").id!
             let asked = try place.item("\(name)-ask.bin").id!
-            let requests: [(String, GuardianRequest)] = [
-                ("hello", GuardianRequest(.hello)), ("status", GuardianRequest(.status)), ("list", GuardianRequest(.list)),
-                ("show", GuardianRequest(.show, id: release)), ("history", GuardianRequest(.history)),
-                ("mode (show)", GuardianRequest(.mode)), ("ask", GuardianRequest(.ask, id: asked)),
-                ("release", GuardianRequest(.release, id: release)), ("block", GuardianRequest(.block, id: block)),
-                ("mode (change)", GuardianRequest(.mode, mode: .adult)), ("watch", GuardianRequest(.watch, folder: "Music")),
-                ("setPIN", GuardianRequest(.setPIN, pin: "2468")),
+            try FileManager.default.createDirectory(at: place.home.appendingPathComponent("Music-\(name)"), withIntermediateDirectories: true)
+            // Each verb's own request, and what a served answer must hold.
+            let requests: [(GuardianVerb, (GuardianClient) -> String?)] = [
+                (.hello, { Self.outcome($0, GuardianWire.Hello()) }),
+                (.status, { Self.outcome($0, GuardianWire.Status()) }),
+                (.list, { Self.outcome($0, GuardianWire.List()) }),
+                (.show, { Self.outcome($0, GuardianWire.Show(id: release)) }),
+                (.history, { Self.outcome($0, GuardianWire.History()) }),
+                (.ask, { Self.outcome($0, GuardianWire.Ask(id: asked)) }),
+                (.release, { Self.outcome($0, GuardianWire.Release(id: release)) }),
+                (.block, { Self.outcome($0, GuardianWire.Block(id: block)) }),
+                (.mode, { Self.outcome($0, GuardianWire.Mode(mode: .adult)) }),
+                (.watch, { Self.outcome($0, GuardianWire.Watch(folder: "Music-\(name)")) }),
+                (.setPIN, { Self.outcome($0, GuardianWire.SetPIN(pin: "2468")) }),
             ]
-            for (verb, request) in requests {
+            #expect(Set(requests.map(\.0)) == Set(GuardianVerb.allCases), "a verb is not tried")
+            for (verb, send) in requests {
                 // A connection each: a stranger's is closed after its refusal.
-                let got = Self.outcome(try place.connect(as: uid), request)
+                let got = send(try place.connect(as: uid))
                 let wanted: String?
                 switch (name, verb) {
                 case ("stranger", _): wanted = strangerWords
-                case ("child", "history"), ("child", "mode (change)"), ("child", "watch"), ("child", "setPIN"): wanted = onlyGuardian
-                case ("child", "release"), ("child", "block"): wanted = "wrong PIN"   // the core's consent: no PIN given
-                case (_, "ask") where name != "child": wanted = "only kid can do this"
+                case ("child", .history), ("child", .mode), ("child", .watch), ("child", .setPIN): wanted = onlyGuardian
+                case ("child", .release), ("child", .block): wanted = "wrong PIN"   // the core's consent: no PIN given
+                case (_, .ask) where name != "child": wanted = "only kid can do this"
                 default: wanted = nil
                 }
                 if let wanted {
@@ -149,19 +158,152 @@ struct GuardianServerTests {
                     #expect(got == nil, "\(name) \(verb): wanted it served, got \(got ?? "")")
                 }
                 // The mode change is undone for the next role.
-                if verb == "mode (change)" && got == nil { _ = Self.outcome(try place.connect(as: 0), GuardianRequest(.mode, mode: .child)) }
+                if verb == .mode && got == nil { #expect(Self.outcome(try place.connect(as: 0), GuardianWire.Mode(mode: .child)) == nil) }
             }
         }
     }
 
-    @Test("the route table declares every verb once, with the access the issue asks (history, mode, watch, set-pin: guardians; ask: the child)")
+    @Test("what each role is served: hello names the verbs its access allows, the child's PIN releases, a guardian's answers say what changed")
+    func servedAnswersPerRole() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        try GuardianPIN(store: place.vault.store).set("2468")
+        let child = try place.connect(as: Self.childUID), guardian = try place.connect(as: Self.guardianUID)
+        // hello: the header says who asked; the answer, the verbs the route table lets them use.
+        let (childHello, _) = try child.send(GuardianWire.Hello())
+        #expect(childHello.role == .child && childHello.user == "kid" && childHello.mode == .child && childHello.pinIsSet == true)
+        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask])
+        let (guardianHello, _) = try guardian.send(GuardianWire.Hello())
+        #expect(guardianHello.role == .guardian)
+        #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask })
+        // The child with the PIN: released, and the file is back where it was.
+        let item = try place.item("kept.bin")
+        let (released, _) = try child.send(GuardianWire.Release(id: item.id!, pin: "2468"))
+        #expect(released.refusal == nil && released.answer == .init(path: item.originalPath, renamed: false))
+        #expect(FileManager.default.fileExists(atPath: item.originalPath))
+        // A wrong PIN is the core's refusal, typed.
+        let other = try place.item("other.bin")
+        let (wrong, _) = try child.send(GuardianWire.Block(id: other.id!, pin: "1111"))
+        guard case .wrongPIN = wrong.refusal else { Issue.record("a wrong PIN: \(String(describing: wrong.refusal))"); return }
+        // A guardian: blocked without a PIN; the mode changes and the header says so.
+        let (blocked, _) = try guardian.send(GuardianWire.Block(id: other.id!, keep: true))
+        #expect(blocked.answer == .init(deleted: false, blockedHost: nil))
+        let (mode, _) = try guardian.send(GuardianWire.Mode(mode: .adult))
+        #expect(mode.answer == .init(changed: true) && mode.mode == .adult)
+        let (again, _) = try guardian.send(GuardianWire.Mode(mode: .adult))
+        #expect(again.answer == .init(changed: false) && again.mode == .adult)
+        // watch: a folder in the home is written to the configuration; one outside is refused.
+        try FileManager.default.createDirectory(at: place.home.appendingPathComponent("Music"), withIntermediateDirectories: true)
+        let (watched, _) = try guardian.send(GuardianWire.Watch(folder: "Music"))
+        #expect(watched.answer?.path == place.home.appendingPathComponent("Music").path)
+        #expect(Self.outcome(guardian, GuardianWire.Watch(folder: "/etc"))?.contains("is outside kid's home") == true)
+        #expect(Self.outcome(guardian, GuardianWire.SetPIN(pin: "12")) == "a PIN is 4 to 12 digits; nothing changed")
+        // The history shows what was done, and by whom.
+        let (history, _) = try guardian.send(GuardianWire.History())
+        let kinds = history.answer?.events.map(\.kind) ?? []
+        #expect(kinds.contains("released") && kinds.contains("mode_changed"))
+    }
+
+    @Test("the route table declares every verb once, with its own request type, and the access the issue asks (history, mode, watch, set-pin: guardians; ask: the child)")
     func routeTableCoversEveryVerb() {
-        let verbs: [GuardianRequest.Verb] = [.hello, .list, .show, .history, .release, .block, .ask, .mode, .setPIN, .status, .watch]
-        #expect(Set(GuardianServer.routes.keys) == Set(verbs))
-        for verb in [GuardianRequest.Verb.history, .mode, .watch, .setPIN] { #expect(GuardianServer.routes[verb]?.access == .guardian) }
-        #expect(GuardianServer.routes[.ask]?.access == .child)
-        #expect(GuardianServer.routeVerb(of: GuardianRequest(.mode)) == .hello)
-        #expect(GuardianServer.routeVerb(of: GuardianRequest(.mode, mode: .adult)) == .mode)
+        #expect(Set(GuardianServer.routes.keys) == Set(GuardianVerb.allCases))
+        for (verb, route) in GuardianServer.routes { #expect(route.verb == verb) }
+        #expect(Set(GuardianWire.requestTypes.keys) == Set(GuardianVerb.allCases))
+        for (verb, type) in GuardianWire.requestTypes { #expect(type.verb == verb) }
+        for verb in [GuardianVerb.history, .mode, .watch, .setPIN] { #expect(GuardianServer.routes[verb]?.access == .guardian) }
+        #expect(GuardianServer.routes[.ask]?.access == .protectedAccount)
+        for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
+    }
+
+    @Test("GuardianRules decides who may use what: each access for each caller")
+    func rulesForEveryAccess() {
+        for access in GuardianAccess.allCases {
+            for caller in GuardianCaller.allCases {
+                let allowed = GuardianRules.access(access, for: caller, protectedAccount: "kid") == .none
+                switch access {
+                case .anyone: #expect(allowed)
+                case .protectedAccount: #expect(allowed == (caller == .protectedAccount))
+                case .guardian: #expect(allowed == (caller == .guardian))
+                }
+            }
+        }
+        // Through the service a guardian needs no PIN; the child needs it in child mode (or cannot, without one set).
+        for action in ProtectedAction.allCases {
+            #expect(GuardianRules.approval(for: action, in: .child, pinIsSet: true, caller: .guardian) == .none)
+            #expect(GuardianRules.approval(for: action, in: .child, pinIsSet: true, caller: .protectedAccount) == GuardianRules.approval(for: action, in: .child, pinIsSet: true))
+        }
+    }
+
+    // MARK: - The wire
+
+    @Test("typed errors: not a request, an unknown verb, another version, a malformed body, an unknown field each get their own error; a request without a version is read as version 1")
+    func typedErrors() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        func refusal(_ text: String, as uid: uid_t = Self.guardianUID) throws -> GuardianRefusal? {
+            let socket = try place.rawConnection(as: uid)
+            try socket.send(Array(text.utf8))
+            let message = try #require(try socket.receive())
+            return try GuardianProtocol.decodeAnswer(GuardianWire.Nothing.self, from: message.bytes).refusal
+        }
+        #expect(try refusal("hello") == .invalid(.notARequest("not a JSON object with a verb")))
+        #expect(try refusal("[1,2]") == .invalid(.notARequest("not a JSON object with a verb")))
+        #expect(try refusal(#"{"id":3}"#) == .invalid(.notARequest("no verb")))
+        #expect(try refusal(#"{"verb":"formatDisk"}"#) == .invalid(.unknownVerb("formatDisk")))
+        #expect(try refusal(#"{"verb":"list","version":2}"#) == .invalid(.unsupportedVersion(2)))
+        #expect(try refusal(#"{"verb":"release","pin":"2468"}"#) == .invalid(.malformed(verb: .release, reason: "id is missing")))
+        #expect(try refusal(#"{"verb":"show","id":"three"}"#) == .invalid(.malformed(verb: .show, reason: "id is not a Int64")))
+        #expect(try refusal(#"{"verb":"mode"}"#) == .invalid(.malformed(verb: .mode, reason: "mode is missing")))
+        #expect(try refusal(#"{"verb":"mode","mode":"toddler"}"#)?.description.hasPrefix("a mode request this service cannot read: mode") == true)
+        // A field the verb does not have is refused, not ignored: a mistyped 'keep' would delete.
+        let item = try place.item("kept.bin").id!
+        #expect(try refusal(#"{"verb":"block","id":\#(item),"kep":true}"#) == .invalid(.malformed(verb: .block, reason: "it has no field 'kep'")))
+        #expect(try place.vault.store.item(item)?.status == .quarantined)
+        // Access is checked before the body is read: the child's malformed mode request is refused as the child's.
+        #expect(try refusal(#"{"verb":"mode"}"#, as: Self.childUID) == .refused("only a guardian can do this (root, or a member of quarantine-guardians); ask a grown-up"))
+        // What a hand-written client sends (no version) is served.
+        let socket = try place.rawConnection(as: Self.childUID)
+        try socket.send(Array(#"{"verb":"list","limit":5}"#.utf8))
+        let answer = try GuardianProtocol.decodeAnswer(GuardianWire.List.Answer.self, from: try #require(try socket.receive()).bytes)
+        #expect(answer.refusal == nil && answer.answer?.items.map(\.id) == [item] && answer.verb == .list)
+        // The service still answers after all that.
+        #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianWire.Hello()) == nil)
+    }
+
+    @Test("wire values are not the database's records: an item carries no vault name, owner, mode or extended attributes; requests never use the envelope's keys")
+    func wireValuesArePlain() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let stored = try place.item("plain.bin")
+        let (listed, _) = try place.connect(as: Self.childUID).sendOne(GuardianWire.List())
+        let item = try #require(listed.answer?.items.first)
+        // The same values (the time in whole seconds: ISO 8601 on the wire).
+        var expected = try #require(GuardianWire.Item(stored))
+        #expect(abs(expected.createdAt.timeIntervalSince(item.createdAt)) < 1)
+        expected.createdAt = item.createdAt
+        #expect(item == expected)
+        let object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(item)) as? [String: Any])
+        for key in ["vaultName", "previewName", "uid", "gid", "mode", "extendedAttributes", "accessNanoseconds", "folderRealPath"] {
+            #expect(object[key] == nil, "\(key) is on the wire")
+        }
+        // Every request type encodes its verb and the version beside its own fields, which never
+        // take those names; and decodes from what it encodes.
+        let samples: [any GuardianRequest] = [GuardianWire.Hello(), GuardianWire.Status(), GuardianWire.List(all: true, before: 9, limit: 3),
+                                              GuardianWire.Show(id: 1, before: 2, limit: 3), GuardianWire.History(before: 4, limit: 5),
+                                              GuardianWire.Release(id: 1, pin: "2468"), GuardianWire.Block(id: 1, pin: "2468", keep: true, origin: true),
+                                              GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult), GuardianWire.SetPIN(pin: "2468"),
+                                              GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true)]
+        #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
+        for sample in samples { try Self.roundTrip(sample) }
+    }
+
+    static func roundTrip<Request: GuardianRequest>(_ request: Request) throws {
+        let bytes = GuardianProtocol.encode(request)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        #expect(object["verb"] as? String == Request.verb.rawValue && object["version"] as? Int == GuardianProtocol.version)
+        let own = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? [String: Any])
+        #expect(own["verb"] == nil && own["version"] == nil, "\(Request.verb)'s fields use the envelope's keys")
+        // Every field set in the samples: the fields it declares (any other is refused) are its own.
+        #expect(Set(own.keys) == Request.fields, "\(Request.verb) declares \(Request.fields.sorted()), encodes \(own.keys.sorted())")
+        #expect(try GuardianProtocol.verb(of: bytes) == Request.verb)
+        #expect(GuardianProtocol.encode(try GuardianProtocol.decode(Request.self, from: bytes)) == bytes)
     }
 
     // MARK: - Descriptors
@@ -171,7 +313,7 @@ struct GuardianServerTests {
         let place = try Place(); defer { place.cleanUp() }
         let pipe = try Self.pipeEnds(); defer { close(pipe.read) }
         let socket = try place.rawConnection(as: Self.strangerUID) { socket in
-            try socket.send(GuardianRequest(.history).encoded(), descriptors: [Int32](repeating: pipe.write, count: 16))
+            try socket.send(GuardianProtocol.encode(GuardianWire.History()), descriptors: [Int32](repeating: pipe.write, count: 16))
         }
         close(pipe.write)
         // Closed with the request unread: the kernel reports the reset first, then the refusal
@@ -179,7 +321,7 @@ struct GuardianServerTests {
         #expect(throws: ServiceError.self) { _ = try socket.receive() }
         let answer = try #require(try socket.receive())
         #expect(answer.descriptors.isEmpty)
-        #expect(try GuardianResponse.decode(answer.bytes).refusal == .refused("this service protects kid; only kid, root and members of quarantine-guardians may use it"))
+        #expect(try GuardianProtocol.decodeAnswer(GuardianWire.Nothing.self, from: answer.bytes).refusal == .refused("this service protects kid; only kid, root and members of quarantine-guardians may use it"))
         #expect(Self.writeEndsAllClosed(pipe.read), "the 16 descriptors the stranger sent are still open somewhere")
     }
 
@@ -190,11 +332,11 @@ struct GuardianServerTests {
         // Refused before the client sent anything (its send fails with EPIPE).
         let early = GuardianClient(paths: GuardianPaths(user: "kid"), connected: try place.rawConnection(as: Self.strangerUID))
         Thread.sleep(forTimeInterval: 0.05)
-        #expect(Self.outcome(early, GuardianRequest(.list)) == words)
+        #expect(Self.outcome(early, GuardianWire.List()) == words)
         // Refused with the request queued (the read reports ECONNRESET first).
-        let late = try place.rawConnection(as: Self.strangerUID) { try $0.send(GuardianRequest(.hello).encoded()) }
+        let late = try place.rawConnection(as: Self.strangerUID) { try $0.send(GuardianProtocol.encode(GuardianWire.Hello())) }
         let client = GuardianClient(paths: GuardianPaths(user: "kid"), connected: late)
-        #expect(client.reasonLeftBehind()?.refusal == .refused(words))
+        #expect(client.reasonLeftBehind(GuardianWire.Nothing.self)?.refusal == .refused(words))
     }
 
     @Test("descriptors sent with a request by an admitted account are closed, and so is the connection; more than 16 (MSG_CTRUNC) are all closed too")
@@ -203,17 +345,17 @@ struct GuardianServerTests {
         for count in [1, 16, 40] {
             let pipe = try Self.pipeEnds(); defer { close(pipe.read) }
             let socket = try place.rawConnection(as: Self.childUID)
-            let sent = Self.sendRaw(socket.descriptor, GuardianRequest(.hello).encoded(), descriptors: [Int32](repeating: pipe.write, count: count))
+            let sent = Self.sendRaw(socket.descriptor, GuardianProtocol.encode(GuardianWire.Hello()), descriptors: [Int32](repeating: pipe.write, count: count))
             #expect(sent > 0, "sendmsg with \(count) descriptors: errno \(errno)")
             close(pipe.write)
             #expect(Self.writeEndsAllClosed(pipe.read), "\(count) descriptors sent with a request were not all closed")
             let answer = try socket.receive()
-            #expect(answer.map { try? GuardianResponse.decode($0.bytes).refusal } == .refused("a request is at most \(GuardianProtocol.maxRequest) bytes, with no descriptors")
-                    || answer.map { try? GuardianResponse.decode($0.bytes).refusal } == .refused("requests carry no descriptors"))
+            let refusal = answer.flatMap { try? GuardianProtocol.decodeAnswer(GuardianWire.Nothing.self, from: $0.bytes).refusal }
+            #expect(refusal == .invalid(.tooLong(limit: GuardianProtocol.maxRequest)) || refusal == .invalid(.carriesDescriptors))
             #expect(try socket.receive() == nil, "the connection stays open after descriptors came with a request")
         }
         // The service still answers.
-        #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianRequest(.hello)) == nil)
+        #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianWire.Hello()) == nil)
     }
 
     /// `sendmsg` with any number of descriptors (LocalSocket.send stops at 16; an attacker does not).
@@ -246,18 +388,18 @@ struct GuardianServerTests {
         let place = try Place(limits: .init(perAccount: 8, root: 16, shared: 12, handlers: 2)); defer { place.cleanUp() }
         let held = try (0..<8).map { _ in try place.connect(as: Self.guardianUID) }
         Thread.sleep(forTimeInterval: 0.1)
-        let ninth = Self.outcome(try place.connect(as: Self.guardianUID), GuardianRequest(.hello))
+        let ninth = Self.outcome(try place.connect(as: Self.guardianUID), GuardianWire.Hello())
         #expect(ninth?.contains("too many connections") == true, "the 9th connection: \(ninth ?? "served")")
         // The shared room (12) is nearly full: 4 more are left for root and the other guardian together.
         let rootHeld = try (0..<4).map { _ in try place.connect(as: 0) }
         Thread.sleep(forTimeInterval: 0.1)
-        let overShared = Self.outcome(try place.connect(as: Self.otherGuardianUID), GuardianRequest(.hello))
+        let overShared = Self.outcome(try place.connect(as: Self.otherGuardianUID), GuardianWire.Hello())
         #expect(overShared?.contains("too many connections") == true, "over the shared cap: \(overShared ?? "served")")
         // The child's connections never wait for the others'.
         let childHeld = try (0..<8).map { _ in try place.connect(as: Self.childUID) }
-        for client in childHeld { #expect(Self.outcome(client, GuardianRequest(.hello)) == nil) }
-        for client in rootHeld { #expect(Self.outcome(client, GuardianRequest(.hello)) == nil) }
-        for client in held { #expect(Self.outcome(client, GuardianRequest(.hello)) == nil) }
+        for client in childHeld { #expect(Self.outcome(client, GuardianWire.Hello()) == nil) }
+        for client in rootHeld { #expect(Self.outcome(client, GuardianWire.Hello()) == nil) }
+        for client in held { #expect(Self.outcome(client, GuardianWire.Hello()) == nil) }
         #expect(place.server.state.withLock { $0.perUID[Self.guardianUID] } == 8)
     }
 
@@ -266,7 +408,7 @@ struct GuardianServerTests {
         let place = try Place(limits: .init(handlers: 2, idle: .milliseconds(400))); defer { place.cleanUp() }
         let idle = try (0..<8).map { _ in try place.rawConnection(as: Self.childUID) }
         let start = Date()
-        #expect(Self.outcome(try place.connect(as: Self.guardianUID), GuardianRequest(.hello)) == nil)
+        #expect(Self.outcome(try place.connect(as: Self.guardianUID), GuardianWire.Hello()) == nil)
         #expect(Date().timeIntervalSince(start) < 0.3)
         Thread.sleep(forTimeInterval: 0.8)
         for socket in idle {
@@ -281,10 +423,10 @@ struct GuardianServerTests {
         let place = try Place(limits: .init(handlers: 2, sendTimeout: .milliseconds(300))); defer { place.cleanUp() }
         for index in 0..<3000 { try place.vault.store.record(.guardian, mode: .child, actor: "test", detail: "event \(index) " + String(repeating: "x", count: 100)) }
         let flooder = try place.rawConnection(as: 0)
-        for _ in 0..<40 { try flooder.send(GuardianRequest(.history, limit: 1000).encoded()) }
+        for _ in 0..<40 { try flooder.send(GuardianProtocol.encode(GuardianWire.History(limit: 1000))) }
         Thread.sleep(forTimeInterval: 0.2)
         let start = Date()
-        #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianRequest(.hello)) == nil)
+        #expect(Self.outcome(try place.connect(as: Self.childUID), GuardianWire.Hello()) == nil)
         #expect(Date().timeIntervalSince(start) < 1)
         // The flooder's connection is closed once an answer could not be sent in time.
         let deadline = Date().addingTimeInterval(5)
@@ -304,7 +446,7 @@ struct GuardianServerTests {
         let socket = try LocalSocket.connect(to: place.folder.appendingPathComponent("kid.sock").path)
         let client = GuardianClient(paths: GuardianPaths(user: "kid"), connected: socket)
         try socket.setTimeouts(receive: .seconds(3), send: .seconds(3))
-        #expect(Self.outcome(client, GuardianRequest(.hello)) == nil)
+        #expect(Self.outcome(client, GuardianWire.Hello()) == nil)
         #expect(failures.withLock { $0.isEmpty })
     }
 
@@ -318,20 +460,20 @@ struct GuardianServerTests {
             try place.vault.store.record(.releaseRequested, itemId: index % 2 == 0 ? item : nil, mode: .child, actor: "kid", detail: "request \(index) " + String(repeating: "y", count: 40))
         }
         let client = try place.connect(as: Self.guardianUID)
-        let (first, _) = try client.sendOne(GuardianRequest(.history))
-        #expect(first.more == true && first.events?.count == GuardianProtocol.defaultPage)
-        let (history, _) = try client.send(GuardianRequest(.history))
-        let ids = (history.events ?? []).compactMap(\.id)
+        let (first, _) = try client.sendOne(GuardianWire.History())
+        #expect(first.answer?.more == true && first.answer?.events.count == GuardianProtocol.defaultPage)
+        let (history, _) = try client.send(GuardianWire.History())
+        let ids = (history.answer?.events ?? []).map(\.id)
         #expect(ids.count >= 5001, "events: \(ids.count)")
         #expect(ids == ids.sorted(by: >) && Set(ids).count == ids.count)
-        #expect(history.more == false)
+        #expect(history.answer?.more == false)
         // One item's events (show), as the child: paged the same way, the preview only once.
-        let (shown, preview) = try place.connect(as: Self.childUID).send(GuardianRequest(.show, id: item))
+        let (shown, preview) = try place.connect(as: Self.childUID).send(GuardianWire.Show(id: item))
         if let preview { close(preview) }
-        #expect(shown.refusal == nil && (shown.events?.count ?? 0) >= 2500 && shown.items?.count == 1)
+        #expect(shown.refusal == nil && (shown.answer?.events.count ?? 0) >= 2500 && shown.answer?.item.id == item)
         // A page asked for with a huge limit still fits one message.
-        let (big, _) = try place.connect(as: 0).sendOne(GuardianRequest(.history, limit: 1_000_000))
-        #expect(big.encoded().count <= GuardianProtocol.maxMessage && big.more == true)
+        let (big, _) = try place.connect(as: 0).sendOne(GuardianWire.History(limit: 1_000_000))
+        #expect(GuardianProtocol.encode(big).count <= GuardianProtocol.maxMessage && big.answer?.more == true)
     }
 
     @Test("list in pages: 120 items, 50 a page, all of them with their release requests")
@@ -341,9 +483,9 @@ struct GuardianServerTests {
         let review = Review(vault: place.vault, mode: ModeInForce(mode: .child))
         try review.requestRelease(ids[3])
         try review.requestRelease(ids[110])
-        let (answer, _) = try place.connect(as: Self.childUID).send(GuardianRequest(.list, limit: 50))
-        #expect((answer.items ?? []).compactMap(\.id) == ids.reversed())
-        #expect(Set((answer.requests ?? [:]).keys) == [ids[3], ids[110]])
+        let (answer, _) = try place.connect(as: Self.childUID).send(GuardianWire.List(limit: 50))
+        #expect((answer.answer?.items ?? []).map(\.id) == ids.reversed())
+        #expect(Set((answer.answer?.requests ?? [:]).keys) == [ids[3], ids[110]])
     }
 
     @Test("a file found through the unit's side path of the host's /tmp is named /tmp/... in the list and the history")
@@ -356,10 +498,10 @@ struct GuardianServerTests {
         let item = try place.vault.quarantine(path: side.appendingPathComponent("card.png").path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .child, actor: "test")
         #expect(item.originalPath.hasPrefix(side.path), "recorded as the service reached it")
         let guardian = try place.connect(as: Self.guardianUID)
-        let (list, _) = try guardian.send(GuardianRequest(.list))
-        #expect(list.items?.map(\.originalPath) == ["/tmp/card.png"])
-        let (history, _) = try guardian.send(GuardianRequest(.history))
-        let paths = (history.events ?? []).compactMap(\.path)
+        let (list, _) = try guardian.send(GuardianWire.List())
+        #expect(list.answer?.items.map(\.originalPath) == ["/tmp/card.png"])
+        let (history, _) = try guardian.send(GuardianWire.History())
+        let paths = (history.answer?.events ?? []).compactMap(\.path)
         #expect(!paths.isEmpty && paths.allSatisfy { $0 == "/tmp/card.png" }, "\(paths)")
     }
 

@@ -3,7 +3,7 @@
 # (its user, quarantine) and by a flood; and the guardian service without CAP_SETUID.
 
 launcher_socket=/run/quarantine/launcher.sock
-child_uid=$(id -u "$child") other_uid=$(id -u "$other")
+child_uid=$(id -u "$child") other_uid=$(id -u "$other") quarantine_uid=$(id -u quarantine)
 cat > "$work/launcher-client.py" <<'PY'
 import json, os, socket, sys, time
 path = "/run/quarantine/launcher.sock"
@@ -184,3 +184,59 @@ if [ -n "$w" ]; then
 fi
 make_card "$chome/Downloads/after-launcher.png"
 attempt_card "a card after the launcher's attempts" "$chome/Downloads/after-launcher.png" 15
+
+# The launcher is not running and a card arrives: stopped with its socket file left behind (it
+# crashed), or with no socket at all (after a reboot, before it starts). The service must not start
+# a worker of its own, as quarantine (the owner of every account's database, PIN hash and vault):
+# the card stays held, 'guardian status' says why; once the launcher is back, a worker starts (as
+# the account's worker user) and the card reaches the vault.
+# (grep reads the whole list: with pipefail, an early exit of grep -q would fail the pipe.)
+in_vault() { timeout 10 "$q" list --user "$child" 2>/dev/null | grep -F "$name" > /dev/null; }
+without_launcher() {
+    local how=$1 what="the launcher $1, a card arrives: the service starts a worker as quarantine" own_workers=0 quarantine_workers=0 readable=0 said= start
+    stop_launcher
+    [ "$how" = "gone with its socket" ] && rm -f /run/quarantine/launcher.sock
+    sleep 1
+    name=card-no-launcher-$RANDOM.png
+    make_card "$chome/Downloads/$name"
+    start=$SECONDS
+    while [ $((SECONDS - start)) -lt 12 ]; do
+        # A worker started by the service itself is its child; any analysis worker as quarantine counts too.
+        own_workers=$((own_workers + $(pgrep -P "$service_pid" | wc -l)))
+        quarantine_workers=$((quarantine_workers + $(pgrep -U quarantine -f 'analysis-worker' | wc -l) + $(pgrep -u quarantine -f 'analysis-worker' | wc -l)))
+        child_sees_card "$chome/Downloads/$name" && [ $((SECONDS - start)) -ge 3 ] && readable=1
+        said=$(timeout 10 "$q" guardian status --user "$child" 2>&1)
+        grep -q "worker launcher is not running" <<< "$said" && [ $((SECONDS - start)) -ge 4 ] && break
+        sleep 0.3
+    done
+    if [ "$own_workers" != 0 ] || [ "$quarantine_workers" != 0 ]; then
+        attempt "$what" through "children of the service seen $own_workers time(s), quarantine's analysis workers $quarantine_workers"
+    elif [ "$readable" = 1 ]; then
+        attempt "$what" through "no worker, but the child still reads the card"
+    elif in_vault; then
+        attempt "$what" through "the card reached the vault with no launcher: who analysed it?"
+    elif ! grep -q "worker launcher is not running" <<< "$said"; then
+        attempt "$what" through "held, but 'guardian status' does not say why: $(head -2 <<< "$said" | cut -c1-300)"
+    else
+        attempt "$what" held "no worker, the card held, status: $(grep -o 'problem: cannot analyse: the worker launcher is not running' <<< "$said")"
+    fi
+    start_launcher || setup_fail "the worker launcher did not start again"
+    start=$SECONDS
+    while [ $((SECONDS - start)) -lt 20 ] && ! in_vault; do sleep 0.2; done
+    what="the launcher back (after it was $how), the held card is never analysed"
+    if child_sees_card "$chome/Downloads/$name"; then
+        attempt "$what" through "the child reads the card $((SECONDS - start)) s after the launcher came back"
+    elif in_vault; then
+        w=$(pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1)
+        attempt "$what" held "in the vault $((SECONDS - start)) s after the launcher came back (worker ${w:-ended} as $(ps -o user= -p "${w:-0}" 2>/dev/null || echo '?'))"
+    else
+        attempt "$what" through "not in the vault $((SECONDS - start)) s after the launcher came back; status: $(timeout 10 "$q" guardian status --user "$child" 2>&1 | head -2)"
+    fi
+}
+# The service has run for over 30 s first: analysis that breaks late must be retried too (before,
+# the retry ended for good once it had found analysis working, 30 s after the start).
+up=$(ps -o etimes= -p "$service_pid" 2>/dev/null | tr -d ' ')
+[ "${up:-99}" -lt 35 ] && sleep $((35 - up))
+without_launcher "stopped, its socket left behind"
+without_launcher "gone with its socket"
+unset -f in_vault without_launcher

@@ -254,20 +254,39 @@ def main():
 
 
 def guardian_seeds():
-    """The guardian socket's messages: requests as the CLI sends them, answers as the service sends them."""
+    """The guardian socket's messages: each verb's request as the CLI sends it (and a few a
+    hand-written client or an attacker would: no version, another version, an unknown verb, a
+    malformed body), answers as the service sends them."""
+    shutil.rmtree(os.path.join(OUT, "guardian-request"), ignore_errors=True)
+    event = '{"actor":"kid","at":"2026-01-02T03:04:05Z","detail":"x","id":4802,"itemId":1,"kind":"release_requested","mode":"child"}'
+    item = ('{"analysisMode":"child","createdAt":"2026-01-02T03:04:05Z","hasPreview":true,"id":3,"originURL":"https://example.com/a.png",'
+            '"originalPath":"/home/kid/Downloads/a.png","reasons":["TEST_CARD 1.00"],"sha256":"00ff","size":1234,"status":"quarantined"}')
+    header = '"mode":"child","pinIsSet":true,"role":"guardian","user":"kid","version":1'
     for name, text in [
-        ("hello", '{"verb":"hello"}'),
-        ("history-page", '{"verb":"history","before":5001,"limit":200}'),
-        ("release-pin", '{"verb":"release","id":3,"pin":"2468"}'),
-        ("block", '{"verb":"block","id":7,"keep":true,"origin":false}'),
-        ("watch", '{"verb":"watch","folder":"~/Music","outgoing":false,"remove":true}'),
-        ("mode", '{"verb":"mode","mode":"adult"}'),
-        ("refused", '{"refusal":{"refused":{"_0":"only a guardian can do this"}}}'),
-        ("wrong-pin", '{"refusal":{"wrongPIN":{"wait":60}},"user":"kid","role":"child","mode":"child","pinIsSet":true}'),
-        ("history-answer", '{"user":"kid","role":"guardian","mode":"child","more":true,"next":4801,"events":['
-                           '{"id":4802,"itemId":1,"at":"2026-01-02T03:04:05Z","kind":"release_requested","mode":"child","actor":"kid","detail":"x"},'
-                           '{"id":4801,"at":"2026-01-02T03:04:05Z","kind":"guardian","mode":"child","actor":"guardian (uid 0)","path":"/home/kid/a.png"}]}'),
-        ("list-answer", '{"items":[],"requests":{"3":"2026-01-02T03:04:05Z"},"more":false}'),
+        ("hello", '{"verb":"hello","version":1}'),
+        ("hello-unversioned", '{"verb":"hello"}'),
+        ("status", '{"verb":"status","version":1}'),
+        ("list", '{"all":true,"limit":50,"verb":"list","version":1}'),
+        ("show", '{"id":3,"verb":"show","version":1}'),
+        ("history-page", '{"before":5001,"limit":200,"verb":"history","version":1}'),
+        ("release-pin", '{"id":3,"pin":"2468","verb":"release","version":1}'),
+        ("block", '{"id":7,"keep":true,"origin":false,"verb":"block","version":1}'),
+        ("ask", '{"id":7,"verb":"ask","version":1}'),
+        ("mode", '{"mode":"adult","verb":"mode","version":1}'),
+        ("set-pin", '{"pin":"2468","verb":"setPIN","version":1}'),
+        ("watch", '{"folder":"~/Music","outgoing":false,"remove":true,"verb":"watch","version":1}'),
+        ("unknown-verb", '{"verb":"formatDisk","version":1}'),
+        ("other-version", '{"verb":"list","version":2}'),
+        ("malformed", '{"id":"three","verb":"release"}'),
+        ("refused", '{"refusal":{"refused":{"_0":"only a guardian can do this"}},"verb":"history","version":1}'),
+        ("invalid", '{"refusal":{"invalid":{"_0":{"malformed":{"reason":"id is missing","verb":"release"}}}},"version":1}'),
+        ("wrong-pin", '{"refusal":{"wrongPIN":{"wait":60}},"verb":"release",' + header + '}'),
+        ("hello-answer", '{"answer":{"verbs":["hello","status","list"]},"verb":"hello",' + header + '}'),
+        ("history-answer", '{"answer":{"events":[' + event + '],"more":true,"next":4801},"verb":"history",' + header + '}'),
+        ("list-answer", '{"answer":{"items":[' + item + '],"more":false,"requests":{"3":"2026-01-02T03:04:05Z"}},"verb":"list",' + header + '}'),
+        ("show-answer", '{"answer":{"events":[' + event + '],"hasPreview":true,"item":' + item + ',"more":true,"next":9},"verb":"show",' + header + '}'),
+        ("status-answer", '{"answer":{"status":{"folders":[{"direction":"incoming","path":"/home/kid","state":"watching"}],"inFlight":0,'
+                          '"problem":"cannot analyse: the worker launcher is not running","queueDepth":2,"state":"running"}},"verb":"status",' + header + '}'),
     ]:
         put("guardian-request", name, text.encode())
 
