@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
-        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport"]),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport"]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -153,12 +153,9 @@ extension GuardianServer {
         })
         // The blurred preview, as an open descriptor (the child cannot open the vault), with the
         // first page only.
-        if request.before == nil, let preview = context.review.preview(of: stored) {
-            let fd = open(preview, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if fd >= 0 {
-                served.answer.hasPreview = true
-                served.preview = fd
-            }
+        if request.before == nil, let fd = context.review.openPreview(of: stored) {
+            served.answer.hasPreview = true
+            served.preview = fd
         }
         return served
     }

@@ -120,6 +120,21 @@ public struct Review: Sendable {
         vault.previewPath(of: item).flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
     }
 
+    /// The blurred preview of `item`, opened to be handed over, with its bytes on the allow list
+    /// first: the preview is what the person may see, so the copy a protected account's CLI
+    /// writes to show it (in `/tmp`, which the guardian service watches) is never hidden as a new
+    /// file (the test card stays a card when blurred; a real picture may too).
+    public func openPreview(of item: VaultItem) -> Int32? {
+        guard let path = preview(of: item) else { return nil }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        if let sha256 = try? Vault.sha256(fd: fd) {
+            try? vault.store.allow(sha256: sha256, itemId: item.id, mode: .child)
+        }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { close(fd); return nil }
+        return fd
+    }
+
     // MARK: - Acting
 
     /// Puts item `id` back (see ``Vault/release(id:to:mode:actor:)``).

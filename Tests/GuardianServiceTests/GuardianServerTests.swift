@@ -1,4 +1,5 @@
 import Foundation
+import MediaDecoding
 import QuarantineAgent
 @testable import GuardianAPI
 import Locking
@@ -474,6 +475,21 @@ struct GuardianServerTests {
         // A page asked for with a huge limit still fits one message.
         let (big, _) = try place.connect(as: 0).sendOne(GuardianWire.History(limit: 1_000_000))
         #expect(GuardianProtocol.encode(big).count <= GuardianProtocol.maxMessage && big.answer?.more == true)
+    }
+
+    @Test("the preview the child is shown goes on the allow list first: the copy its CLI writes to /tmp (watched) is never hidden as a new file")
+    func previewBytesAllowed() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let file = place.downloads.appendingPathComponent("pic.bin")
+        try Data("not a picture".utf8).write(to: file)
+        let frame = RGBImage(width: 64, height: 64, filledWith: (200, 120, 90))
+        let item = try place.vault.quarantine(path: file.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .child, actor: "test", preview: frame)
+        let (shown, preview) = try place.connect(as: Self.childUID).send(GuardianWire.Show(id: item.id!))
+        let fd = try #require(preview, "a preview was handed over")
+        defer { close(fd) }
+        #expect(shown.answer?.hasPreview == true)
+        let sha256 = try Vault.sha256(fd: fd)
+        #expect(try place.vault.store.isAllowed(sha256: sha256, in: .child))
     }
 
     @Test("list in pages: 120 items, 50 a page, all of them with their release requests")
