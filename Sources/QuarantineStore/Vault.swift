@@ -313,9 +313,15 @@ public final class Vault: Sendable {
         var destination = ""
         var journalId: Int64 = 0
         while true {
+            guard attempt < 10_000 else { throw VaultError.refused("no free name for item \(id) in \(folderPath)") }
             let candidate = Self.candidateName(original.lastPathComponent, attempt: attempt)
             destination = folderPath + "/" + candidate
-            if faccessat(folderFD, candidate, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT { attempt += 1; continue }
+            // fstatat, not faccessat: access(2) checks with the real uid and drops capabilities, so
+            // the guardian service (CAP_DAC_READ_SEARCH) got EACCES for every name in a child's
+            // 0700 folder and counted up names for ever. Any error but ENOENT stops here.
+            var existing = stat()
+            if fstatat(folderFD, candidate, &existing, AT_SYMLINK_NOFOLLOW) == 0 { attempt += 1; continue }
+            guard errno == ENOENT else { throw VaultError.system("the folder \(folderPath) cannot be looked into", errno) }
             journalId = try store.beginRelease(itemId: id, source: source, destination: destination)
             try? recordPlace(journalId: journalId, role: .destination, folder: folderFD, name: candidate)
             try crashPoint?(.journaled)
