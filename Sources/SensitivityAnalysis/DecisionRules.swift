@@ -27,13 +27,18 @@ public struct DecisionRules: Sendable, Equatable, Codable {
     /// strongly tinted pictures (not ``ColourEvidence/inColour``) are exempt: the re-check
     /// judges them.
     public var skinMinimum: Double?
+    /// Size: in a picture whose long side is under this many pixels (a stamp, an icon, a sprite),
+    /// a lone part below ``lonePartBelow`` is let through without a re-check: at a few dozen
+    /// pixels the copies are the same blur, and the score persists on any round blob (nil: off).
+    public var tinySide: Int?
     /// The colour spread (``ColourEvidence/spread``) under which a picture is greyscale or flat.
     public static let colourSpread = 8.0
     /// A picture whose colour spread is under this times its tint is strongly tinted.
     public static let tintRatio = 0.4
 
     public init(lonePartBelow: Double? = 0.9, personEvidence: Double = 0.3, personNSFW: Double = 0.3, recheck: Bool = true,
-                skinMinimum: Double? = 0.35) {
+                skinMinimum: Double? = 0.35, tinySide: Int? = 100) {
+        self.tinySide = tinySide
         self.lonePartBelow = lonePartBelow
         self.personEvidence = personEvidence
         self.personNSFW = personNSFW
@@ -42,13 +47,13 @@ public struct DecisionRules: Sendable, Equatable, Codable {
     }
 
     /// No rule: the models' raw output decides, as before issue 28.
-    public static let off = DecisionRules(lonePartBelow: nil, recheck: false, skinMinimum: nil)
+    public static let off = DecisionRules(lonePartBelow: nil, recheck: false, skinMinimum: nil, tinySide: nil)
 
     /// The built-in defaults of `mode` (config.toml documents the same; README, "Decision rules",
     /// has the numbers behind them). The same in both modes: child mode's lower thresholds
     /// already count more, and the rules only look at parts with no person around them.
     public static func defaults(for mode: AnalysisMode) -> DecisionRules {
-        DecisionRules(lonePartBelow: 0.9, personEvidence: 0.3, personNSFW: 0.3, recheck: true, skinMinimum: 0.35)
+        DecisionRules(lonePartBelow: 0.9, personEvidence: 0.3, personNSFW: 0.3, recheck: true, skinMinimum: 0.35, tinySide: 100)
     }
 }
 
@@ -62,7 +67,7 @@ public struct Ruling: Sendable, Codable, Equatable {
         case letThrough = "let_through"
     }
 
-    /// The rule that decided: `skin`, `recheck` or `lone_part`.
+    /// The rule that decided: `tiny`, `skin`, `recheck` or `lone_part`.
     public var rule: String
     public var outcome: Outcome
     /// The raw detection, as the model gave it.

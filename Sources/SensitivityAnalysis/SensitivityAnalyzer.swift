@@ -140,7 +140,8 @@ public final class SensitivityAnalyzer: Sendable {
             SensitivityPolicy.partLabels.contains($0.label) && $0.score >= (policy.labelThresholds[$0.label] ?? 2)
         }
         let colour = weighed ? ColourEvidence(decoded.image, originalWidth: decoded.originalWidth, originalHeight: decoded.originalHeight) : nil
-        let judgement = policy.judge(detections: detections, nsfw: nsfw, colour: colour) { part in
+        let longSide = max(decoded.originalWidth, decoded.originalHeight)
+        let judgement = policy.judge(detections: detections, nsfw: nsfw, longSide: longSide, colour: colour) { part in
             do throws(InferenceError) { return try self.recheck(part, in: decoded) } catch {
                 recheckError = error
                 return [part.score, part.score]  // fail closed: a re-check that cannot run confirms

@@ -17,8 +17,9 @@ extension SensitivityPolicy {
     /// `recheck` judges a detection again on the mirrored and the re-framed copy of the picture
     /// and returns the best score of the same label over the same region in each (0 where there
     /// is none); it is called only for a lone part below ``DecisionRules/lonePartBelow``.
-    /// `colour` gives the skin rule its statistics (nil: the skin rule does not apply).
-    public func judge(detections: [Detection], nsfw: Double?, colour: ColourEvidence? = nil,
+    /// `colour` gives the skin rule its statistics (nil: the skin rule does not apply);
+    /// `longSide` is the picture's long side in pixels, for the size rule (nil: unknown).
+    public func judge(detections: [Detection], nsfw: Double?, longSide: Int? = nil, colour: ColourEvidence? = nil,
                       recheck: ((Detection) -> [Double])? = nil) -> Judgement {
         var counted: [Detection] = []
         var rulings: [Ruling] = []
@@ -31,6 +32,11 @@ extension SensitivityPolicy {
                 continue
             }
             let lone = "no face, body or suggestive picture around it (nothing else \(Self.format(rules.personEvidence))+, open_nsfw \(nsfw.map(Self.format) ?? "-") < \(Self.format(rules.personNSFW)))"
+            if let tiny = rules.tinySide, let longSide, longSide < tiny {
+                rulings.append(Ruling(rule: "tiny", outcome: .letThrough, label: d.label, score: d.score, box: d.box, threshold: threshold,
+                                      detail: "\(lone); the picture is \(longSide) px on its long side (under \(tiny)): a lone part needs \(Self.format(below))"))
+                continue
+            }
             if let minimum = rules.skinMinimum, let colour, colour.inColour {
                 let skin = colour.skinFraction(in: d.box)
                 if skin < minimum {

@@ -54,13 +54,14 @@ struct SettingsTests {
             person_evidence = 0.6
             person_nsfw = 0.2
             skin = false
+            tiny_side = 64
             [policy.adult.rules]
             lone_part = false
             recheck = false
             """, from: "t.toml")
-        #expect(settings.policies[.child]?.rules == DecisionRules(lonePartBelow: 0.95, personEvidence: 0.6, personNSFW: 0.2, recheck: true, skinMinimum: nil))
+        #expect(settings.policies[.child]?.rules == DecisionRules(lonePartBelow: 0.95, personEvidence: 0.6, personNSFW: 0.2, recheck: true, skinMinimum: nil, tinySide: 64))
         #expect(settings.policies[.adult]?.rules == DecisionRules(lonePartBelow: nil, recheck: false))
-        for bad in ["lone_part = 2", "lone_part = true", "person_evidence = \"high\"", "recheck = 1", "skin = true", "colour = 1"] {
+        for bad in ["lone_part = 2", "lone_part = true", "person_evidence = \"high\"", "recheck = 1", "skin = true", "colour = 1", "tiny_side = 1.5", "tiny_side = -1"] {
             #expect {
                 _ = try Settings().applying(toml: "[policy.adult.rules]\n\(bad)", from: "bad.toml")
             } throws: { "\($0)".contains("policy.adult.rules") }
@@ -74,7 +75,7 @@ struct SettingsTests {
         var empty = Settings()
         for mode in AnalysisMode.allCases {
             empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave,
-                                                     rules: DecisionRules(lonePartBelow: 0.1, personEvidence: 0.9, personNSFW: 0.9, recheck: false, skinMinimum: 0.9))
+                                                     rules: DecisionRules(lonePartBelow: 0.1, personEvidence: 0.9, personNSFW: 0.9, recheck: false, skinMinimum: 0.9, tinySide: 7))
         }
         empty.mode = .child
         empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])

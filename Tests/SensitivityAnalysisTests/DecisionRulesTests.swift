@@ -83,6 +83,19 @@ struct DecisionRulesTests {
         #expect(SensitivityPolicy.defaults(for: .child).judge(detections: [Self.lone, Self.face], nsfw: 0.01, colour: colourful).reasons == ["BUTTOCKS_EXPOSED 0.55"])
     }
 
+    @Test("size: in a picture under tiny_side a lone part is let through without a re-check; beside a face, or 0.9 and more, it stands")
+    func tinyPicture() {
+        let recheck = Recheck([0.9, 0.9])
+        let policy = SensitivityPolicy.defaults(for: .child)
+        let tiny = policy.judge(detections: [Self.lone], nsfw: 0.01, longSide: 64, recheck: recheck.callAsFunction)
+        #expect(tiny.reasons.isEmpty && tiny.rulings.map(\.rule) == ["tiny"] && recheck.calls == 0)
+        #expect(policy.judge(detections: [Self.lone], nsfw: 0.01, longSide: 100, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.55"])
+        #expect(policy.judge(detections: [Self.lone, Self.face], nsfw: 0.01, longSide: 64).reasons == ["BUTTOCKS_EXPOSED 0.55"])
+        #expect(policy.judge(detections: [Self.lone], nsfw: 0.5, longSide: 64).reasons == ["BUTTOCKS_EXPOSED 0.55", ])
+        let high = Detection(label: "BUTTOCKS_EXPOSED", score: 0.92, box: Self.whole)
+        #expect(policy.judge(detections: [high], nsfw: 0.01, longSide: 64).reasons == ["BUTTOCKS_EXPOSED 0.92"])
+    }
+
     @Test("skin: greyscale and strongly tinted pictures are exempt (the re-check judges them)")
     func greyscaleExempt() {
         let recheck = Recheck([0.6, 0.6])
