@@ -20,8 +20,9 @@ off="$OUT/rules-off.toml"; on="$OUT/rules-default.toml"
 printf '[policy.adult.rules]\nlone_part = false\n[policy.child.rules]\nlone_part = false\n' > "$off"
 : > "$on"   # an empty file: every default, whatever ~/.config says
 corpora=(${CORPORA:-$(cd "$CORP" && ls -d */ | tr -d /)})
-for mode in ${MODES:-adult child}; do
-  for pass in before after; do
+# The rules-on passes first: they are the ones a shortened run must have.
+for pass in after before; do
+  for mode in ${MODES:-adult child}; do
     config="$off"; [[ $pass == after ]] && config="$on"
     start=$(date +%s%N)
     for c in "${corpora[@]}"; do

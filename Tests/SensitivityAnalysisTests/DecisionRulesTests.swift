@@ -171,6 +171,18 @@ struct DecisionRulesTests {
         #expect(analysis.isSensitive && analysis.rulings == nil)
     }
 
+    @Test("the history's words for a clean verdict name what was let through, with its raw score and the rule")
+    func historyDetail() throws {
+        let judgement = SensitivityPolicy.defaults(for: .child).judge(detections: [Self.lone], nsfw: 0.01, longSide: 64)
+        var analysis = SensitivityAnalysis(path: "/x.png", kind: .image, type: .png, isSensitive: false, detections: [Self.lone], nsfwScore: 0.01,
+                                           reasons: judgement.reasons, mode: .child, width: 64, height: 60,
+                                           identity: FileIdentity(device: 1, inode: 2, size: 3, modificationNanoseconds: 4), elapsedMilliseconds: 1)
+        #expect(analysis.cleanDetail == "not sensitive")
+        analysis.rulings = judgement.rulings
+        #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.55 let through (tiny: no face, body or suggestive picture around it"))
+        #expect(analysis.detections == [Self.lone])
+    }
+
     @Test("the mirrored and re-framed copies hold the picture where the re-check looks for it")
     func copies() {
         let image = RGBImage(width: 3, height: 2, pixels: [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6])
