@@ -91,6 +91,22 @@ def main():
             tb, tf = float(b.read_text()), float(f.read_text())
             print(f"- {m}: wall time rules off {tb:.1f} s, rules on {tf:.1f} s ({100 * (tf - tb) / max(tb, 1e-9):+.1f}%); "
                   f"{rechecks[m]} re-checks (two more detector runs each), {letthrough[m]} detections let through")
+        # Per picture: what the rules added where they ran (the same file, rules off and on).
+        before_ms, after_ms = {}, {}
+        for c in corpora:
+            for r in load(a.scans / "before" / f"{c}.{m}.jsonl"):
+                before_ms[r["path"]] = r.get("elapsed_ms", 0)
+            for r in load(a.scans / "after" / f"{c}.{m}.jsonl"):
+                if r.get("rules"):
+                    kind = "recheck" if any(x["rule"] == "recheck" for x in r["rules"]) else "other"
+                    after_ms.setdefault(kind, []).append((r["path"], r.get("elapsed_ms", 0)))
+        for kind, items in sorted(after_ms.items()):
+            pairs = [(before_ms[p], t) for p, t in items if p in before_ms]
+            if pairs:
+                pairs.sort(key=lambda x: x[1] - x[0])
+                mid = pairs[len(pairs) // 2]
+                what = "re-checked pictures" if kind == "recheck" else "pictures judged by the size or skin rule"
+                print(f"  - {m}, {what} ({len(pairs)}): median {mid[0]:.0f} ms rules off, {mid[1]:.0f} ms rules on")
     print()
     print("People corpora (benign photos of people; nothing may change there):",
           "nothing let through" if not people_changes else f"{len(people_changes)} detections let through")
