@@ -399,7 +399,7 @@ public struct Intake: Sendable {
                                      reason: AuditStore.blockedSiteReason(host), site: true, origin: late)
         }
         if let analysis = report.analysis {
-            var detail = "not sensitive"
+            var detail = analysis.cleanDetail
             if let partial = analysis.partialReason {
                 detail += analysis.kind == .video ? " (video checked up to where it is readable: \(partial))" : " (partial picture: \(partial))"
             }

@@ -129,6 +129,9 @@ public struct Settings: Sendable, Equatable {
                         else { throw fail("policy.\(key).labels.\(label) must be a number in 0.2...1 (NudeNet reports nothing below 0.2), or false") }
                     }
                 }
+                if let rules = modeTable["rules"]?.table {
+                    try policy.rules.apply(rules, at: "policy.\(key).rules", fail: fail)
+                }
                 result.policies[mode] = policy
             }
         }

@@ -21,6 +21,9 @@ public struct SensitivityAnalysis: Sendable, Codable {
     public var identity: FileIdentity
     /// Wall time spent on this file, in milliseconds.
     public var elapsedMilliseconds: Double
+    /// What the decision rules decided about the models' detections (nil: no rule looked at
+    /// one): the ones let through stay in ``detections`` with their raw scores.
+    public var rulings: [Ruling]? = nil
 
     // MARK: Videos (nil for pictures)
 
@@ -70,5 +73,14 @@ public struct SensitivityAnalysis: Sendable, Codable {
         self.height = height
         self.identity = identity
         self.elapsedMilliseconds = elapsedMilliseconds
+    }
+}
+
+extension SensitivityAnalysis {
+    /// The history's words for a clean verdict: "not sensitive", with every detection a decision
+    /// rule let through and its raw scores, so that a guardian sees what passed and why.
+    public var cleanDetail: String {
+        let letThrough = (rulings ?? []).filter { $0.outcome == .letThrough }
+        return letThrough.isEmpty ? "not sensitive" : "not sensitive; " + letThrough.map(\.summary).joined(separator: "; ")
     }
 }

@@ -133,12 +133,28 @@ public final class SensitivityAnalyzer: Sendable {
             detections = try detector.detect(decoded)
             nsfw = try classifier.score(decoded.image)
         }
-        let reasons = policy.reasons(detections: detections, nsfw: nsfw)
+        // The rules judge the raw output; the raw detections and score are kept as they are.
+        var recheckError: InferenceError?
+        // Colour statistics only when a counted body part is there for the skin rule to weigh.
+        let weighed = policy.rules.skinMinimum != nil && detections.contains {
+            SensitivityPolicy.partLabels.contains($0.label) && $0.score >= (policy.labelThresholds[$0.label] ?? 2)
+        }
+        let colour = weighed ? ColourEvidence(decoded.image, originalWidth: decoded.originalWidth, originalHeight: decoded.originalHeight) : nil
+        let longSide = max(decoded.originalWidth, decoded.originalHeight)
+        let judgement = policy.judge(detections: detections, nsfw: nsfw, longSide: longSide, colour: colour) { part in
+            do throws(InferenceError) { return try self.recheck(part, in: decoded) } catch {
+                recheckError = error
+                return [part.score, part.score]  // fail closed: a re-check that cannot run confirms
+            }
+        }
+        if let recheckError { throw recheckError }
+        let reasons = judgement.reasons
         var analysis = SensitivityAnalysis(path: path, kind: .image, type: decoded.type, isSensitive: !reasons.isEmpty,
                                            detections: detections, nsfwScore: nsfw, reasons: reasons, mode: policy.mode,
                                            width: decoded.originalWidth, height: decoded.originalHeight,
                                            identity: identity, elapsedMilliseconds: 0)
         analysis.partialReason = decoded.partialReason
+        analysis.rulings = judgement.rulings.isEmpty ? nil : judgement.rulings
         return analysis
     }
 }

@@ -24,12 +24,16 @@ public struct SensitivityPolicy: Sendable, Equatable, Codable {
     public var nsfwThreshold: Double?
     /// What the agent does with media it cannot analyse (corrupt, too large, unsupported codec).
     public var onError: ErrorAction
+    /// When a counted detection is judged again before it counts (issue 28): ``DecisionRules``.
+    public var rules: DecisionRules
 
-    public init(mode: AnalysisMode, labelThresholds: [String: Double], nsfwThreshold: Double?, onError: ErrorAction? = nil) {
+    public init(mode: AnalysisMode, labelThresholds: [String: Double], nsfwThreshold: Double?, onError: ErrorAction? = nil,
+                rules: DecisionRules? = nil) {
         self.mode = mode
         self.labelThresholds = labelThresholds
         self.nsfwThreshold = nsfwThreshold
         self.onError = onError ?? (mode == .child ? .hold : .leave)
+        self.rules = rules ?? .defaults(for: mode)
     }
 
     /// The built-in defaults; `etc/quarantine/config.toml` documents the same numbers and why.
@@ -49,13 +53,15 @@ public struct SensitivityPolicy: Sendable, Equatable, Codable {
         }
     }
 
-    /// The reasons a picture is sensitive under this policy, strongest first; empty when it is not.
+    /// The reasons a picture is sensitive by the thresholds alone (no decision rule), strongest
+    /// first; empty when it is not.
     public func reasons(detections: [Detection], nsfw: Double?) -> [String] {
-        var hits: [(String, Double)] = []
-        for d in detections {
-            if d.label == TestCard.label { hits.append((d.label, d.score)); continue }
-            if let min = labelThresholds[d.label], d.score >= min { hits.append((d.label, d.score)) }
-        }
+        reasons(counted: detections.filter { d in d.label == TestCard.label || labelThresholds[d.label].map { d.score >= $0 } ?? false }, nsfw: nsfw)
+    }
+
+    /// The reasons given by `counted` detections and the open_nsfw score.
+    func reasons(counted: [Detection], nsfw: Double?) -> [String] {
+        let hits = counted.map { ($0.label, $0.score) }
         // One reason per label: its best score.
         var best: [String: Double] = [:]
         for (label, score) in hits { best[label] = max(best[label] ?? 0, score) }

@@ -287,7 +287,8 @@ struct ConfigShow: ParsableCommand {
             var policies: [String: Any] = [:]
             for mode in AnalysisMode.allCases {
                 let p = policy(mode)
-                policies[mode.rawValue] = ["nsfw_threshold": p.nsfwThreshold.map { $0 as Any } ?? false, "on_error": p.onError.rawValue, "labels": p.labelThresholds]
+                policies[mode.rawValue] = ["nsfw_threshold": p.nsfwThreshold.map { $0 as Any } ?? false, "on_error": p.onError.rawValue, "labels": p.labelThresholds,
+                                            "rules": p.rules.settingsTable]
             }
             printJSONObject([
                 "file": file.path, "file_exists": exists, "mode": s.mode.rawValue,
@@ -323,6 +324,9 @@ struct ConfigShow: ParsableCommand {
             lines += ["", "[policy.\(mode.rawValue)]", "nsfw_threshold = \(p.nsfwThreshold.map { "\($0)" } ?? "false")", "on_error = \"\(p.onError.rawValue)\"",
                       "", "[policy.\(mode.rawValue).labels]"]
             lines += p.labelThresholds.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
+            lines += ["", "[policy.\(mode.rawValue).rules]", "lone_part = \(p.rules.lonePartBelow.map { "\($0)" } ?? "false")",
+                      "person_evidence = \(p.rules.personEvidence)", "person_nsfw = \(p.rules.personNSFW)", "recheck = \(p.rules.recheck)",
+                      "skin = \(p.rules.skinMinimum.map { "\($0)" } ?? "false")", "tiny_side = \(p.rules.tinySide.map { "\($0)" } ?? "false")"]
         }
         printOut(lines.joined(separator: "\n"))
     }

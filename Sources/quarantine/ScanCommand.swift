@@ -129,7 +129,7 @@ struct Scan: AsyncParsableCommand {
             }
         }
         if let analysis = report.analysis {
-            try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: analysis.isSensitive ? nil : "not sensitive")
+            try? vault.store.record(.analysed, path: path, mode: mode, actor: "scan", detail: analysis.isSensitive ? nil : analysis.cleanDetail)
         }
         guard report.isSensitive || report.listDecision != nil else { return }
         do {
@@ -169,6 +169,18 @@ struct ScanOutput {
             var score: Double
             var box: [Int]
         }
+        /// What a decision rule decided about one raw detection (issue 28).
+        struct JSONRuling: Encodable {
+            var rule: String
+            var outcome: String
+            var label: String
+            var score: Double
+            var box: [Int]
+            var threshold: Double
+            var recheck_scores: [Double]?
+            var skin_fraction: Double?
+            var detail: String
+        }
         /// PathBytes.display of the path; `path_bytes` has its exact bytes (base64).
         var path: String
         var path_bytes: String
@@ -176,7 +188,10 @@ struct ScanOutput {
         var type: String
         var sensitive: Bool
         var reasons: [String]
+        /// The models' raw detections (parity with upstream stays checkable).
         var detections: [JSONDetection]
+        /// The decision rules that looked at a detection: kept, or let through (absent: none did).
+        var rules: [JSONRuling]?
         var nsfw: Double?
         var width: Int?
         var height: Int?
@@ -224,6 +239,12 @@ struct ScanOutput {
                           .init(label: $0.label, score: Self.rounded($0.score),
                                 box: [Int($0.box.x), Int($0.box.y), Int($0.box.width), Int($0.box.height)])
                       },
+                      rules: a?.rulings?.map {
+                          .init(rule: $0.rule, outcome: $0.outcome.rawValue, label: $0.label, score: Self.rounded($0.score),
+                                box: [Int($0.box.x), Int($0.box.y), Int($0.box.width), Int($0.box.height)], threshold: $0.threshold,
+                                recheck_scores: $0.recheckScores?.map { Self.rounded($0) }, skin_fraction: $0.skinFraction.map { Self.rounded($0) },
+                                detail: $0.detail)
+                      },
                       nsfw: a?.nsfwScore.map { Self.rounded($0) }, width: a?.width, height: a?.height, mode: a?.mode.rawValue,
                       elapsed_ms: Self.rounded(report.elapsedMilliseconds, 10),
                       error: report.failure?.message, error_code: report.failure?.code,
@@ -267,7 +288,8 @@ struct ScanOutput {
         } else if let decision = report.listDecision {
             progress.print("BLOCKED  \(PathBytes.display(report.path))  [\(decision)]\(report.vaultItem.map { "  -> vault #\($0) (quarantine show \($0))" } ?? "")", to: .standardOutput)
         } else if verbose || !partial.isEmpty {
-            progress.print("ok       \(PathBytes.display(report.path))\(report.kind == .other ? "  (not a picture or video)" : "")\(Self.inside(report.analysis))\(partial)", to: .standardOutput)
+            let letThrough = (report.analysis?.rulings ?? []).filter { $0.outcome == .letThrough }.map { "  [\($0.summary)]" }.joined()
+            progress.print("ok       \(PathBytes.display(report.path))\(report.kind == .other ? "  (not a picture or video)" : "")\(Self.inside(report.analysis))\(partial)\(letThrough)", to: .standardOutput)
         }
     }
 

@@ -45,13 +45,37 @@ struct SettingsTests {
         }
     }
 
+    @Test("policy.MODE.rules: each decision rule has a setting; bad values and unknown keys are named")
+    func decisionRules() throws {
+        #expect(Settings().policies[.child]?.rules == .defaults(for: .child))
+        let settings = try Settings().applying(toml: """
+            [policy.child.rules]
+            lone_part = 0.95
+            person_evidence = 0.6
+            person_nsfw = 0.2
+            skin = false
+            tiny_side = 64
+            [policy.adult.rules]
+            lone_part = false
+            recheck = false
+            """, from: "t.toml")
+        #expect(settings.policies[.child]?.rules == DecisionRules(lonePartBelow: 0.95, personEvidence: 0.6, personNSFW: 0.2, recheck: true, skinMinimum: nil, tinySide: 64))
+        #expect(settings.policies[.adult]?.rules == DecisionRules(lonePartBelow: nil, recheck: false))
+        for bad in ["lone_part = 2", "lone_part = true", "person_evidence = \"high\"", "recheck = 1", "skin = true", "colour = 1", "tiny_side = 1.5", "tiny_side = -1"] {
+            #expect {
+                _ = try Settings().applying(toml: "[policy.adult.rules]\n\(bad)", from: "bad.toml")
+            } throws: { "\($0)".contains("policy.adult.rules") }
+        }
+    }
+
     @Test("etc/quarantine/config.toml states exactly the built-in defaults")
     func shippedDefaultsMatch() throws {
         let path = SettingsTests.repositoryRoot.appendingPathComponent("etc/quarantine/config.toml").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var empty = Settings()
         for mode in AnalysisMode.allCases {
-            empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave)
+            empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave,
+                                                     rules: DecisionRules(lonePartBelow: 0.1, personEvidence: 0.9, personNSFW: 0.9, recheck: false, skinMinimum: 0.9, tinySide: 7))
         }
         empty.mode = .child
         empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])
