@@ -74,11 +74,11 @@ run: build
 # analysis worker is the same instrumented binary. Leak reports are off: ONNX Runtime and the Swift
 # runtime keep process-lifetime allocations that LeakSanitizer reports at exit.
 test-asan: setup testdata
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SWIFT) test --sanitize=address --scratch-path .build/asan --skip FolderWatchTests
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SWIFT) test --sanitize=address --scratch-path .build/asan --skip FolderWatchTests
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --filter FolderWatchTests --skip SystemLimits
 
 test-tsan: setup testdata
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --skip FolderWatchTests
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --skip FolderWatchTests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --filter FolderWatchTests --skip SystemLimits
 
 # The libFuzzer harnesses (Sources/quarantine-fuzz), built with -sanitize=fuzzer,address in .build/fuzz:
@@ -94,9 +94,13 @@ testdata:
 # video suites (two decoders and two inference threads on 2 cores) cannot stretch their sleeps (they
 # did in CI). FolderWatchTests.SystemLimits lower system-wide inotify limits for a moment (restoring
 # them): they run last, so that no agent started by another suite meets a lowered limit.
+# TEST_WIDTH: how many tests run at once. The end-to-end tests are async and wait off Swift's
+# shared threads, so Swift Testing would start all of them at once (its default is unbounded):
+# thirty agents starting together on 2 cores took 24 s each to load their models and tests timed out.
+TEST_WIDTH ?= 4
 test: setup testdata
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip FolderWatchTests
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test --skip-build --skip FolderWatchTests
 	$(SWIFT) test --skip-build --filter FolderWatchTests --skip SystemLimits
 	$(SWIFT) test --skip-build --filter SystemLimits
 

@@ -8,7 +8,7 @@ import TestSupport
 @Suite("Agent start while polled", .serialized)
 struct AgentStartRaceTests {
     @Test("the agent always starts while status and list are polled; every poll answers")
-    func startWhilePolled() throws {
+    func startWhilePolled() async throws {
         var pollFailures: [String] = []
         for round in 0..<3 {
             let agent = try AgentHarness()
@@ -22,7 +22,7 @@ struct AgentStartRaceTests {
                     while !stop.isSet {
                         let arguments = poller == 3 ? ["list", "--json"] : ["status", "--json"]
                         do {
-                            let result = try agent.run(arguments)
+                            let result = try agent.runBlocking(arguments)
                             // status: 0 running, 3 not (yet) running; list: 0.
                             if ![0, 3].contains(result.status) {
                                 failures.append("\(arguments[0]) exited \(result.status): \(result.stderr)")
@@ -35,15 +35,15 @@ struct AgentStartRaceTests {
                     group.leave()
                 }.start()
             }
-            usleep(UInt32.random(in: 0...100_000))
-            try agent.start(waitForReady: false)
-            let ready = agent.wait(timeout: 60) { agent.logText.contains("file(s) waiting from before") || agent.process?.isRunning != true }
+            try await Task.sleep(for: .microseconds(UInt64.random(in: 0...100_000)))
+            try await agent.start(waitForReady: false)
+            let ready = await agent.wait(timeout: 60) { agent.logText.contains("file(s) waiting from before") || agent.process?.isRunning != true }
             stop.set()
-            group.wait()
+            await offPool { group.wait() }
             #expect(ready && agent.process?.isRunning == true, "round \(round): the agent did not start; log:\n\(agent.logText.suffix(2000))")
             #expect(!agent.logText.contains("cannot start"), "round \(round): \(agent.logText.suffix(2000))")
             pollFailures += failures.all.map { "round \(round): \($0)" }
-            agent.stop()
+            await agent.stop()
         }
         #expect(pollFailures.isEmpty, "\(pollFailures.count) polls failed: \(pollFailures.prefix(3))")
     }

@@ -2,307 +2,147 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The agent end to end: the built binary with real inotify, decoders, models and SQLite, in a
-/// temporary home whose Downloads it watches.
-final class AgentHarness: @unchecked Sendable {
-    var cli: CLIRunner
-    let downloads: URL
-    let log: URL
-    var process: Process?
-    var extraEnvironment: [String: String] = [:]
-
-    init(config: String? = nil) throws {
-        cli = try CLIRunner()
-        downloads = cli.home.appendingPathComponent("Downloads")
-        log = cli.home.appendingPathComponent("agent.log")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let configDir = cli.home.appendingPathComponent(".config/quarantine")
-        try FileManager.default.createDirectory(at: configDir, withIntermediateDirectories: true)
-        let text = config ?? """
-        [watch]
-        incoming = ["\(downloads.path)"]
-        """
-        try text.write(to: configDir.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-    }
-
-    /// The environment of every run: no desktop session (notifications are logged only) unless
-    /// a test sets DBUS_SESSION_BUS_ADDRESS in `extraEnvironment`.
-    var environment: [String: String] {
-        var env = extraEnvironment
-        env["DBUS_SESSION_BUS_ADDRESS"] = extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
-        env["NOTIFY_SOCKET"] = extraEnvironment["NOTIFY_SOCKET"] ?? ""
-        env["XDG_RUNTIME_DIR"] = ""
-        return env
-    }
-
-    /// Starts `quarantine agent` with its log in `log`, and waits until it watches. With
-    /// `wrapper`, that program runs first and execs the agent (a sandbox, say).
-    func start(_ arguments: [String] = [], waitForReady: Bool = true, wrapper: [String] = []) throws {
-        let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
-        if let program = wrapper.first {
-            precondition(cli.wrapper.isEmpty, "one wrapper at a time")
-            process.arguments = Array(wrapper.dropFirst()) + [CLIRunner.binary.path] + (process.arguments ?? [])
-            process.executableURL = URL(fileURLWithPath: program)
-        }
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        self.process = process
-        if waitForReady {
-            let ready = wait(timeout: 60) { self.logText.contains("file(s) waiting from before") }
-            #expect(ready, "the agent started watching; log:\n\(logText)")
-        }
-    }
-
-    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-
-    /// Sends `signal` and waits for the exit; returns (status, seconds taken). An agent still
-    /// running after `timeout` seconds fails the test and is killed: a hang never stalls the suite.
-    @discardableResult
-    func stop(_ signal: Int32 = SIGTERM, timeout: Double = 30) -> (status: Int32, seconds: Double) {
-        guard let process, process.isRunning else { return (process?.terminationStatus ?? -1, 0) }
-        let started = Date()
-        kill(process.processIdentifier, signal)
-        while process.isRunning && Date().timeIntervalSince(started) < timeout { usleep(5_000) }
-        let seconds = Date().timeIntervalSince(started)
-        if process.isRunning {
-            Issue.record("the agent did not exit within \(timeout) s of signal \(signal): killed. Log tail:\n\(logText.suffix(3000))")
-            kill(process.processIdentifier, SIGKILL)
-        }
-        process.waitUntilExit()
-        self.process = nil
-        return (process.terminationStatus, seconds)
-    }
-
-    func cleanUp() {
-        stop(SIGKILL)
-        cli.cleanUp()
-    }
-
-    /// Polls `condition` every 100 ms until it holds or `timeout` seconds pass.
-    func wait(timeout: Double, interval: Double = 0.1, _ condition: () throws -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if (try? condition()) == true { return true }
-            Thread.sleep(forTimeInterval: interval)
-        }
-        return (try? condition()) == true
-    }
-
-    func run(_ arguments: [String]) throws -> CLIRunner.Result { try cli.run(arguments, environment: environment) }
-
-    /// Vault items, as `quarantine list --json` gives them.
-    func items() throws -> [[String: Any]] { try run(["list", "--json"]).jsonLines() }
-
-    func status() throws -> [String: Any] {
-        try JSONSerialization.jsonObject(with: Data(try run(["status", "--json"]).stdout.utf8)) as! [String: Any]
-    }
-
-    /// The counters of the last published status.
-    func counters() throws -> [String: Int] {
-        ((try status()["last_status"] as? [String: Any])?["counters"] as? [String: Int]) ?? [:]
-    }
-
-    func queueDepth() throws -> Int { (try status()["queue_depth"] as? Int) ?? -1 }
-
-    /// From now on the agent and every command run as `nobody` when the tests run as root (for
-    /// whom no permission bit stops a read), with the home and a copy of the runtime and models
-    /// handed to that user. Returns the uid and gid files must belong to.
-    func runUnprivileged() throws -> (uid: uid_t, gid: gid_t) {
-        guard getuid() == 0 else { return (getuid(), getgid()) }
-        let models = URL(fileURLWithPath: "/tmp/quarantine-test-runtime-for-nobody")
-        let source = cli.environment([:])["QUARANTINE_DATA_DIR"]!
-        if !FileManager.default.fileExists(atPath: models.appendingPathComponent("models").path) {
-            let staging = models.path + ".\(getpid()).\(UUID().uuidString)"
-            let copy = Process()
-            copy.executableURL = URL(fileURLWithPath: "/bin/sh")
-            copy.arguments = ["-c", "mkdir -p \"$1\" && cp -r \"$2/lib\" \"$2/models\" \"$1/\" && chmod -R a+rX \"$1\" && mv -T \"$1\" \"$3\" 2>/dev/null || rm -rf \"$1\"",
-                              "sh", staging, source, models.path]
-            try copy.run()
-            copy.waitUntilExit()
-        }
-        extraEnvironment["QUARANTINE_DATA_DIR"] = models.path
-        let chown = Process()
-        chown.executableURL = URL(fileURLWithPath: "/bin/chown")
-        chown.arguments = ["-R", "65534:65534", cli.home.path]
-        try chown.run()
-        chown.waitUntilExit()
-        chmod(cli.home.path, 0o755)
-        cli.wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
-        return (65534, 65534)
-    }
-
-    /// Writes the test card at `path` (through a scratch file outside the watched folders).
-    /// The notifications this agent sent about its own items. Run as root, an agent is a
-    /// guardian and also tells release requests of protected accounts, which the guardian
-    /// end-to-end test makes at the same time on this machine: those are left out.
-    func notices(on bus: PrivateSessionBus) throws -> [[String: Any]] {
-        try bus.recordedCalls().filter { ($0["summary"] as? String)?.hasSuffix("asks for a picture back") != true }
-    }
-
-    /// A stand-in for xdg-open (the desktop's handler) first in PATH: records what it was asked
-    /// to open in the returned file. The real one is tried by `make desktop-test`.
-    func standInOpener() throws -> URL {
-        let bin = cli.home.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let opened = cli.home.appendingPathComponent("opened.txt")
-        try "#!/bin/sh\necho \"$1\" >> \(opened.path)\n".write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
-        chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
-        extraEnvironment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-        return opened
-    }
-
-    func writeCard(_ path: URL, size: String = "640x480") throws {
-        let scratch = cli.home.appendingPathComponent("scratch-\(UUID().uuidString).jpg")
-        _ = try cli.run(["testcard", "--size", size, scratch.path])
-        try FileManager.default.moveItem(at: scratch, to: path)
-    }
-}
-
 @Suite("Agent")
 struct AgentTests {
     static let benign = CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg")
 
     @Test("the test card arriving as a .part renamed to its final name is quarantined; a benign photo is left alone")
-    func partRenamedAndBenign() throws {
+    func partRenamedAndBenign() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         // A browser writes NAME.part, then renames it: only the final name is handled.
         let part = agent.downloads.appendingPathComponent("card.jpg.part")
         let scratch = agent.cli.home.appendingPathComponent("card-source.jpg")
-        _ = try agent.cli.run(["testcard", "--size", "1024x768", scratch.path])
+        _ = try await agent.cli.run(["testcard", "--size", "1024x768", scratch.path])
         let bytes = try Data(contentsOf: scratch)
         _ = FileManager.default.createFile(atPath: part.path, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: part.path))
         handle.write(bytes.prefix(bytes.count / 2))
-        Thread.sleep(forTimeInterval: 0.3) // the half-written .part must not be touched
+        try await Task.sleep(for: .seconds(0.3)) // the half-written .part must not be touched
         handle.write(bytes.suffix(from: bytes.count / 2))
         try handle.close()
         let final = agent.downloads.appendingPathComponent("card.jpg")
         try FileManager.default.moveItem(at: part, to: final)
         try FileManager.default.copyItem(at: Self.benign, to: agent.downloads.appendingPathComponent("astronaut.jpg"))
 
-        #expect(agent.wait(timeout: 30) { let clean = try agent.counters()["clean"] ?? 0; return try agent.items().count == 1 && clean == 1 }, "log:\n\(agent.logText)")
-        let item = try #require(try agent.items().first)
+        #expect(await agent.wait(timeout: 30) { let clean = try await agent.counters()["clean"] ?? 0; return try await agent.items().count == 1 && clean == 1 }, "log:\n\(agent.logText)")
+        let item = try #require(try await agent.items().first)
         #expect(item["original_path"] as? String == final.path)
         #expect(!FileManager.default.fileExists(atPath: final.path), "the card left Downloads")
         #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("astronaut.jpg").path), "the benign photo stayed")
         #expect(!agent.logText.contains("card.jpg.part:") && !agent.logText.contains("card.jpg.part\""), "the partial file was never analysed")
         #expect(agent.logText.contains("Hidden a photo that may be sensitive: quarantine show \(item["id"] as? Int ?? -1)"))
-        let shown = try agent.run(["show", "\(item["id"] as? Int ?? 0)"])
+        let shown = try await agent.run(["show", "\(item["id"] as? Int ?? 0)"])
         #expect(shown.status == 0)
 
         // Releasing it puts it back (same inode and mtime: already seen); the agent notices it and
         // leaves it alone. A copy of it (new inode, same bytes) is on the allow list: left alone too.
-        let release = try agent.run(["release", "--yes", "\(item["id"] as? Int ?? 0)"])
+        let release = try await agent.run(["release", "--yes", "\(item["id"] as? Int ?? 0)"])
         #expect(release.status == 0, "\(release.stderr)")
-        #expect(agent.wait(timeout: 15) { (try agent.counters()["noticed"] ?? 0) == 3 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 15) { (try await agent.counters()["noticed"] ?? 0) == 3 }, "log:\n\(agent.logText)")
         try FileManager.default.copyItem(at: final, to: agent.downloads.appendingPathComponent("card copy.jpg"))
-        #expect(agent.wait(timeout: 15) { (try agent.counters()["allowed"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 15) { (try await agent.counters()["allowed"] ?? 0) == 1 }, "log:\n\(agent.logText)")
         #expect(FileManager.default.fileExists(atPath: final.path))
         #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("card copy.jpg").path))
-        #expect(try agent.items().isEmpty)
-        #expect((try agent.counters()["quarantined"] ?? 0) == 1)
+        #expect(try await agent.items().isEmpty)
+        #expect((try await agent.counters()["quarantined"] ?? 0) == 1)
 
-        let stopped = agent.stop()
+        let stopped = await agent.stop()
         #expect(stopped.status == 0)
     }
 
     @Test("no built-in exclusions in Downloads: a card inside node_modules, .git, .cache or .Trash-1000 is hidden; the person's own exclusions still apply")
-    func noBuiltInExclusions() throws {
+    func noBuiltInExclusions() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "[watch]\nincoming = [\"\(agent.downloads.path)\"]\nexclude = [\"mine\"]\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
-        try agent.start()
+        try await agent.start()
         let folders = ["node_modules/pkg", ".git/objects", ".cache", ".Trash-1000/files", "mine"]
         for (index, folder) in folders.enumerated() {
             let dir = agent.downloads.appendingPathComponent(folder)
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            try agent.writeCard(dir.appendingPathComponent("card\(index).jpg"), size: "\(320 + index * 8)x240")
+            try await agent.writeCard(dir.appendingPathComponent("card\(index).jpg"), size: "\(320 + index * 8)x240")
         }
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 4 }, "log:\n\(agent.logText)")
-        let hidden = Set(try agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).deletingLastPathComponent().lastPathComponent } })
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 4 }, "log:\n\(agent.logText)")
+        let hidden = Set(try await agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).deletingLastPathComponent().lastPathComponent } })
         #expect(hidden == ["pkg", "objects", ".cache", "files"])
         #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("mine/card4.jpg").path), "excluded by the person")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("entering child mode judges again what adult mode let through: the folders are looked through under the child policy")
-    func childModeRejudges() throws {
+    func childModeRejudges() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
         // A child policy that flags every picture (open_nsfw >= 0), so a benign photo shows the re-check.
         let base = "[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[policy.child]\nnsfw_threshold = 0.0\n"
         try base.write(to: config, atomically: true, encoding: .utf8)
-        try agent.start()
+        try await agent.start()
         let photo = agent.downloads.appendingPathComponent("photo.png")
         let source = try #require(try FileManager.default.contentsOfDirectory(at: CLIRunner.photos, includingPropertiesForKeys: nil)
             .first { $0.pathExtension == "png" || $0.pathExtension == "jpg" })
         try FileManager.default.copyItem(at: source, to: photo)
-        #expect(agent.wait(timeout: 30) { (try agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
-        #expect(try agent.items().isEmpty)
+        #expect(await agent.wait(timeout: 30) { (try await agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
+        #expect(try await agent.items().isEmpty)
         try ("mode = \"child\"\n" + base).write(to: config, atomically: true, encoding: .utf8)
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: photo.path))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("the audit database deleted while the agent runs: said loudly; the agent opens a new one, lists the vault's items again from their meta.json and judges what arrives; after a restart new items never collide with the vault's folders")
-    func databaseDeleted() throws {
+    func databaseDeleted() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
-        try agent.writeCard(agent.downloads.appendingPathComponent("first.jpg"))
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        try await agent.start()
+        try await agent.writeCard(agent.downloads.appendingPathComponent("first.jpg"))
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         let data = agent.cli.home.appendingPathComponent(".local/share/quarantine")
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(at: data.appendingPathComponent("audit.sqlite3" + suffix)) }
-        try agent.writeCard(agent.downloads.appendingPathComponent("second.jpg"), size: "648x480")
-        #expect(agent.wait(timeout: 30) { agent.logText.contains("was deleted or replaced while the agent runs") }, "log:\n\(agent.logText)")
-        func names() throws -> Set<String> {
-            Set(try agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } })
+        try await agent.writeCard(agent.downloads.appendingPathComponent("second.jpg"), size: "648x480")
+        #expect(await agent.wait(timeout: 30) { agent.logText.contains("was deleted or replaced while the agent runs") }, "log:\n\(agent.logText)")
+        func names() async throws -> Set<String> {
+            Set(try await agent.items().compactMap { ($0["original_path"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } })
         }
-        #expect(agent.wait(timeout: 30) { try names() == ["first.jpg", "second.jpg"] }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 30) { try await names() == ["first.jpg", "second.jpg"] }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("second.jpg").path))
         #expect(agent.logText.components(separatedBy: "was deleted or replaced").count - 1 == 1, "said once")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
 
-        try agent.start()
-        try agent.writeCard(agent.downloads.appendingPathComponent("third.jpg"), size: "656x480")
-        #expect(agent.wait(timeout: 30) { try names().contains("third.jpg") }, "a new item collided with an old folder; log:\n\(agent.logText)")
+        try await agent.start()
+        try await agent.writeCard(agent.downloads.appendingPathComponent("third.jpg"), size: "656x480")
+        #expect(await agent.wait(timeout: 30) { try await names().contains("third.jpg") }, "a new item collided with an old folder; log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("third.jpg").path))
-        #expect(agent.stop().status == 0)
-        #expect(try agent.run(["doctor"]).stdout.contains("every file in"))
+        #expect(await agent.stop().status == 0)
+        #expect(try await agent.run(["doctor"]).stdout.contains("every file in"))
     }
 
     @Test("a folder moved in with files inside is fully handled, nested folders too")
-    func folderMovedIn() throws {
+    func folderMovedIn() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let outside = agent.cli.home.appendingPathComponent("album")
         try FileManager.default.createDirectory(at: outside.appendingPathComponent("inner/deeper"), withIntermediateDirectories: true)
-        try agent.writeCard(outside.appendingPathComponent("one.jpg"))
-        try agent.writeCard(outside.appendingPathComponent("inner/deeper/two.jpg"))
+        try await agent.writeCard(outside.appendingPathComponent("one.jpg"))
+        try await agent.writeCard(outside.appendingPathComponent("inner/deeper/two.jpg"))
         try FileManager.default.copyItem(at: Self.benign, to: outside.appendingPathComponent("inner/photo.jpg"))
         try FileManager.default.moveItem(at: outside, to: agent.downloads.appendingPathComponent("album"))
         // And a folder made inside, then filled at once.
         let made = agent.downloads.appendingPathComponent("new/a/b")
         try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
-        try agent.writeCard(made.appendingPathComponent("three.jpg"))
+        try await agent.writeCard(made.appendingPathComponent("three.jpg"))
 
-        #expect(agent.wait(timeout: 30) { let clean = try agent.counters()["clean"] ?? 0; return try agent.items().count == 3 && clean == 1 }, "log:\n\(agent.logText)")
-        let paths = Set(try agent.items().compactMap { $0["original_path"] as? String })
+        #expect(await agent.wait(timeout: 30) { let clean = try await agent.counters()["clean"] ?? 0; return try await agent.items().count == 3 && clean == 1 }, "log:\n\(agent.logText)")
+        let paths = Set(try await agent.items().compactMap { $0["original_path"] as? String })
         #expect(paths == [agent.downloads.appendingPathComponent("album/one.jpg").path,
                           agent.downloads.appendingPathComponent("album/inner/deeper/two.jpg").path,
                           made.appendingPathComponent("three.jpg").path])
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("2,000 files in a burst are each handled exactly once")
-    func burst() throws {
+    func burst() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let staging = agent.cli.home.appendingPathComponent("staging")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         let photo = try Data(contentsOf: Self.benign)
@@ -316,46 +156,46 @@ struct AgentTests {
                 try Data("note \(index)\n".utf8).write(to: agent.downloads.appendingPathComponent("note-\(index).txt"))
             }
         }
-        #expect(agent.wait(timeout: 120) {
-            let c = try agent.counters()
-            let depth = try agent.queueDepth()
+        #expect(await agent.wait(timeout: 120) {
+            let c = try await agent.counters()
+            let depth = try await agent.queueDepth()
             return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && depth == 0
         }, "log tail:\n\(agent.logText.suffix(3000))")
-        let counters = try agent.counters()
+        let counters = try await agent.counters()
         #expect(counters["clean"] == 40, "\(counters)")
         #expect(counters["other"] == 1960, "\(counters)")
         #expect((counters["failed"] ?? 0) == 0 && (counters["quarantined"] ?? 0) == 0)
         // Restarting finds nothing new: everything was recorded as seen.
-        #expect(agent.stop().status == 0)
-        try agent.start()
-        Thread.sleep(forTimeInterval: 2)
-        let after = try agent.counters()
+        #expect(await agent.stop().status == 0)
+        try await agent.start()
+        try await Task.sleep(for: .seconds(2))
+        let after = try await agent.counters()
         #expect((after["clean"] ?? 0) + (after["other"] ?? 0) == 0, "nothing handled twice: \(after)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
         _ = staging
     }
 
     @Test("files added while the agent is stopped are handled at the next start")
-    func addedWhileStopped() throws {
+    func addedWhileStopped() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
-        #expect(agent.stop().status == 0)
-        try agent.writeCard(agent.downloads.appendingPathComponent("while-stopped.jpg"))
+        try await agent.start()
+        #expect(await agent.stop().status == 0)
+        try await agent.writeCard(agent.downloads.appendingPathComponent("while-stopped.jpg"))
         try FileManager.default.createDirectory(at: agent.downloads.appendingPathComponent("sub"), withIntermediateDirectories: true)
-        try agent.writeCard(agent.downloads.appendingPathComponent("sub/also.jpg"))
-        try agent.start()
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
-        #expect(agent.stop().status == 0)
+        try await agent.writeCard(agent.downloads.appendingPathComponent("sub/also.jpg"))
+        try await agent.start()
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a killed agent loses no queued work")
-    func killedLosesNothing() throws {
+    func killedLosesNothing() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start(["--workers", "1"])
+        try await agent.start(["--workers", "1"])
         let staging = agent.cli.home.appendingPathComponent("staging")
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         // One card, copied: 48 files to hide (their bytes alike, as re-sent pictures are).
-        _ = try agent.cli.run(["testcard", "--size", "2000x1500", staging.appendingPathComponent("card-0.jpg").path])
+        _ = try await agent.cli.run(["testcard", "--size", "2000x1500", staging.appendingPathComponent("card-0.jpg").path])
         for index in 1..<48 {
             try FileManager.default.copyItem(at: staging.appendingPathComponent("card-0.jpg"), to: staging.appendingPathComponent("card-\(index).jpg"))
         }
@@ -364,26 +204,26 @@ struct AgentTests {
         }
         // Killed once some are in the vault and others still wait (at the first: one worker
         // needs well over a second for the rest).
-        #expect(agent.wait(timeout: 60) { try agent.items().count >= 1 })
-        agent.stop(SIGKILL)
-        let depth = try agent.queueDepth()
+        #expect(await agent.wait(timeout: 60) { try await agent.items().count >= 1 })
+        await agent.stop(SIGKILL)
+        let depth = try await agent.queueDepth()
         #expect(depth > 0, "work was still queued when the agent was killed")
-        try agent.start()
-        #expect(agent.wait(timeout: 90) { let depth = try agent.queueDepth(); return try agent.items().count == 48 && depth == 0 }, "log tail:\n\(agent.logText.suffix(3000))")
+        try await agent.start()
+        #expect(await agent.wait(timeout: 90) { let depth = try await agent.queueDepth(); return try await agent.items().count == 48 && depth == 0 }, "log tail:\n\(agent.logText.suffix(3000))")
         let left = try FileManager.default.contentsOfDirectory(atPath: agent.downloads.path)
         #expect(left.isEmpty, "every card is in the vault, once: \(left)")
-        #expect(Set(try agent.items().compactMap { $0["original_path"] as? String }).count == 48)
-        #expect(agent.stop().status == 0)
+        #expect(Set(try await agent.items().compactMap { $0["original_path"] as? String }).count == 48)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("killed with SIGKILL while a file is held and its analysis hangs: the file waits in the holding folder, out of reach; the next start (child mode) checks it where it is held and only then puts it back, identical")
-    func killedWhileHeld() throws {
+    func killedWhileHeld() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         // Test only: a file that starts with the marker and "-hang" hangs the analysis worker.
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = "POISON"
-        try agent.start()
+        try await agent.start()
         let photo = agent.downloads.appendingPathComponent("slow.png")
         let bytes = (try Data(contentsOf: CLIRunner.photos.appendingPathComponent("astronaut.png"))) + Data("POISON-hang".utf8)
         try bytes.write(to: photo)
@@ -393,129 +233,129 @@ struct AgentTests {
             let folders = ((try? FileManager.default.contentsOfDirectory(atPath: data)) ?? []).filter { $0.hasPrefix(".quarantine-held-") }
             return folders.flatMap { (try? FileManager.default.contentsOfDirectory(atPath: data + "/" + $0)) ?? [] }
         }
-        #expect(agent.wait(timeout: 20) { held().count == 1 && !FileManager.default.fileExists(atPath: photo.path) }, "log:\n\(agent.logText)")
-        agent.stop(SIGKILL)
+        #expect(await agent.wait(timeout: 20) { held().count == 1 && !FileManager.default.fileExists(atPath: photo.path) }, "log:\n\(agent.logText)")
+        await agent.stop(SIGKILL)
         #expect(held().count == 1, "the held file is where the rename put it")
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = nil
-        try agent.start(waitForReady: false)
-        #expect(agent.wait(timeout: 30) { agent.logText.contains("stay held and are checked where they are") }, "log:\n\(agent.logText)")
-        #expect(agent.wait(timeout: 30) {
-            let counters = try agent.counters()
+        try await agent.start(waitForReady: false)
+        #expect(await agent.wait(timeout: 30) { agent.logText.contains("stay held and are checked where they are") }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 30) {
+            let counters = try await agent.counters()
             return FileManager.default.fileExists(atPath: photo.path) && held().isEmpty && (counters["clean"] ?? 0) >= 1
         },
                 "log:\n\(agent.logText)")
         #expect(try Data(contentsOf: photo) == bytes)
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start from the coverage it had reached")
-    func gracefulStop() throws {
+    func gracefulStop() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
         try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
-        #expect(agent.wait(timeout: 20) {
-            let s = try agent.status()
+        #expect(await agent.wait(timeout: 20) {
+            let s = try await agent.status()
             return ((s["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.contains { $0["kind"] as? String == "video" } == true
         }, "the video is being checked")
-        let status = try agent.run(["status"])
+        let status = try await agent.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("clip.mp4 (video"), "\(status.stdout)")
         // Videos never starve pictures: a card arriving now is hidden while the video is still being checked.
-        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
-        let during = try agent.status()
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        let during = try await agent.status()
         #expect(((during["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.contains { $0["kind"] as? String == "video" } == true,
                 "the video was still in flight when the picture was done")
         // Part of it covered (keyframes first, then the stretches between them filled in).
-        #expect(agent.wait(timeout: 60) {
-            let work = ((try agent.status()["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
+        #expect(await agent.wait(timeout: 60) {
+            let work = ((try await agent.status()["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
             return (work?["progress"] as? Double ?? 0) >= 0.4
         }, "the video got part-way")
-        let stopped = agent.stop(SIGTERM)
+        let stopped = await agent.stop(SIGTERM)
         #expect(stopped.status == 0)
         #expect(stopped.seconds < 5, "stopped in \(stopped.seconds) s")
-        #expect(try agent.queueDepth() == 1, "the video waits for the next start")
-        let notRunning = try agent.run(["status"])
+        #expect(try await agent.queueDepth() == 1, "the video waits for the next start")
+        let notRunning = try await agent.run(["status"])
         #expect(notRunning.status == 3)
         #expect(notRunning.stdout.contains("not running"))
-        try agent.start()
-        #expect(agent.wait(timeout: 120) { (try agent.counters()["clean"] ?? 0) == 1 }, "log tail:\n\(agent.logText.suffix(2000))")
-        let history = try agent.run(["history", "--json"]).stdout
+        try await agent.start()
+        #expect(await agent.wait(timeout: 120) { (try await agent.counters()["clean"] ?? 0) == 1 }, "log tail:\n\(agent.logText.suffix(2000))")
+        let history = try await agent.run(["history", "--json"]).stdout
         #expect(history.contains("video resumed: "), "the second run started from what the first covered:\n\(history.suffix(3000))")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a poison file (test-only switch: the analysis worker aborts on a marker) is given up after two crashes, recorded with the reason, left by on_error; the files behind it are all judged")
-    func poisonFile() throws {
+    func poisonFile() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         // Test only: a file ending in this marker and "-crash" makes the worker abort (AnalysisWorkerProcess).
         let marker = "QTEST-POISON-\(UUID().uuidString.prefix(8))"
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = marker
-        try agent.start()
+        try await agent.start()
         let scratch = agent.cli.home.appendingPathComponent("poison.jpg")
-        try agent.writeCard(scratch)
+        try await agent.writeCard(scratch)
         var bytes = try Data(contentsOf: scratch)
         bytes.append(Data((marker + "-crash").utf8))
         try bytes.write(to: scratch)
         try FileManager.default.moveItem(at: scratch, to: agent.downloads.appendingPathComponent("poison.jpg"))
         // Queued behind it: two cards and a benign photo.
-        try agent.writeCard(agent.downloads.appendingPathComponent("card-1.jpg"))
-        try agent.writeCard(agent.downloads.appendingPathComponent("card-2.jpg"))
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card-1.jpg"))
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card-2.jpg"))
         try FileManager.default.copyItem(at: Self.benign, to: agent.downloads.appendingPathComponent("astronaut.jpg"))
-        #expect(agent.wait(timeout: 90) {
-            try agent.items().count == 2 && agent.run(["history", "--json"]).stdout.contains("poison.jpg")
-                && (try agent.queueDepth()) == 0
+        #expect(await agent.wait(timeout: 90) {
+            let (count, history, depth) = (try await agent.items().count, try await agent.run(["history", "--json"]).stdout, try await agent.queueDepth())
+            return count == 2 && history.contains("poison.jpg") && depth == 0
         }, "log tail:\n\(agent.logText.suffix(3000))")
-        let history = try agent.run(["history", "--json"]).jsonLines()
+        let history = try await agent.run(["history", "--json"]).jsonLines()
         let poison = history.filter { ($0["path"] as? String)?.hasSuffix("poison.jpg") == true }
         let reasons = poison.compactMap { $0["detail"] as? String }
         #expect(reasons.contains { $0.contains("analysis_crashed") && $0.contains("given up") }, "\(poison)")
         // on_error = "leave" (adult): where it was, the same bytes; the cards hidden, the photo untouched.
         #expect(try Data(contentsOf: agent.downloads.appendingPathComponent("poison.jpg")) == bytes)
-        #expect(Set(try agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }) == ["card-1.jpg", "card-2.jpg"])
+        #expect(Set(try await agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }) == ["card-1.jpg", "card-2.jpg"])
         #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("astronaut.jpg").path))
         // The worker crashed twice for it (once beside the others, once alone), never the agent.
         #expect(agent.logText.components(separatedBy: "poison.jpg").count >= 2)
         #expect(agent.process?.isRunning == true)
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a kill is not a crash (issue 27): SIGKILLed 8 times while cards and photos arrive, then started: every card in the vault once, every photo untouched, nothing given up")
-    func killedAgainAndAgain() throws {
+    func killedAgainAndAgain() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         var cards: [String] = [], photos: [(String, Data)] = []
         let photo = try Data(contentsOf: Self.benign)
         for round in 0..<8 {
-            try agent.start(waitForReady: round % 2 == 0)
+            try await agent.start(waitForReady: round % 2 == 0)
             let card = agent.downloads.appendingPathComponent("card-\(round).jpg")
-            try agent.writeCard(card)
+            try await agent.writeCard(card)
             cards.append(card.lastPathComponent)
             var bytes = photo
             bytes.append(contentsOf: [UInt8(round)])   // distinct bytes: each judged on its own
             let benign = agent.downloads.appendingPathComponent("photo-\(round).jpg")
             try bytes.write(to: benign)
             photos.append((benign.path, bytes))
-            usleep(UInt32.random(in: 50_000...600_000))
-            agent.stop(SIGKILL)
+            try await Task.sleep(for: .microseconds(UInt64.random(in: 50_000...600_000)))
+            await agent.stop(SIGKILL)
         }
-        try agent.start()
-        #expect(agent.wait(timeout: 120) {
-            let depth = try agent.queueDepth(), count = try agent.items().count
+        try await agent.start()
+        #expect(await agent.wait(timeout: 120) {
+            let depth = try await agent.queueDepth(), count = try await agent.items().count
             return depth == 0 && count >= cards.count
         },
                 "log tail:\n\(agent.logText.suffix(3000))")
-        let hidden = try agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }
+        let hidden = try await agent.items().compactMap { ($0["original_path"] as? String).map { ($0 as NSString).lastPathComponent } }
         #expect(hidden.sorted() == cards.sorted(), "every card once, nothing else: \(hidden)")
         for (path, bytes) in photos { #expect((try? Data(contentsOf: URL(fileURLWithPath: path))) == bytes, "\(path) untouched") }
         #expect(!agent.logText.contains("given up"), "a kill counted as a crash:\n\(agent.logText.suffix(3000))")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("held at once (issue 26): with every analysis lane busy, a card that arrives is held out of reach at once, not when a lane frees; judged and hidden after")
-    func heldAtOnceWhileTheLanesAreBusy() throws {
+    func heldAtOnceWhileTheLanesAreBusy() async throws {
         let agent = try AgentHarness(config: """
             [agent]
             hold_while_checking = true
@@ -527,7 +367,7 @@ struct AgentTests {
         // Test only: a picture ending in this marker and "-hang" hangs its worker until the deadline.
         let marker = "QTEST-HANG-\(UUID().uuidString.prefix(8))"
         agent.extraEnvironment["QUARANTINE_TEST_ONLY_CRASH_MARKER"] = marker
-        try agent.start()
+        try await agent.start()
         let scratch = agent.cli.home.appendingPathComponent("hang.png")
         try FileManager.default.copyItem(at: Self.benign, to: scratch)
         let handle = try FileHandle(forWritingTo: scratch)
@@ -536,47 +376,47 @@ struct AgentTests {
         try handle.close()
         try FileManager.default.moveItem(at: scratch, to: agent.downloads.appendingPathComponent("hang.png"))
         // The only picture lane is taken by the hanging file.
-        #expect(agent.wait(timeout: 10) { try agent.run(["status", "--json"]).stdout.contains("hang.png") }, "log tail:\n\(agent.logText.suffix(2000))")
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status", "--json"]).stdout.contains("hang.png") }, "log tail:\n\(agent.logText.suffix(2000))")
         let card = agent.downloads.appendingPathComponent("card.jpg")
-        try agent.writeCard(card)
+        try await agent.writeCard(card)
         let start = Date()
-        #expect(agent.wait(timeout: 3) { !FileManager.default.fileExists(atPath: card.path) }, "the card waited for a lane:\n\(agent.logText.suffix(2000))")
+        #expect(await agent.wait(timeout: 3) { !FileManager.default.fileExists(atPath: card.path) }, "the card waited for a lane:\n\(agent.logText.suffix(2000))")
         let heldAfter = Date().timeIntervalSince(start)
         #expect(heldAfter < 3, "held after \(heldAfter) s, with the lane busy for 6 s and more")
         // Judged once the lane frees (the hanging worker is replaced at its deadline): hidden.
-        #expect(agent.wait(timeout: 60) { try agent.items().contains { ($0["original_path"] as? String)?.hasSuffix("card.jpg") == true } },
+        #expect(await agent.wait(timeout: 60) { try await agent.items().contains { ($0["original_path"] as? String)?.hasSuffix("card.jpg") == true } },
                 "log tail:\n\(agent.logText.suffix(3000))")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("status, watch add/list/remove and config show; a running agent picks up a new folder without a restart; workers run at low priority")
-    func watchAndReload() throws {
+    func watchAndReload() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        let notRunning = try agent.run(["status"])
+        let notRunning = try await agent.run(["status"])
         #expect(notRunning.status == 3)
-        try agent.start()
-        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(agent.downloads.path) (incoming): watching") })
-        let status = try agent.run(["status"])
+        try await agent.start()
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status"]).stdout.contains("\(agent.downloads.path) (incoming): watching") })
+        let status = try await agent.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("mode: adult"), "\(status.stdout)")
 
         let shared = agent.cli.home.appendingPathComponent("Shared")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-        let add = try agent.run(["watch", "add", shared.path])
+        let add = try await agent.run(["watch", "add", shared.path])
         #expect(add.status == 0)
         #expect(add.stdout.contains("picked this up"), "\(add.stdout)")
-        let list = try agent.run(["watch", "list", "--json"])
+        let list = try await agent.run(["watch", "list", "--json"])
         let folders = ((try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])?["folders"] as? [[String: Any]]) ?? []
         #expect(folders.compactMap { $0["path"] as? String } == [agent.downloads.path, shared.path])
-        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") })
-        try agent.writeCard(shared.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") })
+        try await agent.writeCard(shared.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
 
-        let show = try agent.run(["config", "show"])
+        let show = try await agent.run(["config", "show"])
         #expect(show.stdout.contains("incoming = [\"\(agent.downloads.path)\", \"\(shared.path)\"]"), "\(show.stdout)")
-        #expect(try agent.run(["watch", "add", "/no/such/folder"]).status == 1)
-        #expect(try agent.run(["watch", "remove", shared.path]).status == 0)
-        #expect(!(try agent.run(["config", "show"]).stdout.contains(shared.path)))
+        #expect(try await agent.run(["watch", "add", "/no/such/folder"]).status == 1)
+        #expect(try await agent.run(["watch", "remove", shared.path]).status == 0)
+        #expect(!(try await agent.run(["config", "show"]).stdout.contains(shared.path)))
 
         // Analysis threads (in the agent's confined worker process) run at nice 10 in the idle I/O class.
         let agentPid = try #require(agent.process?.processIdentifier)
@@ -612,18 +452,18 @@ struct AgentTests {
         let ioClass = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         ionice.waitUntilExit()
         #expect(ioClass.trimmingCharacters(in: .whitespacesAndNewlines) == "idle", "I/O class: \(ioClass)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("reloads: a threshold change keeps the loaded models; rebuilding them for new workers leaves no thread behind")
-    func reloadsLeaveNoThreads() throws {
+    func reloadsLeaveNoThreads() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         func config(workers: Int, threshold: Double) -> String {
             "[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[analysis]\nworkers = \(workers)\n[policy.adult]\nnsfw_threshold = \(threshold)\n"
         }
         let path = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
         try config(workers: 2, threshold: 0.8).write(to: path, atomically: true, encoding: .utf8)
-        try agent.start()
+        try await agent.start()
         let pid = try #require(agent.process?.processIdentifier)
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? -1 }
         func reloads() -> Int { agent.logText.components(separatedBy: "configuration reloaded").count - 1 }
@@ -633,7 +473,7 @@ struct AgentTests {
         // Thresholds go with each file: no new models, no new threads.
         try config(workers: 2, threshold: 0.7).write(to: path, atomically: true, encoding: .utf8)
         kill(pid, SIGHUP)
-        #expect(agent.wait(timeout: 10) { reloads() == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { reloads() == 1 }, "log:\n\(agent.logText)")
         #expect(loads() == 1, "a threshold change reloaded the models")
         // New worker counts rebuild the analyzer; the old one's threads must end.
         // (The edit itself may be noticed before the SIGHUP: one or two reloads each, never none.)
@@ -641,17 +481,17 @@ struct AgentTests {
             let (reloadsBefore, loadsBefore) = (reloads(), loads())
             try config(workers: workers, threshold: 0.7).write(to: path, atomically: true, encoding: .utf8)
             kill(pid, SIGHUP)
-            #expect(agent.wait(timeout: 20) { reloads() > reloadsBefore && loads() > loadsBefore && agent.logText.contains("\(workers) analysis thread(s)") },
+            #expect(await agent.wait(timeout: 20) { reloads() > reloadsBefore && loads() > loadsBefore && agent.logText.contains("\(workers) analysis thread(s)") },
                     "log:\n\(agent.logText)")
         }
-        #expect(agent.wait(timeout: 5) { threads() <= before }, "threads: \(before) at start, \(threads()) after four rebuilds")
-        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "the rebuilt analyzer works; log:\n\(agent.logText)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.wait(timeout: 5) { threads() <= before }, "threads: \(before) at start, \(threads()) after four rebuilds")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "the rebuilt analyzer works; log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("under the unit's RestrictAddressFamilies=AF_UNIX (seccomp): reload with the default download folder, a hand edit, mode change, a card hidden and told, the notification's Get help, a prompt stop")
-    func reloadUnderTheUnitsSandbox() throws {
+    func reloadUnderTheUnitsSandbox() async throws {
         let wrapper = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/sandbox_exec.py").path
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         try bus.startStandInServer()
@@ -659,83 +499,83 @@ struct AgentTests {
         let agent = try AgentHarness(config: "[agent]\nsettle_ms = 100\n"); defer { agent.cleanUp() }
         let opened = try agent.standInOpener()
         agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        try agent.start(wrapper: ["/usr/bin/python3", wrapper])
+        try await agent.start(wrapper: ["/usr/bin/python3", wrapper])
         let pid = try #require(agent.process?.processIdentifier)
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         #expect(status.contains("Seccomp:\t2"), "the filter is in force")
         let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
         try "[agent]\nsettle_ms = 120\n".write(to: config, atomically: true, encoding: .utf8)
         kill(pid, SIGHUP)
-        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("configuration reloaded") }, "log:\n\(agent.logText)")
         // A hand edit, no signal: a second folder is watched.
         let received = agent.cli.home.appendingPathComponent("Received")
         try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
         try "[agent]\nsettle_ms = 120\n[watch]\nincoming = [\"\(agent.downloads.path)\", \"\(received.path)\"]\n".write(to: config, atomically: false, encoding: .utf8)
-        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
-        let set = try CLITests().throughTerminal(agent.cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")],
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
+        let set = try await CLITests().throughTerminal(agent.cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")],
                                                  environment: agent.environment)
         #expect(set.status == 0)
-        #expect(try agent.run(["mode", "child"]).status == 0)
-        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
-        try agent.writeCard(received.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(try await agent.run(["mode", "child"]).status == 0)
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
+        try await agent.writeCard(received.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         // Told on the desktop, in a child's words, with Get help only; pressing it opens the help page.
-        #expect(agent.wait(timeout: 10) { (try agent.notices(on: bus)).count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { (try agent.notices(on: bus)).count == 1 }, "log:\n\(agent.logText)")
         let call = try #require(try agent.notices(on: bus).first)
         #expect(call["summary"] as? String == "We put a picture away for you")
         #expect(call["actions"] as? [String] == ["help", "Get help"])
         try bus.pressButton("help", onNotification: try #require(call["id"] as? Int))
-        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
         let page = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let text = (try? String(contentsOfFile: page, encoding: .utf8)) ?? ""
         #expect(page.hasSuffix("/quarantine-get-help.html") && text.contains("trust"), "\(page)")
-        #expect(agent.wait(timeout: 10) { bus.closedNotifications().count == 1 })
-        let stop = agent.stop()
+        #expect(await agent.wait(timeout: 10) { bus.closedNotifications().count == 1 })
+        let stop = await agent.stop()
         #expect(stop.status == 0 && stop.seconds < 5, "stopped with \(stop.status) after \(stop.seconds) s")
         #expect(!agent.logText.contains("CFSocket"), "log:\n\(agent.logText)")
     }
 
     @Test("a hand edit of the configuration file takes effect without a signal; a broken edit is reported and the previous configuration stays")
-    func configurationFileEdited() throws {
+    func configurationFileEdited() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
         let received = agent.cli.home.appendingPathComponent("Received")
         try FileManager.default.createDirectory(at: received, withIntermediateDirectories: true)
         // Rewritten in place (truncate and write, as some editors save): no SIGHUP is sent.
         let edited = "[watch]\nincoming = [\"\(agent.downloads.path)\", \"\(received.path)\"]\n"
         try edited.write(to: config, atomically: false, encoding: .utf8)
-        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
-        try agent.writeCard(received.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching") }, "log:\n\(agent.logText)")
+        try await agent.writeCard(received.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         #expect(agent.logText.components(separatedBy: "configuration reloaded").count - 1 == 1, "one edit, one reload:\n\(agent.logText)")
 
         // A broken file saved by rename (as most editors do): reported; the previous configuration stays.
         let scratch = agent.cli.home.appendingPathComponent(".config/quarantine/.config.toml.swp")
         try "[watch\nincoming = 3\n".write(to: scratch, atomically: false, encoding: .utf8)
         _ = rename(scratch.path, config.path)
-        #expect(agent.wait(timeout: 10) { agent.logText.contains("configuration not reloaded, the previous one stays in force") }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("configuration not reloaded, the previous one stays in force") }, "log:\n\(agent.logText)")
         #expect(agent.process?.isRunning == true)
-        #expect(try agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching"))
+        #expect(try await agent.run(["status"]).stdout.contains("\(received.path) (incoming): watching"))
 
         // Fixed again, now in child mode: the mode changes without a restart.
         try ("mode = \"child\"\n" + edited).write(to: config, atomically: true, encoding: .utf8)
-        #expect(agent.wait(timeout: 10) { try agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.wait(timeout: 10) { try await agent.run(["status"]).stdout.contains("mode: child") }, "log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a full disk: the file stays untouched, the agent keeps running and says so once; once there is room it is hidden",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
-    func fullDisk() throws {
+    func fullDisk() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         // The vault and the audit database on a small filesystem of their own.
         let data = agent.cli.home.appendingPathComponent(".local/share")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         #expect(mount("tmpfs", data.path, "tmpfs", 0, "size=2m") == 0, "mount a tmpfs: \(String(cString: strerror(errno)))")
         defer { _ = umount2(data.path, Int32(MNT_DETACH)) }
-        try agent.start()
+        try await agent.start()
         let card = agent.cli.home.appendingPathComponent("card.jpg")
-        _ = try agent.cli.run(["testcard", "--size", "1200x900", card.path])
+        _ = try await agent.cli.run(["testcard", "--size", "1200x900", card.path])
         let bytes = try Data(contentsOf: card)
 
         // Fill it up.
@@ -747,30 +587,30 @@ struct AgentTests {
 
         let arrived = agent.downloads.appendingPathComponent("card.jpg")
         try FileManager.default.moveItem(at: card, to: arrived)
-        #expect(agent.wait(timeout: 10) { agent.logText.contains("cannot record 1 new file(s) in the backlog") }, "log:\n\(agent.logText)")
-        Thread.sleep(forTimeInterval: 4) // several retries
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("cannot record 1 new file(s) in the backlog") }, "log:\n\(agent.logText)")
+        try await Task.sleep(for: .seconds(4)) // several retries
         #expect(agent.process?.isRunning == true)
         #expect(try Data(contentsOf: arrived) == bytes, "the file is untouched while the disk is full")
         #expect(agent.logText.components(separatedBy: "cannot record").count - 1 == 1, "said once, not at every retry:\n\(agent.logText)")
 
         try FileManager.default.removeItem(at: filler)
-        #expect(agent.wait(timeout: 30) { !FileManager.default.fileExists(atPath: arrived.path) }, "log:\n\(agent.logText)")
-        let items = try agent.items()
+        #expect(await agent.wait(timeout: 30) { !FileManager.default.fileExists(atPath: arrived.path) }, "log:\n\(agent.logText)")
+        let items = try await agent.items()
         #expect(items.count == 1 && items.first?["sha256"] as? String != nil)
         #expect(agent.logText.contains("the backlog is written again"))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a second agent is refused; a bad configuration exits 78 naming the key")
-    func refusals() throws {
+    func refusals() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
-        let second = try agent.run(["agent"])
+        try await agent.start()
+        let second = try await agent.run(["agent"])
         #expect(second.status == 1)
         #expect(second.stderr.contains("another quarantine agent is already running"), "\(second.stderr)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
         try "[agent]\nsettle_ms = \"soon\"\n".write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
-        let bad = try agent.run(["agent"])
+        let bad = try await agent.run(["agent"])
         #expect(bad.status == 78)
         #expect(bad.stderr.contains("agent.settle_ms"), "\(bad.stderr)")
     }
@@ -782,15 +622,15 @@ struct AgentTests {
     }
 
     @Test("on_error: an adult's unreadable picture is left where it is and reported; a child's is held in the vault as unverified")
-    func onError() throws {
+    func onError() async throws {
         let adult = try AgentHarness(); defer { adult.cleanUp() }
-        try adult.start()
+        try await adult.start()
         try Self.writeTruncatedJPEG(adult.downloads.appendingPathComponent("broken.jpg"))
-        #expect(adult.wait(timeout: 20) { (try adult.counters()["failed"] ?? 0) == 1 }, "log:\n\(adult.logText)")
+        #expect(await adult.wait(timeout: 20) { (try await adult.counters()["failed"] ?? 0) == 1 }, "log:\n\(adult.logText)")
         #expect(FileManager.default.fileExists(atPath: adult.downloads.appendingPathComponent("broken.jpg").path))
         #expect(adult.logText.contains("Could not check broken.jpg"), "\(adult.logText)")
-        #expect(try adult.items().isEmpty)
-        #expect(adult.stop().status == 0)
+        #expect(try await adult.items().isEmpty)
+        #expect(await adult.stop().status == 0)
 
         let child = try AgentHarness(config: "mode = \"child\"\n"); defer { child.cleanUp() }
         try """
@@ -798,129 +638,136 @@ struct AgentTests {
         [watch]
         incoming = ["\(child.downloads.path)"]
         """.write(to: child.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
-        try child.start()
+        try await child.start()
         try Self.writeTruncatedJPEG(child.downloads.appendingPathComponent("broken.jpg"))
-        #expect(child.wait(timeout: 20) { try child.items().count == 1 }, "log:\n\(child.logText)")
-        let reasons = (try child.items().first?["reasons"] as? [String]) ?? []
+        #expect(await child.wait(timeout: 20) { try await child.items().count == 1 }, "log:\n\(child.logText)")
+        let reasons = (try await child.items().first?["reasons"] as? [String]) ?? []
         #expect(reasons.first?.hasPrefix("unverified: ") == true, "\(reasons)")
         #expect(!FileManager.default.fileExists(atPath: child.downloads.appendingPathComponent("broken.jpg").path))
         #expect(child.logText.contains("We put a picture away to be safe"), "\(child.logText)")
-        #expect(child.stop().status == 0)
+        #expect(await child.stop().status == 0)
     }
 
     @Test("unreadable on arrival: checked once its mode allows it, a folder moved in 0300 is watched after chmod 755")
-    func unreadableThenReadable() throws {
+    func unreadableThenReadable() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let owner = try agent.runUnprivileged()
-        try agent.start()
-        func arrive(_ name: String, mode: mode_t, folder: Bool = false) throws -> URL {
+        try await agent.start()
+        func arrive(_ name: String, mode: mode_t, folder: Bool = false) async throws -> URL {
             let staging = agent.cli.home.appendingPathComponent("staging-\(name)")
             let card = folder ? staging.appendingPathComponent("card.jpg") : staging
             if folder { try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true) }
-            try agent.writeCard(card, size: folder ? "648x480" : "640x480")
+            try await agent.writeCard(card, size: folder ? "648x480" : "640x480")
             for path in folder ? [staging.path, card.path] : [card.path] { chown(path, owner.uid, owner.gid) }
             chmod(staging.path, mode)
             let arrived = agent.downloads.appendingPathComponent(name)
             try FileManager.default.moveItem(at: staging, to: arrived)
             return arrived
         }
-        let file = try arrive("locked.jpg", mode: 0o000)
-        let folder = try arrive("locked-folder", mode: 0o300, folder: true)
-        #expect(agent.wait(timeout: 20) { agent.logText.contains("cannot be read (permission denied)") && agent.logText.contains("Cannot watch folder") },
+        let file = try await arrive("locked.jpg", mode: 0o000)
+        let folder = try await arrive("locked-folder", mode: 0o300, folder: true)
+        #expect(await agent.wait(timeout: 20) { agent.logText.contains("cannot be read (permission denied)") && agent.logText.contains("Cannot watch folder") },
                 "log:\n\(agent.logText)")
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(try agent.items().isEmpty, "nothing could be read yet")
+        try await Task.sleep(for: .seconds(0.5))
+        #expect(try await agent.items().isEmpty, "nothing could be read yet")
         chmod(file.path, 0o644)
         chmod(folder.path, 0o755)
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("card.jpg").path))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("child mode holds an unreadable file at once, as unverified (moving it needs no read access)")
-    func unreadableHeldInChildMode() throws {
+    func unreadableHeldInChildMode() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         let owner = try agent.runUnprivileged()
-        try agent.start()
+        try await agent.start()
         let staging = agent.cli.home.appendingPathComponent("staging.jpg")
-        try agent.writeCard(staging)
+        try await agent.writeCard(staging)
         chown(staging.path, owner.uid, owner.gid)
         chmod(staging.path, 0)
         let arrived = agent.downloads.appendingPathComponent("locked.jpg")
         try FileManager.default.moveItem(at: staging, to: arrived)
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
-        let item = try #require(try agent.items().first)
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        let item = try #require(try await agent.items().first)
         #expect((item["reasons"] as? [String])?.first?.hasPrefix("unverified: ") == true, "\(item)")
         #expect(!FileManager.default.fileExists(atPath: arrived.path))
         #expect((item["sha256"] as? String)?.count == 64, "hashed once the vault made its copy readable: \(item)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("containers (issue 30), child mode: a card-bearing PDF and zip are hidden, naming the page and the entry; their benign twins are held at once and come back, identical, only after their verdict")
-    func containersInChildMode() throws {
+    func containersInChildMode() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         let card = agent.cli.home.appendingPathComponent("card.jpg")
-        _ = try agent.cli.run(["testcard", "--size", "768x768", card.path])
+        _ = try await agent.cli.run(["testcard", "--size", "768x768", card.path])
         let made = agent.cli.home.appendingPathComponent("made")
         let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py")
-        let maker = Process()
-        maker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        maker.arguments = ["python3", script.path, card.path, Self.benign.path, made.path]
-        try maker.run()
-        maker.waitUntilExit()
-        try #require(maker.terminationStatus == 0, "make_containers.py (needs bsdtar and qpdf: make setup)")
-        try agent.start()
+        let maker = try await offPool("make-containers") {
+            try Spawned.run("/usr/bin/python3", [script.path, card.path, Self.benign.path, made.path],
+                            environment: ProcessInfo.processInfo.environment, timeout: 120)
+        }
+        try #require(maker.status == 0, "make_containers.py (needs bsdtar and qpdf: make setup): \(String(decoding: maker.stderr, as: UTF8.self))")
+        try await agent.start()
         let names = ["card.pdf", "card.zip", "clean.pdf", "clean.zip"]
         for name in names { try FileManager.default.copyItem(at: made.appendingPathComponent(name), to: agent.downloads.appendingPathComponent(name)) }
         // Held at once: the benign PDF leaves Downloads before its verdict...
         let cleanPDF = agent.downloads.appendingPathComponent("clean.pdf")
-        #expect(agent.wait(timeout: 10, interval: 0.01) { !FileManager.default.fileExists(atPath: cleanPDF.path) }, "clean.pdf was held; log:\n\(agent.logText)")
-        #expect(agent.wait(timeout: 40) {
-            try agent.items().count == 2 && names.filter { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent($0).path) }.count == 2
+        let held = await offPool("watch-held") { () -> Bool in
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if !FileManager.default.fileExists(atPath: cleanPDF.path) { return true }
+                usleep(5_000)
+            }
+            return false
+        }
+        #expect(held, "clean.pdf was held; log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 40) {
+            try await agent.items().count == 2 && names.filter { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent($0).path) }.count == 2
         }, "log:\n\(agent.logText)")
-        let reasons = Set(try agent.items().flatMap { ($0["reasons"] as? [String]) ?? [] })
+        let reasons = Set(try await agent.items().flatMap { ($0["reasons"] as? [String]) ?? [] })
         #expect(reasons == ["TEST_CARD 1.00 on page 2", "TEST_CARD 1.00 in photos/pic.jpg"], "\(reasons)")
         // ... and comes back identical after it (the history has the verdict with its coverage).
         for name in ["clean.pdf", "clean.zip"] {
             let back = agent.downloads.appendingPathComponent(name)
             #expect(try Data(contentsOf: back) == Data(contentsOf: made.appendingPathComponent(name)), "\(name) came back identical")
         }
-        let details = try agent.run(["history", "--json"]).jsonLines().filter { ($0["path"] as? String)?.hasSuffix("/clean.pdf") == true }.map { "\($0["detail"] ?? "")" }
+        let details = try await agent.run(["history", "--json"]).jsonLines().filter { ($0["path"] as? String)?.hasSuffix("/clean.pdf") == true }.map { "\($0["detail"] ?? "")" }
         #expect(details.contains("not sensitive (2 of 2 pages judged)"), "\(details)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("names that are not UTF-8, or hold a newline: hidden, listed escaped on one row, exact bytes in --json, put back under their own bytes; scan takes them as arguments")
-    func namesAreBytes() throws {
+    func namesAreBytes() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let evil: [UInt8] = Array(agent.downloads.path.utf8) + Array("/evil-".utf8) + [0xFF, 0xFE] + Array(".jpg".utf8)
         let scratch = agent.cli.home.appendingPathComponent("scratch.jpg")
-        try agent.writeCard(scratch)
+        try await agent.writeCard(scratch)
         let card = try Data(contentsOf: scratch)
         // Foundation cannot name such a file: write it through the C library.
         let descriptor = open((evil + [0]).map { CChar(bitPattern: $0) }, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         #expect(descriptor >= 0)
         _ = card.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
-        try agent.writeCard(agent.downloads.appendingPathComponent("new\nline.jpg"), size: "648x480")
-        #expect(agent.wait(timeout: 30) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("new\nline.jpg"), size: "648x480")
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
 
-        let listed = try agent.run(["list"])
+        let listed = try await agent.run(["list"])
         #expect(listed.lines.count == 2, "one row each: \(listed.stdout)")
         #expect(listed.stdout.contains("/evil-\\xFF\\xFE.jpg") && listed.stdout.contains("/new\\nline.jpg"), "\(listed.stdout)")
         #expect(agent.logText.contains("evil-\\xFF\\xFE.jpg"), "the log names it the same way")
-        let items = try agent.items()
+        let items = try await agent.items()
         let evilItem = try #require(items.first { ($0["original_path"] as? String)?.hasSuffix("evil-\\xFF\\xFE.jpg") == true })
         let exact = try #require(Data(base64Encoded: evilItem["original_path_bytes"] as? String ?? ""))
         #expect(Array(exact) == evil)
 
-        let release = try agent.run(["release", "--yes", "\(evilItem["id"] as? Int ?? 0)"])
+        let release = try await agent.run(["release", "--yes", "\(evilItem["id"] as? Int ?? 0)"])
         #expect(release.status == 0, "\(release.stderr)")
         var info = stat()
         #expect(lstat((evil + [0]).map { CChar(bitPattern: $0) }, &info) == 0, "back under its own bytes")
@@ -936,22 +783,22 @@ struct AgentTests {
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         shell.waitUntilExit()
         #expect(shell.terminationStatus == 1 && text.contains("\"sensitive\":true"), "\(text)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("the block list and blocked origins are consulted before analysis")
-    func blockLists() throws {
+    func blockLists() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try agent.start()
+        try await agent.start()
         let saved = agent.cli.home.appendingPathComponent("card-saved.jpg")
-        _ = try agent.cli.run(["testcard", "--size", "640x480", saved.path])
+        _ = try await agent.cli.run(["testcard", "--size", "640x480", saved.path])
         let first = agent.cli.home.appendingPathComponent("card-first.jpg")
         try FileManager.default.copyItem(at: saved, to: first)
         try FFmpegTool.setExtendedAttribute(first.path, "user.xdg.origin.url", "https://blocked.example.invalid/card.jpg")
         try FileManager.default.moveItem(at: first, to: agent.downloads.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 })
-        let id = try #require(try agent.items().first?["id"] as? Int)
-        let block = try agent.run(["block", "--yes", "--keep", "--origin", "\(id)"])
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 })
+        let id = try #require(try await agent.items().first?["id"] as? Int)
+        let block = try await agent.run(["block", "--yes", "--keep", "--origin", "\(id)"])
         #expect(block.status == 0, "\(block.stderr)")
 
         // The same bytes again, and a benign photo from the blocked site: both hidden without analysis.
@@ -960,78 +807,78 @@ struct AgentTests {
         try FileManager.default.copyItem(at: Self.benign, to: benign)
         try FFmpegTool.setExtendedAttribute(benign.path, "user.xdg.origin.url", "https://BLOCKED.example.invalid/photo.jpg")
         try FileManager.default.moveItem(at: benign, to: agent.downloads.appendingPathComponent("benign.jpg"))
-        #expect(agent.wait(timeout: 20) { (try agent.counters()["blocked"] ?? 0) == 2 }, "log:\n\(agent.logText)")
-        let reasons = try agent.items().compactMap { ($0["reasons"] as? [String])?.first }
+        #expect(await agent.wait(timeout: 20) { (try await agent.counters()["blocked"] ?? 0) == 2 }, "log:\n\(agent.logText)")
+        let reasons = try await agent.items().compactMap { ($0["reasons"] as? [String])?.first }
         #expect(reasons.contains { $0.hasPrefix("blocked: on the block list") }, "\(reasons)")
         #expect(reasons.contains("blocked: downloaded from blocked.example.invalid, which is blocked"), "\(reasons)")
         #expect(agent.logText.contains("Hidden a photo you blocked before"))
         #expect(agent.logText.contains("Hidden a photo from a site you blocked"), "the site's block says so")
         // Hidden without analysis, both still have a blurred preview (decoded from the vault's copy).
-        let listed = try agent.items().filter { ($0["status"] as? String) == "quarantined" }
+        let listed = try await agent.items().filter { ($0["status"] as? String) == "quarantined" }
         #expect(listed.count == 2 && listed.allSatisfy { $0["has_preview"] as? Bool == true }, "\(listed)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a missing model: the agent keeps running, says why, and keeps the files queued")
-    func missingModel() throws {
+    func missingModel() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let empty = agent.cli.home.appendingPathComponent("no-models")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
-        try agent.start()
-        try agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
-        #expect(agent.wait(timeout: 10) { (try agent.queueDepth()) == 1 })
-        let status = try agent.run(["status"])
+        try await agent.start()
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 10) { (try await agent.queueDepth()) == 1 })
+        let status = try await agent.run(["status"])
         #expect(status.status == 0)
         #expect(status.stdout.contains("problem: cannot analyse"), "\(status.stdout)")
         #expect(agent.logText.contains("make setup"))
         #expect(FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("card.jpg").path))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
         // With the models back, the queued file is handled at the next start.
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
-        try agent.start()
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
-        #expect(agent.stop().status == 0)
+        try await agent.start()
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("child mode, nothing can analyse (a missing model): new files are held out of reach meanwhile, status and history say so; with the models back they are judged where they are held")
-    func missingModelChildHolds() throws {
+    func missingModelChildHolds() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         let empty = agent.cli.home.appendingPathComponent("no-models")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
-        try agent.start()
+        try await agent.start()
         let card = agent.downloads.appendingPathComponent("card.jpg")
-        try agent.writeCard(card)
-        #expect(agent.wait(timeout: 10) { !FileManager.default.fileExists(atPath: card.path) }, "the card stayed in Downloads while nothing could analyse it; log:\n\(agent.logText)")
-        let status = try agent.run(["status"])
+        try await agent.writeCard(card)
+        #expect(await agent.wait(timeout: 10) { !FileManager.default.fileExists(atPath: card.path) }, "the card stayed in Downloads while nothing could analyse it; log:\n\(agent.logText)")
+        let status = try await agent.run(["status"])
         #expect(status.stdout.contains("new files are held out of reach"), "\(status.stdout)")
-        let history = try agent.run(["history"])
+        let history = try await agent.run(["history"])
         #expect(history.stdout.contains("cannot analyse"), "\(history.stdout)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
         #expect(!FileManager.default.fileExists(atPath: card.path), "put back at the stop")
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = nil
-        try agent.start()
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        try await agent.start()
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: card.path))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content; its buttons show a copy of the preview, delete, put back, and close it")
-    func desktopNotification() throws {
+    func desktopNotification() async throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         try bus.startStandInServer()
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let opened = try agent.standInOpener()
         agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        try agent.start()
+        try await agent.start()
         #expect(agent.logText.contains("desktop notifications through"), "\(agent.logText)")
-        try agent.writeCard(agent.downloads.appendingPathComponent("holiday-card.jpg"))
-        #expect(agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 1 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("holiday-card.jpg"))
+        #expect(await agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 1 }, "log:\n\(agent.logText)")
         let call = try #require(try agent.notices(on: bus).first)
-        let id = try #require(try agent.items().first?["id"] as? Int)
+        let id = try #require(try await agent.items().first?["id"] as? Int)
         #expect(call["app_name"] as? String == "quarantine")
         #expect(call["summary"] as? String == "Hidden a photo that may be sensitive")
         #expect(call["body"] as? String == "quarantine show \(id)")
@@ -1041,19 +888,19 @@ struct AgentTests {
         let image = ((call["hints"] as? [String: Any])?["image-path"] as? String) ?? ""
         #expect(image.hasPrefix("file://") && image.contains("/\(id)-") && image.hasSuffix("/preview.jpg"), "\(image)")
         #expect(FileManager.default.fileExists(atPath: String(image.dropFirst("file://".count))))
-        let status = try agent.run(["status"])
+        let status = try await agent.run(["status"])
         #expect(status.stdout.contains("notifications: desktop notifications"), "\(status.stdout)")
 
         // Delete: the click is the decision; the file is gone, its bytes blocked, the notification closed.
         let first = try #require(call["id"] as? Int)
         try bus.pressButton("delete-\(id)", onNotification: first)
-        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first] }, "log:\n\(agent.logText)")
-        #expect(agent.wait(timeout: 10) { try agent.items().isEmpty })
+        #expect(await agent.wait(timeout: 10) { bus.closedNotifications() == [first] }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { try await agent.items().isEmpty })
         // The same bytes again: hidden on sight as blocked, and still with a blurred preview.
-        try agent.writeCard(agent.downloads.appendingPathComponent("again.jpg"))
-        #expect(agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 2 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("again.jpg"))
+        #expect(await agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 2 }, "log:\n\(agent.logText)")
         let second = try #require(try agent.notices(on: bus).last)
-        let secondId = try #require(try agent.items().first?["id"] as? Int)
+        let secondId = try #require(try await agent.items().first?["id"] as? Int)
         #expect(second["summary"] as? String == "Hidden a photo you blocked before")
         let preview = String((((second["hints"] as? [String: Any])?["image-path"] as? String) ?? "").dropFirst("file://".count))
         #expect(preview.hasSuffix("/preview.jpg") && FileManager.default.fileExists(atPath: preview), "\(second)")
@@ -1062,43 +909,43 @@ struct AgentTests {
         // Show preview: a copy, in a folder holding previews only, opened with xdg-open.
         let secondNotification = try #require(second["id"] as? Int)
         try bus.pressButton("preview-\(secondId)", onNotification: secondNotification)
-        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
         let shown = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(shown.hasSuffix("/view/quarantine-item-\(secondId)-preview.jpg"), "\(shown)")
         #expect(FileManager.default.contents(atPath: shown) == FileManager.default.contents(atPath: preview))
         let viewing = (shown as NSString).deletingLastPathComponent
         #expect(try FileManager.default.contentsOfDirectory(atPath: viewing).allSatisfy { $0.hasSuffix("-preview.jpg") })
-        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification] })
+        #expect(await agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification] })
 
         // A press on a notification already closed is not acted on.
         try bus.pressButton("put-back-\(secondId)", onNotification: secondNotification)
 
         // Another card (other bytes): a key this program never sent does nothing; Put back brings the file back as it was.
-        try agent.writeCard(agent.downloads.appendingPathComponent("third.jpg"), size: "320x240")
-        #expect(agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 3 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("third.jpg"), size: "320x240")
+        #expect(await agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 3 }, "log:\n\(agent.logText)")
         let third = try #require(try agent.notices(on: bus).last)
         let thirdNotification = try #require(third["id"] as? Int)
-        let thirdId = try #require(try agent.items().first { ($0["original_path"] as? String)?.hasSuffix("third.jpg") == true }?["id"] as? Int)
+        let thirdId = try #require(try await agent.items().first { ($0["original_path"] as? String)?.hasSuffix("third.jpg") == true }?["id"] as? Int)
         try bus.pressButton("rm -rf", onNotification: thirdNotification)
-        #expect(agent.wait(timeout: 10) { agent.logText.contains("is not an action of this program") })
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("is not an action of this program") })
         try bus.pressButton("put-back-\(thirdId)", onNotification: thirdNotification)
-        #expect(agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("third.jpg").path) },
+        #expect(await agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("third.jpg").path) },
                 "log:\n\(agent.logText)")
-        #expect(agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification, thirdNotification] })
-        #expect(try agent.items().map { $0["id"] as? Int } == [secondId], "only the blocked one is still hidden")
+        #expect(await agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification, thirdNotification] })
+        #expect(try await agent.items().map { $0["id"] as? Int } == [secondId], "only the blocked one is still hidden")
         // Released from a terminal instead of a button: the agent takes its notification down.
-        try agent.writeCard(agent.downloads.appendingPathComponent("fourth.jpg"), size: "480x360")
-        #expect(agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 4 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(agent.downloads.appendingPathComponent("fourth.jpg"), size: "480x360")
+        #expect(await agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 4 }, "log:\n\(agent.logText)")
         let fourth = try #require(try agent.notices(on: bus).last?["id"] as? Int)
-        let fourthId = try #require(try agent.items().first { ($0["original_path"] as? String)?.hasSuffix("fourth.jpg") == true }?["id"] as? Int)
-        #expect(try agent.run(["release", "--yes", "\(fourthId)"]).status == 0)
-        #expect(agent.wait(timeout: 15) { bus.closedNotifications().last == fourth }, "log:\n\(agent.logText)")
+        let fourthId = try #require(try await agent.items().first { ($0["original_path"] as? String)?.hasSuffix("fourth.jpg") == true }?["id"] as? Int)
+        #expect(try await agent.run(["release", "--yes", "\(fourthId)"]).status == 0)
+        #expect(await agent.wait(timeout: 15) { bus.closedNotifications().last == fourth }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("again.jpg").path), "the press on a closed notification did nothing")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("outgoing folders are watched in child mode only")
-    func outgoingInChildMode() throws {
+    func outgoingInChildMode() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let shared = agent.cli.home.appendingPathComponent("Shared")
         try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
@@ -1108,23 +955,23 @@ struct AgentTests {
         incoming = ["\(agent.downloads.path)"]
         outgoing = ["\(shared.path)"]
         """.write(to: config, atomically: true, encoding: .utf8)
-        try agent.start()
-        try agent.writeCard(shared.appendingPathComponent("adult-mode.jpg"))
-        Thread.sleep(forTimeInterval: 1.5)
-        #expect(try agent.items().isEmpty, "adult mode: outgoing folders are not watched")
+        try await agent.start()
+        try await agent.writeCard(shared.appendingPathComponent("adult-mode.jpg"))
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(try await agent.items().isEmpty, "adult mode: outgoing folders are not watched")
         // Child mode (edited by hand, then SIGHUP, as 'systemctl --user reload' does).
         try "mode = \"child\"\n".appending(try String(contentsOf: config, encoding: .utf8)).write(to: config, atomically: true, encoding: .utf8)
         kill(try #require(agent.process?.processIdentifier), SIGHUP)
         // Adding the folder scans it: what was put there before is checked too.
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
-        try agent.writeCard(shared.appendingPathComponent("child-mode.jpg"))
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 2 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(shared.appendingPathComponent("child-mode.jpg"))
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
         #expect(agent.logText.contains("We put a picture away for you"))
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 
     @Test("systemd: READY, RELOADING and STOPPING reach $NOTIFY_SOCKET; under journald each log line starts with its syslog priority")
-    func systemdProtocol() throws {
+    func systemdProtocol() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let socketPath = agent.cli.home.appendingPathComponent("notify.sock").path
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
@@ -1152,12 +999,12 @@ struct AgentTests {
         }
         agent.extraEnvironment["NOTIFY_SOCKET"] = socketPath
         agent.extraEnvironment["JOURNAL_STREAM"] = "8:12345"
-        try agent.start(waitForReady: false)
+        try await agent.start(waitForReady: false)
         #expect(receive(until: "READY=1"), "\(received)")
         #expect(received.first { $0.contains("READY=1") }?.contains("STATUS=Watching 1 folder(s) in adult mode") == true, "\(received)")
         kill(try #require(agent.process?.processIdentifier), SIGHUP)
         #expect(receive(until: "RELOADING=1"), "\(received)")
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
         #expect(receive(until: "STOPPING=1", seconds: 5), "\(received)")
         let lines = agent.logText.split(separator: "\n")
         #expect(!lines.isEmpty && lines.allSatisfy { $0.range(of: #"^<[0-7]>"#, options: .regularExpression) != nil }, "\(lines)")

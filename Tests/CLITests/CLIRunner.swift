@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `quarantine` binary, as a person or a script would, and captures everything.
-struct CLIRunner {
+struct CLIRunner: Sendable {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let photos = repositoryRoot.appendingPathComponent("testdata/photos")
 
@@ -14,7 +15,7 @@ struct CLIRunner {
         return repositoryRoot.appendingPathComponent(".build/debug/quarantine")
     }
 
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var stdout: String
         var stderr: String
@@ -70,29 +71,25 @@ struct CLIRunner {
     }
 
     /// How long one command may run before its test fails and it is killed.
-    static let commandTimeout = DispatchTimeInterval.seconds(180)
+    static let commandTimeoutSeconds = 180.0
 
-    func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Result {
-        let process = process(arguments, environment: extra)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes while the process runs so neither can fill up and block it.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var outData = Data(), errData = Data()
-        group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        // A hung command fails its test instead of hanging the whole suite.
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async { process.waitUntilExit(); finished.signal() }
-        if finished.wait(timeout: .now() + Self.commandTimeout) == .timedOut {
-            Issue.record("quarantine \(arguments.joined(separator: " ")) did not finish within \(Self.commandTimeout) s: killed")
-            kill(process.processIdentifier, SIGKILL)
-            finished.wait()
-        }
-        group.wait()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    /// Runs `quarantine ARGUMENTS` to its end and captures its output. The waiting happens on a
+    /// thread of its own (``offPool(_:_:)``): many end-to-end tests wait at once.
+    func run(_ arguments: [String], environment extra: [String: String] = [:]) async throws -> Result {
+        let (result, timedOut) = try await offPool("test-cli") { try self.runBlocking(arguments, environment: extra) }
+        if timedOut { Issue.record("quarantine \(arguments.joined(separator: " ")) did not finish within \(Self.commandTimeoutSeconds) s: killed") }
+        return result
+    }
+
+    /// ``run(_:environment:)`` for a thread that may block (pollers on threads of their own).
+    /// Says whether the command was killed for running past ``commandTimeout``. Spawned
+    /// directly (``Spawned``): Foundation's `Process.run()` can crash the test process.
+    func runBlocking(_ arguments: [String], environment extra: [String: String] = [:]) throws -> (Result, timedOut: Bool) {
+        let program = wrapper.first ?? Self.binary.path
+        let argv = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Self.binary.path] + arguments
+        let done = try Spawned.run(program, argv, environment: environment(extra), timeout: Self.commandTimeoutSeconds)
+        let result = Result(status: done.status, stdout: String(decoding: done.stdout, as: UTF8.self), stderr: String(decoding: done.stderr, as: UTF8.self))
+        return (result, done.timedOut)
     }
 }
 
@@ -100,7 +97,7 @@ extension CLIRunner {
     /// Runs `quarantine ARGS` in a pseudo-terminal (Tests/CLITests/pty_driver.py), answering
     /// `steps` (regex, answer) in order; the transcript (standard output and error as the
     /// terminal showed them) is the result's stdout.
-    func throughTerminal(_ arguments: [String], steps: [(String, String)] = [], environment: [String: String] = [:]) throws -> Result {
+    func throughTerminal(_ arguments: [String], steps: [(String, String)] = [], environment: [String: String] = [:]) async throws -> Result {
         let driver = Self.repositoryRoot.appendingPathComponent("Tests/CLITests/pty_driver.py").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -109,8 +106,10 @@ extension CLIRunner {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: text, stderr: "")
+        return await offPool("test-pty") {
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return Result(status: process.terminationStatus, stdout: text, stderr: "")
+        }
     }
 }

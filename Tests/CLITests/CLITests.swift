@@ -5,36 +5,36 @@ import TestSupport
 /// `quarantine` on the command line: output, JSON and exit codes of the built binary.
 @Suite("CLI", .serialized)
 struct CLITests {
-    @Test func version() throws {
+    @Test func version() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let result = try cli.run(["--version"])
+        let result = try await cli.run(["--version"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("quarantine 0."))
     }
 
     @Test("help names every verb")
-    func help() throws {
+    func help() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let result = try cli.run(["--help"])
+        let result = try await cli.run(["--help"])
         #expect(result.status == 0)
         for verb in ["scan", "list", "show", "release", "block", "history", "purge", "guardian", "mode", "testcard", "doctor"] { #expect(result.stdout.contains(verb)) }
     }
 
     @Test("usage errors exit 2")
-    func usageErrors() throws {
+    func usageErrors() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        #expect(try cli.run(["scan"]).status == 2)
-        #expect(try cli.run(["scan", "--mode", "teenager", "x"]).status == 2)
-        #expect(try cli.run(["no-such-verb"]).status == 2)
-        let missing = try cli.run(["scan", "/nonexistent/\(UUID())"])
+        #expect(try await cli.run(["scan"]).status == 2)
+        #expect(try await cli.run(["scan", "--mode", "teenager", "x"]).status == 2)
+        #expect(try await cli.run(["no-such-verb"]).status == 2)
+        let missing = try await cli.run(["scan", "/nonexistent/\(UUID())"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("no such file"))
     }
 
     @Test("a benign photo: exit 0, a summary, nothing flagged")
-    func benign() throws {
+    func benign() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let result = try cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut.png").path])
+        let result = try await cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut.png").path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("Scanned 1 file"))
         #expect(result.stdout.contains("0 flagged"))
@@ -42,40 +42,40 @@ struct CLITests {
     }
 
     @Test("the test card: exit 1 and a FLAGGED line with the reason")
-    func testCardFlagged() throws {
+    func testCardFlagged() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.jpg").path
-        let written = try cli.run(["testcard", card])
+        let written = try await cli.run(["testcard", card])
         #expect(written.status == 0)
-        let again = try cli.run(["testcard", card])
+        let again = try await cli.run(["testcard", card])
         #expect(again.status == 2, "testcard must not overwrite")
-        let result = try cli.run(["scan", card])
+        let result = try await cli.run(["scan", card])
         #expect(result.status == 1)
         #expect(result.stdout.contains("FLAGGED  \(card)  (TEST_CARD 1.00)"))
-        #expect(try cli.run(["scan", "--mode", "child", card]).status == 1)
+        #expect(try await cli.run(["scan", "--mode", "child", card]).status == 1)
         // The card over a quarter of a larger picture (--inset 50) is flagged too; less is refused.
         let inset = cli.home.appendingPathComponent("inset.jpg").path
-        #expect(try cli.run(["testcard", "--inset", "40", inset]).status != 0)
-        #expect(try cli.run(["testcard", "--inset", "50", "--size", "1600x900", inset]).status == 0)
-        let insetScan = try cli.run(["scan", inset])
+        #expect(try await cli.run(["testcard", "--inset", "40", inset]).status != 0)
+        #expect(try await cli.run(["testcard", "--inset", "50", "--size", "1600x900", inset]).status == 0)
+        let insetScan = try await cli.run(["scan", inset])
         #expect(insetScan.status == 1 && insetScan.stdout.contains("FLAGGED  \(inset)  (TEST_CARD 1.00)"), "\(insetScan.stdout)")
     }
 
     @Test("--json: one object per file with the documented fields; folders recurse; links are not followed")
-    func jsonFolder() throws {
+    func jsonFolder() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let folder = cli.home.appendingPathComponent("Downloads/nested")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let photo = folder.appendingPathComponent("astronaut.png")
         try FileManager.default.copyItem(at: CLIRunner.photos.appendingPathComponent("astronaut.png"), to: photo)
-        _ = try cli.run(["testcard", folder.deletingLastPathComponent().appendingPathComponent("card.png").path])
+        _ = try await cli.run(["testcard", folder.deletingLastPathComponent().appendingPathComponent("card.png").path])
         let cardBytes = try Data(contentsOf: folder.deletingLastPathComponent().appendingPathComponent("card.png"))
         try cardBytes.prefix(100).write(to: folder.appendingPathComponent("broken.png")) // cut inside its header
         try Data("notes".utf8).write(to: folder.appendingPathComponent("notes.txt"))
         try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent("link.png"), withDestinationURL: photo)
         let before = try snapshot(cli.home.appendingPathComponent("Downloads"))
 
-        let result = try cli.run(["scan", "--json", cli.home.appendingPathComponent("Downloads").path])
+        let result = try await cli.run(["scan", "--json", cli.home.appendingPathComponent("Downloads").path])
         #expect(result.status == 1)
         let records = try result.jsonLines()
         #expect(records.count == 4, "card, astronaut, broken, notes; the link is not followed: \(result.stdout)")
@@ -103,14 +103,14 @@ struct CLITests {
     }
 
     @Test("a video: --json adds frame_time, samples, duration and coverage")
-    func videoJSON() throws {
+    func videoJSON() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.png"), video = cli.home.appendingPathComponent("clip.mp4")
-        _ = try cli.run(["testcard", "--size", "320x240", card.path])
+        _ = try await cli.run(["testcard", "--size", "320x240", card.path])
         try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
                             "-filter_complex", "[0][1]overlay=enable='between(t,4,6.5)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
                             "-preset", "ultrafast", video.path])
-        let result = try cli.run(["scan", "--json", video.path])
+        let result = try await cli.run(["scan", "--json", video.path])
         #expect(result.status == 1)
         let record = try #require(try result.jsonLines().first)
         #expect(record["kind"] as? String == "video")
@@ -120,17 +120,17 @@ struct CLITests {
         #expect((record["samples"] as? Int ?? 0) >= 2)
         #expect(record["duration"] as? Double == 8)
         #expect(record["coverage"] is Double)
-        let text = try cli.run(["scan", video.path])
+        let text = try await cli.run(["scan", video.path])
         #expect(text.stdout.contains("FLAGGED  \(video.path) at 0:0"))
     }
 
     @Test("scan --quarantine, list, show, release (no overwrite), history: end to end in a temporary home")
-    func vaultRoundTrip() throws {
+    func vaultRoundTrip() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let downloads = cli.home.appendingPathComponent("Downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let card = downloads.appendingPathComponent("card.jpg")
-        _ = try cli.run(["testcard", card.path])
+        _ = try await cli.run(["testcard", card.path])
         let original = try Data(contentsOf: card)
         chmod(card.path, 0o640)
         var times = [timespec(tv_sec: 1_600_000_000, tv_nsec: 0), timespec(tv_sec: 1_500_000_000, tv_nsec: 250_000_000)]
@@ -138,25 +138,25 @@ struct CLITests {
         try FFmpegTool.setExtendedAttribute(card.path, "user.xdg.origin.url", "https://example.invalid/card")
         try FileManager.default.copyItem(at: CLIRunner.photos.appendingPathComponent("astronaut.png"), to: downloads.appendingPathComponent("astronaut.png"))
 
-        let scan = try cli.run(["scan", "--quarantine", "--json", downloads.path])
+        let scan = try await cli.run(["scan", "--quarantine", "--json", downloads.path])
         #expect(scan.status == 1)
         let flagged = try #require(try scan.jsonLines().first { $0["sensitive"] as? Bool == true })
         let id = try #require(flagged["vault_item"] as? Int)
         #expect(!FileManager.default.fileExists(atPath: card.path), "the flagged file left Downloads")
         #expect(FileManager.default.fileExists(atPath: downloads.appendingPathComponent("astronaut.png").path), "the benign photo stayed")
 
-        let list = try cli.run(["list", "--json"])
+        let list = try await cli.run(["list", "--json"])
         let item = try #require(try list.jsonLines().first)
         #expect(item["id"] as? Int == id && item["original_path"] as? String == card.path && item["status"] as? String == "quarantined")
         #expect(item["reasons"] as? [String] == ["TEST_CARD 1.00"])
-        let show = try cli.run(["show", "--json", String(id)])
+        let show = try await cli.run(["show", "--json", String(id)])
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
         let preview = try #require(shown["preview"] as? String)
         #expect(FileManager.default.fileExists(atPath: preview))
 
-        #expect(try cli.run(["release", String(id)]).status == 1, "no terminal and no --yes: nothing happens")
+        #expect(try await cli.run(["release", String(id)]).status == 1, "no terminal and no --yes: nothing happens")
         try Data("someone else's file".utf8).write(to: card)
-        let release = try cli.run(["release", "--yes", String(id)])
+        let release = try await cli.run(["release", "--yes", String(id)])
         #expect(release.status == 0, "\(release.stderr)")
         let restored = downloads.appendingPathComponent("card (1).jpg")
         #expect(release.stdout.contains(restored.path) && release.stdout.contains("nothing was overwritten"))
@@ -166,165 +166,165 @@ struct CLITests {
         #expect(info.st_mode & 0o777 == 0o640 && info.st_mtim.tv_sec == 1_500_000_000 && info.st_mtim.tv_nsec == 250_000_000)
         #expect(FFmpegTool.extendedAttribute(restored.path, "user.xdg.origin.url") == "https://example.invalid/card")
         #expect(try String(contentsOf: card, encoding: .utf8) == "someone else's file")
-        #expect(try cli.run(["list", "--json"]).stdout.isEmpty)
-        let history = try cli.run(["history", "--json"]).jsonLines().map { $0["kind"] as? String }
+        #expect(try await cli.run(["list", "--json"]).stdout.isEmpty)
+        let history = try await cli.run(["history", "--json"]).jsonLines().map { $0["kind"] as? String }
         #expect(history.first == "released")
         #expect(history.compactMap { $0 }.sorted() == ["analysed", "analysed", "flagged", "quarantined", "released"])
         // Released content is allowed from then on: its hash is on the allow list.
-        #expect(try cli.run(["show", String(id)]).stdout.contains("released"))
+        #expect(try await cli.run(["show", String(id)]).stdout.contains("released"))
 
         // block: deletes, lists the hash; --keep seals.
-        _ = try cli.run(["testcard", "--size", "300x300", card.path + ".3.jpg"])
-        #expect(try cli.run(["scan", "--quarantine", card.path + ".3.jpg"]).status == 1)
-        let blockID = try #require(try cli.run(["list", "--json"]).jsonLines().first?["id"] as? Int)
-        #expect(try cli.run(["block", String(blockID)]).status == 1, "no terminal and no --yes: nothing happens")
-        let block = try cli.run(["block", "--yes", String(blockID)])
+        _ = try await cli.run(["testcard", "--size", "300x300", card.path + ".3.jpg"])
+        #expect(try await cli.run(["scan", "--quarantine", card.path + ".3.jpg"]).status == 1)
+        let blockID = try #require(try await cli.run(["list", "--json"]).jsonLines().first?["id"] as? Int)
+        #expect(try await cli.run(["block", String(blockID)]).status == 1, "no terminal and no --yes: nothing happens")
+        let block = try await cli.run(["block", "--yes", String(blockID)])
         #expect(block.status == 0 && block.stdout.contains("Deleted") && block.stdout.contains("quarantined on sight"))
-        #expect(try cli.run(["list", "--all", "--json"]).jsonLines().first?["status"] as? String == "blocked")
-        #expect(try cli.run(["block", "--yes", "--origin", String(blockID)]).status == 2, "already blocked")
+        #expect(try await cli.run(["list", "--all", "--json"]).jsonLines().first?["status"] as? String == "blocked")
+        #expect(try await cli.run(["block", "--yes", "--origin", String(blockID)]).status == 2, "already blocked")
 
         // purge lists what goes, refuses without confirmation, and records each item.
         // Other bytes than the card released above (that one is on the allow list now).
-        _ = try cli.run(["testcard", "--size", "320x240", card.path + ".2.jpg"])
-        #expect(try cli.run(["scan", "--quarantine", card.path + ".2.jpg"]).status == 1)
-        let refused = try cli.run(["purge", "--older-than", "0"])
+        _ = try await cli.run(["testcard", "--size", "320x240", card.path + ".2.jpg"])
+        #expect(try await cli.run(["scan", "--quarantine", card.path + ".2.jpg"]).status == 1)
+        let refused = try await cli.run(["purge", "--older-than", "0"])
         #expect(refused.status == 1 && refused.stdout.contains("card.jpg.2.jpg"))
-        #expect(try cli.run(["list", "--json"]).jsonLines().count == 1)
-        let purged = try cli.run(["purge", "--older-than", "0", "--yes"])
+        #expect(try await cli.run(["list", "--json"]).jsonLines().count == 1)
+        let purged = try await cli.run(["purge", "--older-than", "0", "--yes"])
         #expect(purged.status == 0 && purged.stdout.contains("Purged 1 item"))
-        #expect(try cli.run(["list", "--json"]).stdout.isEmpty)
-        #expect(try cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "purged")
-        #expect(try cli.run(["purge", "--older-than", "30"]).stdout.contains("Nothing in the vault"))
+        #expect(try await cli.run(["list", "--json"]).stdout.isEmpty)
+        #expect(try await cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "purged")
+        #expect(try await cli.run(["purge", "--older-than", "30"]).stdout.contains("Nothing in the vault"))
     }
 
     /// Runs `quarantine ARGS` in a pseudo-terminal, answering `steps` (regex, answer) in order.
-    func throughTerminal(_ cli: CLIRunner, _ arguments: [String], steps: [(String, String)], environment: [String: String] = [:]) throws -> CLIRunner.Result {
-        try cli.throughTerminal(arguments, steps: steps, environment: environment)
+    func throughTerminal(_ cli: CLIRunner, _ arguments: [String], steps: [(String, String)], environment: [String: String] = [:]) async throws -> CLIRunner.Result {
+        try await cli.throughTerminal(arguments, steps: steps, environment: environment)
     }
 
     @Test("child mode: plain words, asked twice, and only the guardian PIN brings a picture back")
-    func childMode() throws {
+    func childMode() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let config = cli.home.appendingPathComponent(".config/quarantine")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
         try Data("mode = \"child\"\n".utf8).write(to: config.appendingPathComponent("config.toml"))
         let card = cli.home.appendingPathComponent("Downloads/card.jpg")
         try FileManager.default.createDirectory(at: card.deletingLastPathComponent(), withIntermediateDirectories: true)
-        _ = try cli.run(["testcard", card.path])
-        let scan = try cli.run(["scan", "--quarantine", card.path])
+        _ = try await cli.run(["testcard", card.path])
+        let scan = try await cli.run(["scan", "--quarantine", card.path])
         #expect(scan.status == 1)
         #expect(scan.stdout.contains("may show private parts of the body") && scan.stdout.contains("hidden to keep you safe"))
 
-        #expect(try cli.run(["list"]).stdout.contains("card.jpg: hidden, because it may show private parts of the body"))
-        #expect(try cli.run(["show", "1"]).stdout.contains("Hiding it keeps you safe"))
+        #expect(try await cli.run(["list"]).stdout.contains("card.jpg: hidden, because it may show private parts of the body"))
+        #expect(try await cli.run(["show", "1"]).stdout.contains("Hiding it keeps you safe"))
 
         // No PIN yet: nothing can come back.
-        let noPIN = try throughTerminal(cli, ["release", "1"], steps: [])
+        let noPIN = try await throughTerminal(cli, ["release", "1"], steps: [])
         #expect(noPIN.status == 1 && noPIN.stdout.contains("set-pin"))
         // --yes is for adults only.
-        #expect(try cli.run(["release", "--yes", "1"]).status == 2)
+        #expect(try await cli.run(["release", "--yes", "1"]).status == 2)
 
-        let set = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
+        let set = try await throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
         #expect(set.status == 0, "\(set.stdout)")
         #expect(!set.stdout.contains("2468"), "the PIN is never echoed")
 
         // Saying no at the first or second screen, or a wrong PIN: it stays hidden.
-        let no = try throughTerminal(cli, ["release", "1"], steps: [("bring it back\\? You need a grown-up", "n")])
+        let no = try await throughTerminal(cli, ["release", "1"], steps: [("bring it back\\? You need a grown-up", "n")])
         #expect(no.status == 1 && no.stdout.contains("may show private parts of the body") && no.stdout.contains("helpline"))
-        let secondNo = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "n")])
+        let secondNo = try await throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "n")])
         #expect(secondNo.status == 1 && secondNo.stdout.contains("stays hidden"))
-        let wrong = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "1111")])
+        let wrong = try await throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "1111")])
         #expect(wrong.status == 1 && wrong.stdout.contains("not right"))
         #expect(!FileManager.default.fileExists(atPath: card.path))
 
         // No PIN at hand: Enter at the prompt (or --ask) records a request the guardian sees.
-        let asked = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "")])
+        let asked = try await throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "")])
         #expect(asked.status == 1 && asked.stdout.contains("Your question is saved"), "\(asked.stdout)")
-        #expect(try cli.run(["list"]).stdout.contains("You asked a grown-up for it back."))
-        #expect(try cli.run(["list", "--json"]).jsonLines().first?["release_requested_at"] is String)
-        #expect(try cli.run(["release", "--ask", "1"]).status == 0, "asking again is fine, and needs no terminal")
-        #expect(try cli.run(["history", "--json"]).jsonLines().filter { $0["kind"] as? String == "release_requested" }.count == 1, "one request, recorded once")
+        #expect(try await cli.run(["list"]).stdout.contains("You asked a grown-up for it back."))
+        #expect(try await cli.run(["list", "--json"]).jsonLines().first?["release_requested_at"] is String)
+        #expect(try await cli.run(["release", "--ask", "1"]).status == 0, "asking again is fine, and needs no terminal")
+        #expect(try await cli.run(["history", "--json"]).jsonLines().filter { $0["kind"] as? String == "release_requested" }.count == 1, "one request, recorded once")
         #expect(!FileManager.default.fileExists(atPath: card.path))
 
-        let right = try throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "2468")])
+        let right = try await throughTerminal(cli, ["release", "1"], steps: [("You need a grown-up", "y"), ("Are you sure\\?", "y"), ("Guardian PIN", "2468")])
         #expect(right.status == 0, "\(right.stdout)")
         #expect(FileManager.default.fileExists(atPath: card.path))
-        #expect(try cli.run(["history", "--json"]).jsonLines().first?["actor"] as? String == "guardian")
-        #expect(try cli.run(["list", "--all", "--json"]).jsonLines().first?["release_requested_at"] == nil, "a released item has no open request")
+        #expect(try await cli.run(["history", "--json"]).jsonLines().first?["actor"] as? String == "guardian")
+        #expect(try await cli.run(["list", "--all", "--json"]).jsonLines().first?["release_requested_at"] == nil, "a released item has no open request")
 
         // Changing the PIN needs the current one.
-        let change = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])
+        let change = try await throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])
         #expect(change.status == 1)
 
         // Leaving child mode needs the PIN; the rest of the configuration is kept.
-        #expect(try cli.run(["mode"]).stdout == "child\n")
-        #expect(try cli.run(["mode", "adult"]).status == 1, "no terminal: refused")
-        let wrongMode = try throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "1357")])
+        #expect(try await cli.run(["mode"]).stdout == "child\n")
+        #expect(try await cli.run(["mode", "adult"]).status == 1, "no terminal: refused")
+        let wrongMode = try await throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "1357")])
         #expect(wrongMode.status == 1 && wrongMode.stdout.contains("Still in child mode"))
-        let leave = try throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "2468")])
+        let leave = try await throughTerminal(cli, ["mode", "adult"], steps: [("Guardian PIN", "2468")])
         #expect(leave.status == 0, "\(leave.stdout)")
-        #expect(try cli.run(["mode"]).stdout == "adult\n")
-        #expect(try cli.run(["mode", "child"]).status == 0, "entering child mode needs no PIN once one is set")
-        #expect(try cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "mode_changed")
+        #expect(try await cli.run(["mode"]).stdout == "adult\n")
+        #expect(try await cli.run(["mode", "child"]).status == 0, "entering child mode needs no PIN once one is set")
+        #expect(try await cli.run(["history", "--json"]).jsonLines().first?["kind"] as? String == "mode_changed")
     }
 
     @Test("child mode holds when the configuration cannot be read; purge and watch remove need the PIN; scan --quarantine honours the allow list")
-    func childModeCannotBeLowered() throws {
+    func childModeCannotBeLowered() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let downloads = cli.home.appendingPathComponent("Downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let card = downloads.appendingPathComponent("card.jpg")
-        _ = try cli.run(["testcard", card.path])
+        _ = try await cli.run(["testcard", card.path])
 
         // Adult mode: hidden, released, then scanned again: released bytes stay where they are.
-        #expect(try cli.run(["scan", "--quarantine", card.path]).status == 1)
-        #expect(try cli.run(["release", "--yes", "1"]).status == 0)
-        let again = try cli.run(["scan", "--quarantine", "--json", card.path])
+        #expect(try await cli.run(["scan", "--quarantine", card.path]).status == 1)
+        #expect(try await cli.run(["release", "--yes", "1"]).status == 0)
+        let again = try await cli.run(["scan", "--quarantine", "--json", card.path])
         #expect(FileManager.default.fileExists(atPath: card.path), "a released file was hidden again: \(again.stdout)")
         #expect(try again.jsonLines().first?["list_decision"] as? String == "released before (on the allow list): left where it is")
 
         // A guardian sets a PIN and child mode; a second card is hidden.
-        let set = try throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
+        let set = try await throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
         #expect(set.status == 0)
-        #expect(try cli.run(["mode", "child"]).status == 0)
+        #expect(try await cli.run(["mode", "child"]).status == 0)
         let second = downloads.appendingPathComponent("second.jpg")
-        _ = try cli.run(["testcard", "--size", "640x480", second.path])
-        #expect(try cli.run(["scan", "--quarantine", second.path]).status == 1)
+        _ = try await cli.run(["testcard", "--size", "640x480", second.path])
+        #expect(try await cli.run(["scan", "--quarantine", second.path]).status == 1)
 
         // The configuration cannot be found, or has a syntax error: still child mode.
-        let nowhere = try cli.run(["release", "--yes", "2"], environment: ["XDG_CONFIG_HOME": "/nonexistent"])
+        let nowhere = try await cli.run(["release", "--yes", "2"], environment: ["XDG_CONFIG_HOME": "/nonexistent"])
         #expect(nowhere.status == 2 && nowhere.stderr.contains("--yes works only in adult mode"), "\(nowhere.stderr)")
         let config = cli.home.appendingPathComponent(".config/quarantine/config.toml")
         try "mode = \"adult\"\n[watch\n".write(to: config, atomically: true, encoding: .utf8)
-        let broken = try cli.run(["release", "--yes", "2"])
+        let broken = try await cli.run(["release", "--yes", "2"])
         #expect(broken.status == 2 && broken.stderr.contains("child mode's rules apply"), "\(broken.stderr)")
         // A hand edit back to adult mode does not undo what the guardian set.
         try "mode = \"adult\"\n".write(to: config, atomically: true, encoding: .utf8)
-        #expect(try cli.run(["release", "--yes", "2"]).status == 2)
-        #expect(try cli.run(["mode"]).stdout == "child\n")
+        #expect(try await cli.run(["release", "--yes", "2"]).status == 2)
+        #expect(try await cli.run(["mode"]).stdout == "child\n")
         #expect(!FileManager.default.fileExists(atPath: second.path))
 
         // Purge and watch remove weaken protection: the PIN, on a terminal, never --yes.
-        let purge = try cli.run(["purge", "--older-than", "0", "--yes"])
+        let purge = try await cli.run(["purge", "--older-than", "0", "--yes"])
         #expect(purge.status == 2, "\(purge.stdout) \(purge.stderr)")
-        #expect(try cli.run(["list", "--json"]).jsonLines().count == 1)
-        let remove = try cli.run(["watch", "remove", downloads.path])
+        #expect(try await cli.run(["list", "--json"]).jsonLines().count == 1)
+        let remove = try await cli.run(["watch", "remove", downloads.path])
         #expect(remove.status == 1 && remove.stderr.contains("grown-up"), "\(remove.stderr)")
-        #expect(try cli.run(["watch", "list"]).stdout.contains(downloads.path))
-        let wrongPIN = try throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "1111")])
+        #expect(try await cli.run(["watch", "list"]).stdout.contains(downloads.path))
+        let wrongPIN = try await throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "1111")])
         #expect(wrongPIN.status == 1 && wrongPIN.stdout.contains("not right"))
-        let rightPIN = try throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "2468")])
+        let rightPIN = try await throughTerminal(cli, ["purge", "--older-than", "0"], steps: [("Guardian PIN", "2468")])
         #expect(rightPIN.status == 0 && rightPIN.stdout.contains("Purged 1 item"), "\(rightPIN.stdout)")
     }
 
     @Test("privacy: the database, its -wal and -shm, the vault and meta.json are 0600 in 0700 folders; loose ones left by older versions are tightened, and it says so once")
-    func privateFiles() throws {
+    func privateFiles() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         func mode(_ path: String) -> mode_t { var info = stat(); return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : 0 }
         let data = cli.home.appendingPathComponent(".local/share/quarantine").path
         let card = cli.home.appendingPathComponent("card.jpg")
-        _ = try cli.run(["testcard", card.path])
-        #expect(try cli.run(["scan", "--quarantine", card.path]).status == 1)
+        _ = try await cli.run(["testcard", card.path])
+        #expect(try await cli.run(["scan", "--quarantine", card.path]).status == 1)
         let folder = data + "/vault/" + (try FileManager.default.contentsOfDirectory(atPath: data + "/vault").first { $0.hasPrefix("1-") } ?? "1")
         for path in [data, data + "/vault", folder] { #expect(mode(path) == 0o700, "\(path): \(String(mode(path), radix: 8))") }
         for path in [data + "/audit.sqlite3", folder + "/item", folder + "/meta.json", folder + "/preview.jpg"] {
@@ -334,53 +334,53 @@ struct CLITests {
         chmod(data, 0o755)
         chmod(data + "/vault", 0o755)
         chmod(data + "/audit.sqlite3", 0o644)
-        let first = try cli.run(["list"])
+        let first = try await cli.run(["list"])
         #expect(first.stderr.contains("made private") && first.stderr.contains("755 -> 700"), "\(first.stderr)")
         #expect(mode(data) == 0o700 && mode(data + "/vault") == 0o700 && mode(data + "/audit.sqlite3") == 0o600)
         for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: data + "/audit.sqlite3" + suffix) {
             #expect(mode(data + "/audit.sqlite3" + suffix) == 0o600, "audit.sqlite3\(suffix)")
         }
-        #expect(!(try cli.run(["list"]).stderr.contains("made private")), "said once")
+        #expect(!(try await cli.run(["list"]).stderr.contains("made private")), "said once")
     }
 
     @Test("only errors: exit 2")
-    func onlyErrors() throws {
+    func onlyErrors() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let bad = cli.home.appendingPathComponent("bad.jpg")
         try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]).write(to: bad)
-        let result = try cli.run(["scan", "--json", bad.path])
+        let result = try await cli.run(["scan", "--json", bad.path])
         #expect(result.status == 2)
         #expect(try result.jsonLines().first?["error"] != nil)
     }
 
     @Test("a missing model: exit 2 and a message that says what to do")
-    func missingModels() throws {
+    func missingModels() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let result = try cli.run(["scan", CLIRunner.photos.path], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
+        let result = try await cli.run(["scan", CLIRunner.photos.path], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
         #expect(result.status == 2)
         #expect(result.stderr.contains("make setup"))
-        let doctor = try cli.run(["doctor"], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
+        let doctor = try await cli.run(["doctor"], environment: ["QUARANTINE_DATA_DIR": cli.home.path])
         #expect(doctor.status == 1)
         #expect(doctor.stdout.contains("MISSING"))
     }
 
     @Test("a bad configuration file is named with the key at fault")
-    func badConfig() throws {
+    func badConfig() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let config = cli.home.appendingPathComponent("config.toml")
         try Data("[policy.adult.labels]\nFACE_FEMALE = 7\n".utf8).write(to: config)
-        let result = try cli.run(["scan", "--config", config.path, CLIRunner.photos.appendingPathComponent("astronaut.png").path])
+        let result = try await cli.run(["scan", "--config", config.path, CLIRunner.photos.appendingPathComponent("astronaut.png").path])
         #expect(result.status == 2)
         #expect(result.stderr.contains("FACE_FEMALE"))
     }
 
     @Test("doctor: everything in place, and --json")
-    func doctor() throws {
+    func doctor() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let text = try cli.run(["doctor"])
+        let text = try await cli.run(["doctor"])
         #expect(text.status == 0, "\(text.stdout)")
         #expect(text.stdout.contains("sha256 verified"))
-        let json = try cli.run(["doctor", "--json"])
+        let json = try await cli.run(["doctor", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["ok"] as? Bool == true)
         let names = (object["checks"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
@@ -390,10 +390,10 @@ struct CLITests {
     }
 
     @Test("packaging/ ships completions and a man page that match the CLI ('make man' regenerates them)")
-    func shippedCompletionsAndManual() throws {
+    func shippedCompletionsAndManual() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         for shell in ["bash", "zsh", "fish"] {
-            let generated = try cli.run(["--generate-completion-script", shell]).stdout
+            let generated = try await cli.run(["--generate-completion-script", shell]).stdout
             let shipped = try String(contentsOf: CLIRunner.repositoryRoot.appendingPathComponent("packaging/completions/quarantine.\(shell)"), encoding: .utf8)
             #expect(generated == shipped, "packaging/completions/quarantine.\(shell) is stale: run 'make man'")
         }

@@ -8,8 +8,8 @@ import Testing
 @Suite("Command tree")
 struct CommandTreeTests {
     /// The subcommands `quarantine PATH --help` lists.
-    static func subcommands(_ cli: CLIRunner, _ path: [String]) throws -> [String] {
-        let help = try cli.run(path + ["--help"]).stdout
+    static func subcommands(_ cli: CLIRunner, _ path: [String]) async throws -> [String] {
+        let help = try await cli.run(path + ["--help"]).stdout
         guard let range = help.range(of: "SUBCOMMANDS:\n") else { return [] }
         return help[range.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
             .prefix { !$0.isEmpty && !$0.hasPrefix("  See ") }
@@ -20,11 +20,11 @@ struct CommandTreeTests {
     }
 
     /// Every verb, depth first: ["agent"], ["watch"], ["watch", "list"], ...
-    static func verbs(_ cli: CLIRunner, under path: [String] = []) throws -> [[String]] {
+    static func verbs(_ cli: CLIRunner, under path: [String] = []) async throws -> [[String]] {
         var all: [[String]] = []
-        for name in try subcommands(cli, path) {
+        for name in try await subcommands(cli, path) {
             all.append(path + [name])
-            all += try verbs(cli, under: path + [name])
+            all += try await verbs(cli, under: path + [name])
         }
         return all
     }
@@ -34,14 +34,14 @@ struct CommandTreeTests {
                                          "guardian status", "mode", "service status"]
 
     @Test("each verb's --help has an example naming its own options and says its exit status; the data verbs have --json")
-    func helpOfEveryVerb() throws {
+    func helpOfEveryVerb() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let verbs = try Self.verbs(cli)
+        let verbs = try await Self.verbs(cli)
         #expect(verbs.count >= 25, "\(verbs)")
         var names = Set(verbs.map { $0.joined(separator: " ") })
         for verb in verbs {
             let name = verb.joined(separator: " ")
-            let help = try cli.run(verb + ["--help"])
+            let help = try await cli.run(verb + ["--help"])
             #expect(help.status == 0, "\(name) --help: \(help.status)")
             let text = help.stdout
             #expect(text.contains("Exit status:"), "\(name): no exit status in its help")
@@ -62,7 +62,7 @@ struct CommandTreeTests {
                     path.append(next); words.removeFirst()
                 }
                 #expect(path.first == verb.first, "\(name): the example '\(example)' runs another verb")
-                let ownHelp = path == verb ? text : try cli.run(path + ["--help"]).stdout
+                let ownHelp = path == verb ? text : try await cli.run(path + ["--help"]).stdout
                 for option in words where option.hasPrefix("--") {
                     #expect(ownHelp.contains(option), "\(name): the example '\(example)' uses \(option), which \(path.joined(separator: " ")) does not have")
                 }
@@ -76,14 +76,14 @@ struct CommandTreeTests {
     }
 
     @Test("--json prints JSON for every data verb that can run here (no agent, an empty vault, no user service)")
-    func jsonOutput() throws {
+    func jsonOutput() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.jpg")
-        _ = try cli.run(["testcard", card.path])
-        _ = try cli.run(["scan", "--quarantine", card.path])
+        _ = try await cli.run(["testcard", card.path])
+        _ = try await cli.run(["scan", "--quarantine", card.path])
         for arguments in [["status"], ["watch", "list"], ["config", "show"], ["list"], ["show", "1"], ["history"], ["doctor"], ["mode"],
                           ["service", "status"], ["scan", CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg").path]] {
-            let result = try cli.run(arguments + ["--json"])
+            let result = try await cli.run(arguments + ["--json"])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(!lines.isEmpty, "\(arguments): no output")
             // One JSON value, or JSON Lines.
@@ -94,23 +94,23 @@ struct CommandTreeTests {
     }
 
     @Test("the documented exit statuses are the real ones: 0, 1 flagged or refused, 2 usage or cannot, 3 not running or not installed")
-    func exitStatuses() throws {
+    func exitStatuses() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.jpg")
-        _ = try cli.run(["testcard", card.path])
-        #expect(try cli.run(["scan", card.path]).status == 1)
-        #expect(try cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg").path]).status == 0)
-        #expect(try cli.run(["status"]).status == 3)
-        #expect(try cli.run(["service", "status"]).status == 3)
-        #expect(try cli.run(["show", "999"]).status == 2)
-        #expect(try cli.run(["list", "--no-such-option"]).status == 2)
-        #expect(try cli.run(["testcard", card.path]).status == 2, "an existing file without --force")
-        #expect(try cli.run(["mode", "--json", "child"]).status == 2)
-        #expect(try cli.run(["list"]).status == 0)
+        _ = try await cli.run(["testcard", card.path])
+        #expect(try await cli.run(["scan", card.path]).status == 1)
+        #expect(try await cli.run(["scan", CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg").path]).status == 0)
+        #expect(try await cli.run(["status"]).status == 3)
+        #expect(try await cli.run(["service", "status"]).status == 3)
+        #expect(try await cli.run(["show", "999"]).status == 2)
+        #expect(try await cli.run(["list", "--no-such-option"]).status == 2)
+        #expect(try await cli.run(["testcard", card.path]).status == 2, "an existing file without --force")
+        #expect(try await cli.run(["mode", "--json", "child"]).status == 2)
+        #expect(try await cli.run(["list"]).status == 0)
     }
 
     @Test("the progress bar draws only on a terminal, and not with NO_COLOR set; piped output has no escape sequence")
-    func decorations() throws {
+    func decorations() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let folder = cli.home.appendingPathComponent("photos")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -119,14 +119,14 @@ struct CommandTreeTests {
         }
         let escape = "\u{1B}["
         // NO_COLOR empty counts as unset (no-color.org); the test runner may have it set.
-        let terminal = try cli.throughTerminal(["scan", folder.path], environment: ["NO_COLOR": ""])
+        let terminal = try await cli.throughTerminal(["scan", folder.path], environment: ["NO_COLOR": ""])
         #expect(terminal.status == 0)
         #expect(terminal.stdout.contains(escape) && terminal.stdout.contains("3/3 files"), "no progress bar on a terminal:\n\(terminal.stdout)")
-        let plain = try cli.throughTerminal(["scan", folder.path], environment: ["NO_COLOR": "1"])
+        let plain = try await cli.throughTerminal(["scan", folder.path], environment: ["NO_COLOR": "1"])
         #expect(plain.status == 0)
         #expect(!plain.stdout.contains(escape), "escape sequences with NO_COLOR set:\n\(plain.stdout)")
         #expect(plain.stdout.contains("Scanned 3 files"), "\(plain.stdout)")
-        let piped = try cli.run(["scan", folder.path])
+        let piped = try await cli.run(["scan", folder.path])
         #expect(!piped.stdout.contains(escape) && !piped.stderr.contains(escape))
     }
 }

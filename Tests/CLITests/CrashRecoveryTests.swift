@@ -10,9 +10,9 @@ import TestSupport
 struct CrashRecoveryTests {
     /// A flagged file big enough that a kill lands mid-copy: a clip of the test card, padded
     /// with 150 MB after its index (players and the demuxer ignore trailing bytes).
-    static func makeBigFlaggedFile(in dir: URL, cli: CLIRunner) throws -> URL {
+    static func makeBigFlaggedFile(in dir: URL, cli: CLIRunner) async throws -> URL {
         let card = dir.appendingPathComponent("card.png"), clip = dir.appendingPathComponent("big.mp4")
-        _ = try cli.run(["testcard", "--size", "320x240", card.path])
+        _ = try await cli.run(["testcard", "--size", "320x240", card.path])
         try FFmpegTool.run(["-loop", "1", "-i", card.path, "-t", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
                             "-movflags", "+faststart", clip.path])
         let handle = try FileHandle(forWritingTo: clip)
@@ -72,62 +72,71 @@ struct CrashRecoveryTests {
 
     @Test("killed while quarantining across filesystems, at any instant of the move: one intact copy after restart",
           arguments: [0.15])
-    func killDuringQuarantine(delay: Double) throws {
+    func killDuringQuarantine(delay: Double) async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let data = URL(fileURLWithPath: "/dev/shm/quarantine-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         let downloads = cli.home.appendingPathComponent("Downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let source = try Self.makeBigFlaggedFile(in: cli.home, cli: cli)
+        let source = try await Self.makeBigFlaggedFile(in: cli.home, cli: cli)
         let file = downloads.appendingPathComponent("big.mp4")
         try FileManager.default.moveItem(at: source, to: file)
         let digest = try Self.sha256(file.path)
 
         let process = try cli.start(["scan", "--quarantine", file.path], environment: ["XDG_DATA_HOME": data.path])
-        Self.waitForItem(in: data.appendingPathComponent("quarantine/vault").path)
-        Thread.sleep(forTimeInterval: delay)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        // The kill is timed on a thread of its own (a shared thread may be late to resume).
+        let running = process
+        let vault = data.appendingPathComponent("quarantine/vault").path
+        await offPool {
+            Self.waitForItem(in: vault)
+            Thread.sleep(forTimeInterval: delay)
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
 
         // The next start recovers whatever the journal says was under way.
-        let history = try cli.run(["history", "--json"], environment: ["XDG_DATA_HOME": data.path])
+        let history = try await cli.run(["history", "--json"], environment: ["XDG_DATA_HOME": data.path])
         #expect(history.status == 0)
         print("kill at \(delay) s during quarantine: events \(try history.jsonLines().map { "\($0["kind"] ?? "") \($0["detail"] ?? "")" })")
         let places = try Self.copies(of: digest, under: [downloads, data])
         #expect(places.count == 1, "after a kill at \(delay) s the file is in \(places.count) places: \(places)")
         let leftovers = (FileManager.default.enumerator(atPath: data.path)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".part") }
         #expect(leftovers.isEmpty, "partial copies left: \(leftovers)")
-        let list = try cli.run(["list", "--json"], environment: ["XDG_DATA_HOME": data.path]).jsonLines()
+        let list = try await cli.run(["list", "--json"], environment: ["XDG_DATA_HOME": data.path]).jsonLines()
         #expect(list.count == (places.first?.hasPrefix(data.path) == true ? 1 : 0), "the database agrees with the disk")
     }
 
     @Test("killed while releasing across filesystems, at any instant of the move: one intact copy after restart",
           arguments: [0.15])
-    func killDuringRelease(delay: Double) throws {
+    func killDuringRelease(delay: Double) async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let data = URL(fileURLWithPath: "/dev/shm/quarantine-crash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         let downloads = cli.home.appendingPathComponent("Downloads")
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let file = downloads.appendingPathComponent("big.mp4")
-        try FileManager.default.moveItem(at: try Self.makeBigFlaggedFile(in: cli.home, cli: cli), to: file)
+        try FileManager.default.moveItem(at: try await Self.makeBigFlaggedFile(in: cli.home, cli: cli), to: file)
         let digest = try Self.sha256(file.path)
         let env = ["XDG_DATA_HOME": data.path]
-        #expect(try cli.run(["scan", "--quarantine", file.path], environment: env).status == 1)
+        #expect(try await cli.run(["scan", "--quarantine", file.path], environment: env).status == 1)
         #expect(!FileManager.default.fileExists(atPath: file.path))
 
         let process = try cli.start(["release", "--yes", "1"], environment: env)
-        Self.waitForAny([file.path + ".part", file.path])
-        Thread.sleep(forTimeInterval: delay)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        let running = process
+        let paths = [file.path + ".part", file.path]
+        await offPool {
+            Self.waitForAny(paths)
+            Thread.sleep(forTimeInterval: delay)
+            kill(running.processIdentifier, SIGKILL)
+            running.waitUntilExit()
+        }
 
-        let history = try cli.run(["history", "--json"], environment: env)
+        let history = try await cli.run(["history", "--json"], environment: env)
         #expect(history.status == 0)
         print("kill at \(delay) s during release: events \(try history.jsonLines().map { "\($0["kind"] ?? "") \($0["detail"] ?? "")" })")
         let places = try Self.copies(of: digest, under: [downloads, data])
         #expect(places.count == 1, "after a kill at \(delay) s the file is in \(places.count) places: \(places)")
-        let status = try cli.run(["list", "--all", "--json"], environment: env).jsonLines().first?["status"] as? String
+        let status = try await cli.run(["list", "--all", "--json"], environment: env).jsonLines().first?["status"] as? String
         #expect(status == (places.first == file.path ? "released" : "quarantined"), "status \(status ?? "-") vs \(places)")
     }
 }

@@ -8,7 +8,7 @@ import TestSupport
 struct GuardianTests {
     @Test("a child's account: the card held, checked and hidden, a clean photo back identical; every attempt of the child fails clearly; the guardian does everything without the PIN",
           .enabled(if: getuid() == 0, "needs root to make the test's accounts (useradd) and run the service as the quarantine user"))
-    func childAndGuardian() throws {
+    func childAndGuardian() async throws {
         // The guardian's desktop session: a private bus with a stand-in notification server.
         let bus = try PrivateSessionBus()
         defer { bus.stop() }
@@ -25,8 +25,11 @@ struct GuardianTests {
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = await offPool {
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
         #expect(process.terminationStatus == 0, "\(output)")
         #expect(output.contains("ok: another account is refused: quarantine: this service protects"), "\(output)")
         #expect(output.components(separatedBy: "\nok: ").count >= 25, "\(output)")

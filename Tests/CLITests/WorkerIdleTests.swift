@@ -6,42 +6,42 @@ import Testing
 @Suite("Worker idle exit")
 struct WorkerIdleTests {
     @Test("with worker_idle_seconds = 2 the worker process ends after about 2 s of nothing; status says idle, not broken; a card arriving then is hidden by a worker started again, and child mode never holds a file for want of a worker meanwhile")
-    func idleWorkerEndsAndComesBack() throws {
+    func idleWorkerEndsAndComesBack() async throws {
         let agent = try AgentHarness(config: nil); defer { agent.cleanUp() }
         // Child mode: there, a service that cannot analyse holds what waits ("nothing can analyse
         // it now"); an idle worker must not count as that.
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[agent]\nworker_idle_seconds = 2\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
-        try agent.start()
+        try await agent.start()
         let first = try #require(agent.workerProcesses().first, "a worker runs once the agent is ready; log:\n\(agent.logText)")
         let born = try #require(Self.startedSecondsSinceBoot(first))
 
         // Gone after about 2 s with nothing to judge (the idle time counts from its hello).
-        #expect(agent.wait(timeout: 6) { kill(first, 0) != 0 && errno == ESRCH }, "worker \(first) still runs; log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 6) { kill(first, 0) != 0 && errno == ESRCH }, "worker \(first) still runs; log:\n\(agent.logText)")
         let lived = Self.secondsSinceBoot() - born
         #expect(lived >= 2 && lived < 6, "the worker lived \(lived) s, not its start and the 2 s idle time")
         #expect(agent.workerProcesses().isEmpty)
 
         // The status says so, and no problem.
-        #expect(agent.wait(timeout: 5) { ((try agent.status()["last_status"] as? [String: Any])?["analysis"] as? String)?.hasPrefix("worker idle") == true },
-                "status: \(String(describing: try? agent.status()))")
-        let last = try #require(try agent.status()["last_status"] as? [String: Any])
+        #expect(await agent.wait(timeout: 5) { ((try await agent.status()["last_status"] as? [String: Any])?["analysis"] as? String)?.hasPrefix("worker idle") == true },
+                "log:\n\(agent.logText)")
+        let last = try #require(try await agent.status()["last_status"] as? [String: Any])
         #expect(last["problem"] == nil, "status reports a problem while the worker is idle: \(last)")
-        let text = try agent.run(["status"])
+        let text = try await agent.run(["status"])
         #expect(text.stdout.contains("analysis: worker idle since "), "\(text.stdout)")
         #expect(!text.stdout.contains("problem:"), "\(text.stdout)")
 
         // A card arriving now: a worker starts again and it is hidden.
         let card = agent.downloads.appendingPathComponent("card.jpg")
-        try agent.writeCard(card)
-        #expect(agent.wait(timeout: 20) { try agent.items().count == 1 }, "log:\n\(agent.logText)")
+        try await agent.writeCard(card)
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: card.path))
         #expect(agent.logText.contains("analysis worker started again in "), "log:\n\(agent.logText)")
         #expect(!agent.logText.contains("nothing can analyse it now"), "held as if nothing could analyse; log:\n\(agent.logText)")
-        #expect((try agent.counters()["held_waiting"] ?? 0) == 0)
+        #expect((try await agent.counters()["held_waiting"] ?? 0) == 0)
         let again = try #require(agent.workerProcesses().first, "a worker runs again right after the card")
         #expect(again != first)
-        #expect(agent.stop().status == 0)
+        #expect(await agent.stop().status == 0)
     }
 }
 

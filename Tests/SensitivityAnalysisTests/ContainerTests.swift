@@ -1,6 +1,7 @@
 import Foundation
 import MediaDecoding
 import Testing
+import TestSupport
 @testable import SensitivityAnalysis
 
 /// Containers (issue 30): the card inside every kind is found and named, the benign twin is
@@ -13,13 +14,11 @@ struct ContainerTests {
         let card = folder.appendingPathComponent("card.jpg")
         try Data(JPEGCodec.encode(TestCard.render(width: 768, height: 768), quality: 90)).write(to: card)
         let photo = TestEnvironment.photos.appendingPathComponent("astronaut__q50.jpg")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py").path,
-                             card.path, photo.path, folder.appendingPathComponent("made").path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw MediaError(.io, "make_containers.py failed (needs python3, bsdtar, qpdf: make setup)") }
+        // posix_spawn, not Foundation's Process (which can crash while other tests open descriptors).
+        let made = try Spawned.run("/usr/bin/python3", [TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py").path,
+                                                       card.path, photo.path, folder.appendingPathComponent("made").path],
+                                   environment: ProcessInfo.processInfo.environment, timeout: 120)
+        guard made.status == 0 else { throw MediaError(.io, "make_containers.py failed (needs python3, bsdtar, qpdf: make setup)") }
         return folder.appendingPathComponent("made")
     }
 
@@ -66,13 +65,11 @@ struct ContainerTests {
         let card = folder.appendingPathComponent("clip-card.mp4"), clean = folder.appendingPathComponent("clip-clean.mp4")
         try ShortClipTests.clip(card, seconds: 3, cardFrom: 1.2)
         try ShortClipTests.clip(clean, seconds: 3, cardFrom: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sys, zipfile\nfor out, clip in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):\n"
-                             + "    with zipfile.ZipFile(out, 'w') as z: z.write(clip, 'clips/movie.mp4')",
-                             folder.appendingPathComponent("card.zip").path, card.path, folder.appendingPathComponent("clean.zip").path, clean.path]
-        try process.run()
-        process.waitUntilExit()
+        let zipped = try Spawned.run("/usr/bin/python3", ["-c", "import sys, zipfile\nfor out, clip in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):\n"
+                                     + "    with zipfile.ZipFile(out, 'w') as z: z.write(clip, 'clips/movie.mp4')",
+                                     folder.appendingPathComponent("card.zip").path, card.path, folder.appendingPathComponent("clean.zip").path, clean.path],
+                                     environment: ProcessInfo.processInfo.environment, timeout: 60)
+        try #require(zipped.status == 0)
         let analyzer = try TestEnvironment.sharedAnalyzer()
         let flagged = await analyzer.report(forFileAt: folder.appendingPathComponent("card.zip").path, policy: .defaults(for: .adult))
         #expect(flagged.isSensitive, "\(flagged.failure?.message ?? "")")

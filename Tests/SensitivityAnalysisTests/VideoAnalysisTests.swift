@@ -227,7 +227,9 @@ struct VideoAnalysisTests {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("growing.mp4")
-        try VideoFixtures.make(url, seconds: 60, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        // 40 samples at the 0.5-s gap: the change comes after the first, long before the last
+        // (a 60-s clip made this the longest test of its suite, 19 s alone).
+        try VideoFixtures.make(url, seconds: 20, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
         let handler = try analyzer(gap: 0.5).videoAnalysis(forFileAt: url.path)
         let task = Task { try await handler.hasSensitiveContent() }
         while handler.progress.samples < 1 { try await Task.sleep(for: .milliseconds(10)) }

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The agent end to end: the built binary with real inotify, decoders, models and SQLite, in a
+/// temporary home whose Downloads it watches.
+final class AgentHarness: @unchecked Sendable {
+    var cli: CLIRunner
+    let downloads: URL
+    let log: URL
+    var process: Process?
+    var extraEnvironment: [String: String] = [:]
+
+    init(config: String? = nil) throws {
+        cli = try CLIRunner()
+        downloads = cli.home.appendingPathComponent("Downloads")
+        log = cli.home.appendingPathComponent("agent.log")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let configDir = cli.home.appendingPathComponent(".config/quarantine")
+        try FileManager.default.createDirectory(at: configDir, withIntermediateDirectories: true)
+        let text = config ?? """
+        [watch]
+        incoming = ["\(downloads.path)"]
+        """
+        try text.write(to: configDir.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    }
+
+    /// The environment of every run: no desktop session (notifications are logged only) unless
+    /// a test sets DBUS_SESSION_BUS_ADDRESS in `extraEnvironment`.
+    var environment: [String: String] {
+        var env = extraEnvironment
+        env["DBUS_SESSION_BUS_ADDRESS"] = extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
+        env["NOTIFY_SOCKET"] = extraEnvironment["NOTIFY_SOCKET"] ?? ""
+        env["XDG_RUNTIME_DIR"] = ""
+        return env
+    }
+
+    /// When the running agent exited (its termination handler), for stop times without polling lag.
+    private let exits = ExitTimes()
+
+    /// Starts `quarantine agent` with its log in `log`, and waits until it watches. With
+    /// `wrapper`, that program runs first and execs the agent (a sandbox, say).
+    func start(_ arguments: [String] = [], waitForReady: Bool = true, wrapper: [String] = []) async throws {
+        let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
+        if let program = wrapper.first {
+            precondition(cli.wrapper.isEmpty, "one wrapper at a time")
+            process.arguments = Array(wrapper.dropFirst()) + [CLIRunner.binary.path] + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: program)
+        }
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        let exits = self.exits
+        process.terminationHandler = { exited in exits.note(exited.processIdentifier) }
+        try process.run()
+        self.process = process
+        if waitForReady {
+            let ready = await wait(timeout: 60) { self.logText.contains("file(s) waiting from before") }
+            #expect(ready, "the agent started watching; log:\n\(logText)")
+        }
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Sends `signal` and waits for the exit; returns (status, seconds taken). An agent still
+    /// running after `timeout` seconds fails the test and is killed: a hang never stalls the suite.
+    @discardableResult
+    func stop(_ signal: Int32 = SIGTERM, timeout: Double = 30) async -> (status: Int32, seconds: Double) {
+        guard let process, process.isRunning else { return (process?.terminationStatus ?? -1, 0) }
+        let started = Date()
+        let pid = process.processIdentifier
+        kill(pid, signal)
+        while exits.time(of: pid) == nil && Date().timeIntervalSince(started) < timeout { try? await Task.sleep(for: .milliseconds(10)) }
+        if exits.time(of: pid) == nil {
+            Issue.record("the agent did not exit within \(timeout) s of signal \(signal): killed. Log tail:\n\(logText.suffix(3000))")
+            kill(pid, SIGKILL)
+        }
+        await offPool { process.waitUntilExit() }
+        self.process = nil
+        return (process.terminationStatus, (exits.time(of: pid) ?? Date()).timeIntervalSince(started))
+    }
+
+    /// Kills a running agent at once and waits for it (for `defer`: a SIGKILLed process is gone in moments).
+    func cleanUp() {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        process = nil
+        cli.cleanUp()
+    }
+
+    /// Polls `condition` until it holds or `timeout` seconds pass: every 100 ms at first, then
+    /// less often (up to every 0.5 s), since each poll of the agent's state runs the CLI.
+    func wait(timeout: Double, _ condition: () async throws -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var pause = 0.1
+        while Date() < deadline {
+            if (try? await condition()) == true { return true }
+            try? await Task.sleep(for: .seconds(min(pause, max(0, deadline.timeIntervalSinceNow))))
+            pause = min(0.5, pause * 1.25)
+        }
+        return (try? await condition()) == true
+    }
+
+    func run(_ arguments: [String]) async throws -> CLIRunner.Result { try await cli.run(arguments, environment: environment) }
+
+    /// ``run(_:)`` for a thread of its own that may block.
+    func runBlocking(_ arguments: [String]) throws -> CLIRunner.Result { try cli.runBlocking(arguments, environment: environment).0 }
+
+    /// Vault items, as `quarantine list --json` gives them.
+    func items() async throws -> [[String: Any]] { try await run(["list", "--json"]).jsonLines() }
+
+    func status() async throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(try await run(["status", "--json"]).stdout.utf8)) as! [String: Any]
+    }
+
+    /// The counters of the last published status.
+    func counters() async throws -> [String: Int] {
+        ((try await status()["last_status"] as? [String: Any])?["counters"] as? [String: Int]) ?? [:]
+    }
+
+    func queueDepth() async throws -> Int { (try await status()["queue_depth"] as? Int) ?? -1 }
+
+    /// From now on the agent and every command run as `nobody` when the tests run as root (for
+    /// whom no permission bit stops a read), with the home and a copy of the runtime and models
+    /// handed to that user. Returns the uid and gid files must belong to.
+    func runUnprivileged() throws -> (uid: uid_t, gid: gid_t) {
+        guard getuid() == 0 else { return (getuid(), getgid()) }
+        let models = URL(fileURLWithPath: "/tmp/quarantine-test-runtime-for-nobody")
+        let source = cli.environment([:])["QUARANTINE_DATA_DIR"]!
+        if !FileManager.default.fileExists(atPath: models.appendingPathComponent("models").path) {
+            let staging = models.path + ".\(getpid()).\(UUID().uuidString)"
+            let copy = Process()
+            copy.executableURL = URL(fileURLWithPath: "/bin/sh")
+            copy.arguments = ["-c", "mkdir -p \"$1\" && cp -r \"$2/lib\" \"$2/models\" \"$1/\" && chmod -R a+rX \"$1\" && mv -T \"$1\" \"$3\" 2>/dev/null || rm -rf \"$1\"",
+                              "sh", staging, source, models.path]
+            try copy.run()
+            copy.waitUntilExit()
+        }
+        extraEnvironment["QUARANTINE_DATA_DIR"] = models.path
+        let chown = Process()
+        chown.executableURL = URL(fileURLWithPath: "/bin/chown")
+        chown.arguments = ["-R", "65534:65534", cli.home.path]
+        try chown.run()
+        chown.waitUntilExit()
+        chmod(cli.home.path, 0o755)
+        cli.wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+        return (65534, 65534)
+    }
+
+    /// Writes the test card at `path` (through a scratch file outside the watched folders).
+    /// The notifications this agent sent about its own items. Run as root, an agent is a
+    /// guardian and also tells release requests of protected accounts, which the guardian
+    /// end-to-end test makes at the same time on this machine: those are left out.
+    func notices(on bus: PrivateSessionBus) throws -> [[String: Any]] {
+        try bus.recordedCalls().filter { ($0["summary"] as? String)?.hasSuffix("asks for a picture back") != true }
+    }
+
+    /// A stand-in for xdg-open (the desktop's handler) first in PATH: records what it was asked
+    /// to open in the returned file. The real one is tried by `make desktop-test`.
+    func standInOpener() throws -> URL {
+        let bin = cli.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opened = cli.home.appendingPathComponent("opened.txt")
+        try "#!/bin/sh\necho \"$1\" >> \(opened.path)\n".write(to: bin.appendingPathComponent("xdg-open"), atomically: true, encoding: .utf8)
+        chmod(bin.appendingPathComponent("xdg-open").path, 0o755)
+        extraEnvironment["PATH"] = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        return opened
+    }
+
+    func writeCard(_ path: URL, size: String = "640x480") async throws {
+        let scratch = cli.home.appendingPathComponent("scratch-\(UUID().uuidString).jpg")
+        _ = try await cli.run(["testcard", "--size", size, scratch.path])
+        try FileManager.default.moveItem(at: scratch, to: path)
+    }
+}

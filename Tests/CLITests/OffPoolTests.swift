@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// How the end-to-end suites wait (``offPool(_:_:)``): a wait holds a thread of its own, never
+/// one of Swift's shared threads, so many tests can wait at once on a 2-core machine.
+@Suite("Waiting off Swift's shared threads")
+struct OffPoolTests {
+    @Test("with more waits under way than the machine has cores, a task on Swift's shared threads still runs at once")
+    func waitsDoNotHoldTheSharedThreads() async throws {
+        let begin = ContinuousClock.now
+        let waits = max(4, ProcessInfo.processInfo.activeProcessorCount * 2)
+        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        // Were the waits on the shared threads, nothing else would run: a watch lets them all go
+        // after 20 s, so that the test then fails instead of hanging.
+        Thread {
+            Thread.sleep(forTimeInterval: 20)
+            for _ in 0..<waits { release.signal(); started.signal() }
+        }.start()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<waits {
+                group.addTask { await offPool { started.signal(); release.wait() } }
+            }
+            // Every wait under way; then a task that needs a shared thread.
+            await offPool { for _ in 0..<waits { started.wait() } }
+            await Task.detached { await Task.yield() }.value
+            for _ in 0..<waits { release.signal() }
+        }
+        let took = ContinuousClock.now - begin
+        #expect(took < .seconds(10), "\(waits) waits held Swift's shared threads for \(took)")
+    }
+
+    @Test("what the work returns or throws reaches the caller")
+    func resultsAndErrors() async throws {
+        #expect(await offPool { 6 * 7 } == 42)
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) { try await offPool { () throws -> Int in throw Refused() } }
+    }
+}
