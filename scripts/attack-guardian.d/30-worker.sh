@@ -7,7 +7,13 @@
 worker_pid() { pgrep -P "${launcher_pid:-$service_pid}" -f 'analysis-worker' | head -1; }
 w=$(worker_pid)
 if [ -z "$w" ]; then
-    make_card "$chome/Downloads/worker-wakeup.png"; sleep 2; w=$(worker_pid)
+    # An idle worker ends after agent.worker_idle_seconds; a card starts one (its models load in
+    # 1 to 10 s depending on the machine's load).
+    make_card "$chome/Downloads/worker-wakeup.png"
+    for _ in $(seq 150); do w=$(worker_pid); [ -n "$w" ] && break; sleep 0.2; done
+    # Its request done (the card in the vault), so what it holds is what it keeps between requests.
+    for _ in $(seq 100); do [ -n "$(as_guardian "$q" list --user "$child" --json 2>/dev/null | grep worker-wakeup)" ] && break; sleep 0.2; done
+    sleep 1
 fi
 status_field() { awk -v k="$1:" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "/proc/$w/status" 2>/dev/null; }
 quarantine_uid=$(id -u quarantine) quarantine_gid=$(getent group quarantine | cut -d: -f3)
