@@ -347,6 +347,9 @@ public final class QuarantineAgent: Service, Sendable {
         let watchedMedia = media.isEmpty ? "" : " (media mounted below \(media.joined(separator: " and ")) are watched)"
         lines.append("removable media an administrator mounts elsewhere, e.g. in /mnt\(watchedMedia), and other folders every account may write in"
             + " besides /tmp, /var/tmp and /dev/shm ('find / -xdev -type d -perm -0002' lists them)")
+        // Found late in issue 26's work: the account's runtime folder (XDG_RUNTIME_DIR, a tmpfs
+        // logind mounts at its login) is its own and writable; the unit hides /run/user.
+        lines.append("the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR; not watched yet)")
         return lines
     }
 
