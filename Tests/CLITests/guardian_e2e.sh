@@ -18,6 +18,9 @@ cleanup() {
     # Out of pam_quarantine's list (and its lines out of the PAM stacks when no account is left).
     id -u "$child" > /dev/null 2>&1 && [ -x "$work/quarantine" ] && "$work/quarantine" guardian disable --user "$child" > /dev/null 2>&1
     id -u "$child" > /dev/null 2>&1 && userdel "quarantine-w$(id -u "$child")" 2>/dev/null
+    # The preview copies the child's and the guardian's CLI wrote (a later account with the same
+    # uid would own them, and /tmp is watched for the protected account's files).
+    for account in "$child" "$guardian"; do id -u "$account" > /dev/null 2>&1 && rm -rf "/tmp/quarantine-preview-$(id -u "$account")"; done
     userdel -r "$child" 2>/dev/null; userdel -r "$guardian" 2>/dev/null
     rm -rf "/var/lib/quarantine/$child" "/etc/quarantine/$child.toml" "/run/quarantine/$child.sock" \
         "/etc/systemd/system/quarantine-guardian@$child.service.d" "$work"
@@ -29,6 +32,9 @@ cp "$binary" "$work/quarantine" && chmod 755 "$work/quarantine"
 cp "$photo" "$work/photo.png" && chmod 644 "$work/photo.png" && photo=$work/photo.png
 q=$work/quarantine
 useradd -m -s /bin/bash "$child" && useradd -m -s /bin/bash "$guardian" || fail "useradd"
+# Nothing of an earlier account with the same uid (a killed run's preview copies) in /tmp, which the
+# service watches for the child's own files.
+rm -rf "/tmp/quarantine-preview-$(id -u "$child")" "/tmp/quarantine-preview-$(id -u "$guardian")"
 as_child() { runuser -u "$child" -- "$@"; }
 as_guardian() { runuser -u "$guardian" -- "$@"; }
 as_child mkdir -p "/home/$child/Downloads"

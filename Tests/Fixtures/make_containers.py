@@ -48,9 +48,25 @@ def documents(prefix, picture):
     subprocess.run(['bsdtar', '--zstd', '-cf', os.path.abspath(path(prefix + '.tar.zst')), 'photo.jpg', 'pic.jpg'], cwd=work, check=True)
     for f in os.listdir(work): os.remove(os.path.join(work, f))
     os.rmdir(work)
+    rar4(prefix + '.rar', [('album/photo.jpg', photo), ('album/pic.jpg', picture)])
     # A PDF: the picture on page 2, large; and a PDF with it drawn small (120 pt) on page 2.
     pdf(prefix + '.pdf', [(photo, (72, 300, 400, 400)), (picture, (56, 56, 500, 500))])
     pdf(prefix + '-small.pdf', [(None, None), (picture, (400, 600, 120, 120))])
+
+def rar4(name, entries):
+    """A RAR 4 archive of stored entries, written by the format's own description (no free tool in
+    Debian writes RAR): marker, main header, a file header per entry (CRC16 of each header, CRC32
+    of the data, method 0x30 = store, host Unix), end of archive."""
+    import zlib
+    def block(head_type, flags, body):
+        rest = struct.pack('<BHH', head_type, flags, 7 + len(body)) + body
+        return struct.pack('<H', zlib.crc32(rest) & 0xFFFF) + rest
+    data = b'Rar!\x1a\x07\x00' + block(0x73, 0, struct.pack('<HI', 0, 0))
+    for entry, content in entries:
+        n = entry.encode()
+        data += block(0x74, 0x8000, struct.pack('<IIBIIBBHI', len(content), len(content), 3, zlib.crc32(content) & 0xFFFFFFFF,
+                                                0x5A000000, 20, 0x30, len(n), 0o100644) + n) + content
+    open(path(name), 'wb').write(data + block(0x7B, 0x4000, b''))
 
 def jpeg_size(data):
     i = 2

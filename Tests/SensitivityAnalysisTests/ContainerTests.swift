@@ -32,6 +32,7 @@ struct ContainerTests {
         ("docx", .zip, "word/media/image1.jpeg"), ("pptx", .zip, "ppt/media/image1.jpeg"), ("odt", .zip, "Pictures/10000000.jpg"),
         ("tar", .tar, "album/pic.jpg"), ("tar.gz", .gzip, "album/pic.jpg"), ("tar.xz", .xz, "album/pic.jpg"),
         ("tar.bz2", .bzip2, "album/pic.jpg"), ("tar.zst", .zstd, "pic.jpg"), ("7z", .sevenZip, "pic.jpg"),
+        ("rar", .rar, "album/pic.jpg"),
         ("-nested.zip", .zip, "inner/album.zip/pic.jpg"),
     ]
 
