@@ -58,6 +58,9 @@ public struct SensitivityAnalysis: Sendable, Codable {
     /// A PDF's pages, and how many of them were judged (``ContainerLimits/pagePlan(count:)``).
     public var pages: Int? = nil
     public var pagesJudged: Int? = nil
+    /// What document the container is, by its own markers ("EPUB", "DOCX", "OpenDocument text",
+    /// "PDF"); nil for a plain archive.
+    public var document: String? = nil
 
     public init(path: String, kind: MediaType.Kind, type: MediaType, isSensitive: Bool, detections: [Detection], nsfwScore: Double?,
                 reasons: [String], mode: AnalysisMode, width: Int, height: Int, identity: FileIdentity, elapsedMilliseconds: Double) {

@@ -50,6 +50,7 @@ extension SensitivityAnalyzer {
 /// One container's walk: its entries or pages, judged one at a time until one is flagged.
 final class ContainerWalk: @unchecked Sendable {
     struct Outcome {
+        var markers = DocumentMarkers()
         var entries: [ContainerEntry] = []
         var firstFailure: FileReport.Failure?
         var flaggedFrame: RGBImage?
@@ -88,6 +89,7 @@ final class ContainerWalk: @unchecked Sendable {
                                            width: flagged?.width ?? 0, height: flagged?.height ?? 0, identity: file.identity, elapsedMilliseconds: 0)
         analysis.frameTime = flagged?.frameTime
         analysis.entries = type == .pdf ? nil : outcome.withLock { $0.entries }
+        analysis.document = type == .pdf ? "PDF" : outcome.withLock { $0.markers.kind }
         return analysis
     }
 
@@ -115,6 +117,16 @@ final class ContainerWalk: @unchecked Sendable {
             if entry.isEncrypted {
                 throw MediaError(.encrypted, "has an encrypted entry (\(name)): it cannot be checked without its password", path: path)
             }
+            if type == .zip {
+                // What document the zip is, by its own markers: EPUB's and ODF's first entry
+                // `mimetype`, OOXML's `[Content_Types].xml` with its part folders.
+                if index == 1, entry.name == "mimetype" {
+                    let text = try await analyzer.videoPool.run { try Self.readSmall(reader, limit: 128) }
+                    outcome.withLock { $0.markers.mimetype = text }
+                    continue
+                }
+                outcome.withLock { $0.markers.note(entry.name) }
+            }
             let limits = analyzer.configuration.limits
             guard let staged = try await analyzer.videoPool.run({ try Self.stage(reader, limits: limits, name: name) }) else { continue }
             defer { close(staged.descriptor) }
@@ -137,6 +149,20 @@ final class ContainerWalk: @unchecked Sendable {
         }
         try file.verifyUnchanged()
         return verdict()
+    }
+
+    /// The current entry's first `limit` bytes as text (the rest passed over).
+    static func readSmall(_ reader: ArchiveReader, limit: Int) throws(MediaError) -> String {
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: limit, alignment: 16)
+        defer { buffer.deallocate() }
+        var count = 0
+        while count < limit {
+            let n = try reader.read(buffer + count, count: limit - count)
+            if n == 0 { break }
+            count += n
+        }
+        try reader.discard()
+        return String(decoding: UnsafeRawBufferPointer(start: buffer, count: count), as: UTF8.self)
     }
 
     /// The current entry's bytes in a sealed-off memory file, when its first bytes say it is a

@@ -215,6 +215,7 @@ struct ScanOutput {
         // Containers: the pictures and videos judged inside (the flagged one last), and a PDF's
         // pages with how many were judged.
         var entries: [JSONEntry]?
+        var document: String?
         var pages: Int?
         var pages_judged: Int?
         var vault_item: Int64?
@@ -254,7 +255,7 @@ struct ScanOutput {
                       duration: a?.duration.map { Self.rounded($0, 1000) }, coverage: a?.coverage.map { Self.rounded($0, 1000) },
                       flagged_ranges: a?.flaggedRanges?.map { $0.map { Self.rounded($0, 1000) } }, partial: a?.partialReason,
                       entries: a?.entries?.map { JSONEntry(name: $0.name, type: $0.type.rawValue, sensitive: $0.isSensitive, reasons: $0.reasons, error: $0.error) },
-                      pages: a?.pages, pages_judged: a?.pagesJudged,
+                      document: a?.document, pages: a?.pages, pages_judged: a?.pagesJudged,
                       vault_item: report.vaultItem, list_decision: report.listDecision)
     }
 

@@ -47,6 +47,8 @@ struct ContainerTests {
         #expect(flagged.analysis?.reasons == ["TEST_CARD 1.00 in \(kind.entry)"])
         #expect(flagged.analysis?.entries?.last?.name == kind.entry)
         #expect(flagged.flaggedFrame != nil, "the preview is made from the flagged entry")
+        let document = ["epub": "EPUB", "docx": "DOCX", "pptx": "PPTX", "odt": "OpenDocument text"][kind.file]
+        #expect(flagged.analysis?.document == document, "recognised as \(document ?? "a plain archive") by its own markers")
         let clean = try await report("clean" + suffix)
         #expect(clean.failure == nil, "\(clean.failure?.message ?? "")")
         #expect(clean.kind == .container && !clean.isSensitive)
