@@ -165,7 +165,7 @@ final class ContainerWalk: @unchecked Sendable {
         return String(decoding: UnsafeRawBufferPointer(start: buffer, count: count), as: UTF8.self)
     }
 
-    /// The current entry's bytes in a sealed-off memory file, when its first bytes say it is a
+    /// The current entry's bytes in a memory file (memfd, never on disk), when its first bytes say it is a
     /// picture, a video or a container; nil (and the entry passed over) when they do not.
     static func stage(_ reader: ArchiveReader, limits: MediaLimits, name: String) throws(MediaError) -> (descriptor: Int32, type: MediaType)? {
         let chunk = 1 << 16
