@@ -118,6 +118,17 @@ public final class ArchiveReader: @unchecked Sendable {
         return n
     }
 
+    /// Reads the current entry's data into `buffer` until `count` bytes or its end; returns how many.
+    public func readFully(_ buffer: UnsafeMutableRawPointer, count: Int) throws(MediaError) -> Int {
+        var done = 0
+        while done < count {
+            let n = try read(buffer + done, count: count - done)
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
     /// Passes over the rest of the current entry: by seeking where the format allows it, else
     /// by reading it through (every byte counted, so a bomb in a skipped entry is still caught).
     public func discard() throws(MediaError) {

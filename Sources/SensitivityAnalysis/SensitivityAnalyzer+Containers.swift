@@ -155,12 +155,7 @@ final class ContainerWalk: @unchecked Sendable {
     static func readSmall(_ reader: ArchiveReader, limit: Int) throws(MediaError) -> String {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: limit, alignment: 16)
         defer { buffer.deallocate() }
-        var count = 0
-        while count < limit {
-            let n = try reader.read(buffer + count, count: limit - count)
-            if n == 0 { break }
-            count += n
-        }
+        let count = try reader.readFully(buffer, count: limit)
         try reader.discard()
         return String(decoding: UnsafeRawBufferPointer(start: buffer, count: count), as: UTF8.self)
     }
@@ -171,14 +166,9 @@ final class ContainerWalk: @unchecked Sendable {
         let chunk = 1 << 16
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
-        // The head: as much as sniffing needs (one read may return less).
-        var head = [UInt8]()
-        while head.count < MediaType.sniffLength {
-            let n = try reader.read(buffer, count: MediaType.sniffLength - head.count)
-            if n == 0 { break }
-            head += UnsafeRawBufferPointer(start: buffer, count: n)
-        }
-        let type = MediaType.sniff(head)
+        // The head: as much as sniffing needs (one read may return less); it stays in the buffer.
+        let headCount = try reader.readFully(buffer, count: MediaType.sniffLength)
+        let type = MediaType.sniff(UnsafeRawBufferPointer(start: buffer, count: headCount))
         guard type.kind != .other else {
             try reader.discard()
             return nil
@@ -201,9 +191,7 @@ final class ContainerWalk: @unchecked Sendable {
             }
         }
         do throws(MediaError) {
-            // The head goes first, through the buffer (it is far smaller than a chunk).
-            buffer.copyMemory(from: head, byteCount: head.count)
-            try write(buffer, head.count)
+            try write(buffer, headCount)
             while true {
                 let n = try reader.read(buffer, count: chunk)
                 if n == 0 { break }
