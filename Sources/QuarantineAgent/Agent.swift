@@ -113,6 +113,8 @@ public final class QuarantineAgent: Service, Sendable {
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
+        /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
+        var analysisBus: AnalysisBus?
         /// Notifications still offering buttons, by id: the item each is about.
         var notifiedItems: [UInt32: Int64] = [:]
         var notificationState = "log only: notifications are off"
@@ -214,6 +216,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         await loadAnalyzer(settings)
         setUpNotifications(settings)
+        await startAnalysisBus(settings)
 
         startWatchingMounts()
         let roots = currentRoots(settings)
@@ -258,6 +261,7 @@ public final class QuarantineAgent: Service, Sendable {
         flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
+        await stopAnalysisBus()
         state.withLock { $0.notifier }?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
@@ -688,6 +692,7 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
         defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
+        state.withLock { $0.analysisBus }?.update(settings)
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
         if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds

@@ -149,6 +149,9 @@ public struct AgentSettings: Sendable, Equatable {
     public var browserProfiles: [String]
     /// The page "Get help" opens in child mode (a local file or a URL); nil: the built-in page.
     public var helpPage: String?
+    /// Applications may ask the agent about their media over the session bus (`AnalysisPolicy`
+    /// `simple`); false makes it `disabled` in adult mode. Child mode ignores it (`descriptive`).
+    public var appAnalysis = true
 
     public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60, sandbox: Bool = true,
                 fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false, browserHistory: Bool = true, browserProfiles: [String] = [],
@@ -205,6 +208,10 @@ public struct AgentSettings: Sendable, Equatable {
                 throw fail("agent.worker_idle_seconds must be a whole number of seconds from 0 (never end) to 86400")
             }
             workerIdleSeconds = n
+        }
+        if let value = table["app_analysis"] {
+            guard let flag = value.bool else { throw fail("agent.app_analysis must be true or false") }
+            appAnalysis = flag
         }
         if let value = table["rescan_seconds"] {
             guard let n = value.int, (5...86_400).contains(n) else { throw fail("agent.rescan_seconds must be a whole number of seconds from 5 to 86400") }
