@@ -8,8 +8,9 @@ import Foundation
 /// let verdict = try await share.run(caller: ":1.42") { await judge(picture) }
 /// ```
 ///
-/// Waiting callers are served round-robin (the caller after the one served last goes next),
-/// each caller's own requests in the order they came. A task cancelled while it waits leaves
+/// A slot that comes free goes to the waiting caller with the fewest slots in use (among equals,
+/// another caller before the one whose work just ended, then the one waiting longest), each
+/// caller's own requests in the order they came. A task cancelled while it waits leaves
 /// the queue at once with a `CancellationError`.
 public final class FairShare: @unchecked Sendable {
     /// Work run at once.
@@ -22,6 +23,8 @@ public final class FairShare: @unchecked Sendable {
 
     private let lock = NSLock()
     private var busy = 0
+    /// Slots in use, by caller.
+    private var running: [String: Int] = [:]
     private var queues: [String: [Waiter]] = [:]
     /// Callers with waiters, in turn order: the next slot goes to the first.
     private var order: [String] = []
@@ -34,7 +37,7 @@ public final class FairShare: @unchecked Sendable {
     /// Runs `work` once a slot is this caller's turn; the slot is free again when it returns.
     public func run<T: Sendable>(caller: String, _ work: @Sendable () async throws -> T) async throws -> T {
         try await acquire(caller)
-        defer { release() }
+        defer { release(caller) }
         return try await work()
     }
 
@@ -45,7 +48,7 @@ public final class FairShare: @unchecked Sendable {
 
     private func acquire(_ caller: String) async throws {
         try Task.checkCancellation()
-        if takeFreeSlot() { return }
+        if takeFreeSlot(caller) { return }
         let id = lock.withLock { () -> UInt64 in
             nextID += 1
             return nextID
@@ -60,10 +63,11 @@ public final class FairShare: @unchecked Sendable {
     }
 
     /// A slot at once, when one is free and nobody waits.
-    private func takeFreeSlot() -> Bool {
+    private func takeFreeSlot(_ caller: String) -> Bool {
         lock.withLock {
             guard busy < slots && order.isEmpty else { return false }
             busy += 1
+            running[caller, default: 0] += 1
             return true
         }
     }
@@ -76,6 +80,7 @@ public final class FairShare: @unchecked Sendable {
             if Task.isCancelled { return .cancelled }
             if busy < slots && order.isEmpty {
                 busy += 1
+                running[caller, default: 0] += 1
                 return .run
             }
             if queues[caller] == nil { order.append(caller) }
@@ -103,22 +108,28 @@ public final class FairShare: @unchecked Sendable {
         }
     }
 
-    private func release() {
-        lock.lock()
-        guard !order.isEmpty else {
-            busy -= 1
-            lock.unlock()
-            return
+    private func release(_ caller: String) {
+        let next = lock.withLock { () -> Waiter? in
+            running[caller, default: 1] -= 1
+            if running[caller] == 0 { running[caller] = nil }
+            // The waiting caller with the fewest slots in use; among equals another caller before
+            // the one whose work just ended, then the first in line.
+            func key(_ i: Int) -> (Int, Int, Int) { (running[order[i]] ?? 0, order[i] == caller ? 1 : 0, i) }
+            guard let index = order.indices.min(by: { key($0) < key($1) }) else {
+                busy -= 1
+                return nil
+            }
+            // The slot passes straight to it (busy stays the same).
+            let chosen = order.remove(at: index)
+            var queue = queues[chosen]!
+            let waiter = queue.removeFirst()
+            if queue.isEmpty { queues[chosen] = nil } else {
+                queues[chosen] = queue
+                order.append(chosen)
+            }
+            running[chosen, default: 0] += 1
+            return waiter
         }
-        // The slot passes straight to the next caller in turn (busy stays the same).
-        let caller = order.removeFirst()
-        var queue = queues[caller]!
-        let waiter = queue.removeFirst()
-        if queue.isEmpty { queues[caller] = nil } else {
-            queues[caller] = queue
-            order.append(caller)
-        }
-        lock.unlock()
-        waiter.continuation.resume()
+        next?.continuation.resume()
     }
 }

@@ -151,6 +151,7 @@ struct AnalysisBusTests {
         let judged = flood["judged"] as? Int ?? 0, dropped = flood["dropped"] as? Int ?? 0
         #expect(dropped > 0, "frames faster than judged are dropped: \(flood)")
         #expect(judged >= 1 && judged + dropped == 12, "every frame judged or counted as dropped: \(flood)")
+        print("stream flood: \(flood)")
     }
 
     @Test("the policy follows the mode in force: disabled on request in adult mode, descriptive in child mode whatever is asked, with PropertiesChanged")

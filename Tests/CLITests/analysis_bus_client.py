@@ -164,6 +164,7 @@ def stream(clean, card):
 
 def flood(path, count):
     stream, _, _ = begin_stream()
+    started = GLib.get_monotonic_time()
     for _ in range(count):
         frame(stream, path)
     # Let the stream judge what was kept.
@@ -173,9 +174,10 @@ def flood(path, count):
         dropped = get(stream, IFACE + ".Stream", "FramesDropped")
         if judged + dropped >= count:
             break
-        GLib.usleep(100_000)
+        GLib.usleep(20_000)
+    seconds = (GLib.get_monotonic_time() - started) / 1e6
     call(stream, IFACE + ".Stream", "End", None, "()")
-    out({"sent": count, "judged": judged, "dropped": dropped})
+    out({"sent": count, "judged": judged, "dropped": dropped, "seconds": seconds, "judged_per_second": judged / seconds})
 
 
 def watch_policy(seconds):
