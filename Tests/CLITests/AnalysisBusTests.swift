@@ -198,4 +198,47 @@ struct AnalysisBusTests {
         let own = try await Self.shell("gdbus call --session --dest \(Self.interface) --object-path \(Self.root) --method \(Self.interface).AnalyzeImage 3 3<\(card)", bus: open)
         #expect(own.out.hasPrefix("(true,"), "\(own)")
     }
+
+    @Test("the packaged D-Bus service file starts the agent when an application first asks (no agent running)")
+    func startedOnDemand() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let config = cli.home.appendingPathComponent(".config/quarantine")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try "[watch]\nincoming = []\n".write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        let services = cli.home.appendingPathComponent("dbus-services")
+        try FileManager.default.createDirectory(at: services, withIntermediateDirectories: true)
+        let template = try String(contentsOfFile: CLIRunner.repositoryRoot.appendingPathComponent("packaging/dbus/io.github.quarantine.Analysis1.service.in").path, encoding: .utf8)
+        try template.replacingOccurrences(of: "@BINDIR@", with: CLIRunner.binary.deletingLastPathComponent().path)
+            .write(to: services.appendingPathComponent("io.github.quarantine.Analysis1.service"), atomically: true, encoding: .utf8)
+        let socket = cli.home.appendingPathComponent("bus").path
+        let busConfig = cli.home.appendingPathComponent("session.conf").path
+        try """
+        <busconfig><type>session</type><listen>unix:path=\(socket)</listen><auth>EXTERNAL</auth><servicedir>\(services.path)</servicedir>
+        <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
+        """.write(toFile: busConfig, atomically: true, encoding: .utf8)
+        // The bus starts the agent with its own environment: the test's home.
+        let daemon = cli.process([], environment: ["DBUS_SESSION_BUS_ADDRESS": "", "NOTIFY_SOCKET": "", "XDG_RUNTIME_DIR": ""])
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--config-file=\(busConfig)", "--nofork"]
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() }
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { try await Task.sleep(for: .milliseconds(50)) }
+        let card = cli.home.appendingPathComponent("card.jpg").path
+        _ = try await cli.run(["testcard", "--size", "320x240", card])
+        let env = ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(socket)", "PATH": "/usr/bin:/bin"]
+        let call = "gdbus call --session --dest \(Self.interface) --object-path \(Self.root) --method \(Self.interface).AnalyzeImage 3 3<\(card)"
+        let answer = try await offPool { try Spawned.run("/bin/sh", ["-c", call], environment: env, timeout: 60) }
+        let owner = try await offPool {
+            try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                               "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID", Self.interface], environment: env, timeout: 10)
+        }
+        // "(uint32 1234,)": the activated agent, stopped here.
+        let pid = Int32(String(decoding: owner.stdout, as: UTF8.self).filter(\.isNumber).dropFirst(2)) ?? 0
+        if pid > 0 { kill(pid, SIGTERM) }
+        #expect(String(decoding: answer.stdout, as: UTF8.self).hasPrefix("(true, ['TEST_CARD 1.00']"),
+                "\(String(decoding: answer.stdout, as: UTF8.self)) \(String(decoding: answer.stderr, as: UTF8.self))")
+        #expect(pid > 0, "the name is owned by the agent the bus started")
+        for _ in 0..<100 where pid > 0 && kill(pid, 0) == 0 { try await Task.sleep(for: .milliseconds(100)) }
+    }
 }
