@@ -242,10 +242,20 @@ public final class AnalysisBus: Sendable {
             + s.streams.values.filter { $0.owner == caller }.count
     }
 
+    /// O_PATH (Linux, the same on x86-64 and arm64): Glibc's Swift module leaves it out.
+    static let openPathFlag: Int32 = 0o10000000
+
     /// Reads the one descriptor a call carries (`h`); answers the call when it has none.
     private func descriptor(of call: SessionBusService.Call) -> Int32? {
         guard let fd = call.withArguments({ $0.unixFD() }) else {
             call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes an open descriptor (h) of the file, never a path")
+            return nil
+        }
+        // Opened for reading: an O_PATH or write-only descriptor would read as empty bytes.
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, flags & Self.openPathFlag == 0, flags & O_ACCMODE != O_WRONLY else {
+            close(fd)
+            call.fail("org.freedesktop.DBus.Error.InvalidArgs", "the descriptor is not open for reading: open the file with O_RDONLY")
             return nil
         }
         return fd

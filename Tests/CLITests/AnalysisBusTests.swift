@@ -178,6 +178,34 @@ struct AnalysisBusTests {
         #expect((stream["changes"] as? [[Bool]])?.first == [true, true, true], "\(stream)")
     }
 
+    @Test("hostile callers: descriptors that are no picture file, a path for a descriptor, another caller's object, a burst over the caller's bound")
+    func hostileCallers() async throws {
+        let (agent, bus) = try await Self.agentOnBus(); defer { agent.cleanUp(); bus.stop() }
+        let (card, _) = try await Self.pictures(agent)
+        let answers = try #require(try await Self.python(["hostile", card], bus: bus).first)
+        for name in ["o_path", "write_only"] {
+            #expect((answers[name] as? String ?? "").hasPrefix("org.freedesktop.DBus.Error.InvalidArgs"), "\(name): \(answers)")
+        }
+        for name in ["pipe", "directory"] {
+            let answer = answers[name] as? String ?? ""
+            #expect(answer.hasPrefix("io.github.quarantine.Analysis1.Error.CannotAnalyze"), "\(name): \(answer)")
+        }
+        #expect((answers["pipe"] as? String ?? "").contains("not a regular file"), "\(answers)")
+        #expect(answers["video_pipe"] as? String == "io.github.quarantine.Analysis1.Error.NotAVideo")
+        #expect(answers["path_string"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect(answers["bad_direction"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
+        #expect((answers["foreign_end"] as? String ?? "").contains("org.freedesktop.DBus.Error.UnknownObject"), "\(answers)")
+        #expect(answers["still_mine"] as? String == "incoming")
+        // 12 pictures at once from one connection: 8 are taken, the rest told to wait.
+        let burst = try #require(try await Self.python(["burst", card, "12"], bus: bus).first)
+        let results = burst["answers"] as? [String] ?? []
+        #expect(results.filter { $0 == "ok" }.count == 8, "\(results)")
+        #expect(results.filter { $0 == "org.freedesktop.DBus.Error.LimitsExceeded" }.count == 4, "\(results)")
+        // The agent is fine afterwards.
+        let after = try await Self.gdbus("AnalyzeImage", "3 3<\(card)", bus: bus)
+        #expect(after.out.hasPrefix("(true,"), "\(after)")
+    }
+
     @Test("another account on the same bus is refused, even where the bus lets it in", .enabled(if: getuid() == 0))
     func otherAccountRefused() async throws {
         let (agent, bus) = try await Self.agentOnBus(); defer { agent.cleanUp(); bus.stop() }

@@ -9,11 +9,14 @@ object per result on stdout.
   analysis_bus_client.py stream CLEAN CARD                     frames: clean, card, (ContinueStream), clean
   analysis_bus_client.py flood FRAME COUNT                     COUNT frames at once: the drop count
   analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
+  analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
+  analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
   analysis_bus_client.py introspect XMLFILE VIDEO              Introspect of each object against the shipped XML
 """
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
@@ -199,6 +202,72 @@ def watch_policy(seconds):
         out({"changed": None})
 
 
+def burst(path, count):
+    """COUNT AnalyzeImage calls at once on one connection: the caller's bound answers the rest."""
+    loop = GLib.MainLoop()
+    answers = []
+
+    def done(conn, result):
+        try:
+            conn.call_with_unix_fd_list_finish(result)
+            answers.append("ok")
+        except GLib.Error as e:
+            answers.append(Gio.DBusError.get_remote_error(e))
+        if len(answers) == count:
+            loop.quit()
+
+    for _ in range(count):
+        fdlist = Gio.UnixFDList.new()
+        fd = os.open(path, os.O_RDONLY)
+        fdlist.append(fd)
+        os.close(fd)
+        bus.call_with_unix_fd_list(NAME, PATH, IFACE, "AnalyzeImage", GLib.Variant("(h)", (0,)),
+                                   GLib.VariantType("(basa(sddddd)d)"), Gio.DBusCallFlags.NONE, 120000, fdlist, None, done)
+    GLib.timeout_add_seconds(120, loop.quit)
+    loop.run()
+    out({"answers": answers})
+
+
+def hostile(path):
+    """Descriptors that are not a picture file, and another caller's object."""
+    answers = {}
+    r, w = os.pipe()
+    os.write(w, open(path, "rb").read()[:4096])
+    os.close(w)
+    directory = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY | os.O_DIRECTORY)
+    only_path = os.open(path, os.O_PATH)
+    write_only = os.open(os.path.join(os.path.dirname(os.path.abspath(path)), "write-only"), os.O_WRONLY | os.O_CREAT, 0o600)
+    for name, fd in [("pipe", r), ("directory", directory), ("o_path", only_path), ("write_only", write_only)]:
+        try:
+            call(PATH, IFACE, "AnalyzeImage", GLib.Variant("(h)", (0,)), "(basa(sddddd)d)", [fd])
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e) + ": " + e.message
+        os.close(fd)
+    for name, fd in [("video_pipe", os.pipe()[0])]:
+        try:
+            call(PATH, IFACE, "AnalyzeVideo", GLib.Variant("(h)", (0,)), "(o)", [fd])
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e)
+    # A path where a descriptor is expected, a wrong direction.
+    for name, method, args in [("path_string", "AnalyzeImage", GLib.Variant("(s)", (path,))),
+                               ("bad_direction", "BeginStream", GLib.Variant("(ss)", ("p", "sideways")))]:
+        try:
+            bus.call_sync(NAME, PATH, IFACE, method, args, None, Gio.DBusCallFlags.NONE, 10000, None)
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e)
+    # Another connection (gdbus, a process of its own) ends this caller's stream: not its object.
+    (stream,) = call(PATH, IFACE, "BeginStream", GLib.Variant("(ss)", ("p", "incoming")), "(o)")
+    other = subprocess.run(["gdbus", "call", "--session", "--dest", NAME, "--object-path", stream, "--method", IFACE + ".Stream.End"],
+                           capture_output=True, text=True)
+    answers["foreign_end"] = other.stderr.strip()
+    answers["still_mine"] = get(stream, IFACE + ".Stream", "Direction")
+    call(stream, IFACE + ".Stream", "End", None, "()")
+    out(answers)
+
+
 def canonical(element):
     return (element.tag, tuple(sorted(element.attrib.items())), tuple(canonical(c) for c in element))
 
@@ -240,6 +309,10 @@ if __name__ == "__main__":
         flood(args[0], int(args[1]))
     elif command == "watch-policy":
         watch_policy(int(args[0]))
+    elif command == "burst":
+        burst(args[0], int(args[1]))
+    elif command == "hostile":
+        hostile(args[0])
     elif command == "introspect":
         introspect(args[0], args[1])
     else:
