@@ -66,9 +66,10 @@ install)
   put 0644 "$ROOT/packaging/completions/quarantine.fish" share/fish/vendor_completions.d/quarantine.fish
   put 0644 "$ROOT/etc/quarantine/config.toml" share/doc/quarantine/config.toml
   put 0644 "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.xml" share/dbus-1/interfaces/io.github.quarantine.Analysis1.xml
-  sed "s|@BINDIR@|$PREFIX/bin|g" "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.service.in" > "$PREFIX/.quarantine-dbus-service"
-  put 0644 "$PREFIX/.quarantine-dbus-service" share/dbus-1/services/io.github.quarantine.Analysis1.service
-  rm -f "$PREFIX/.quarantine-dbus-service"
+  service=$(mktemp)
+  sed "s|@BINDIR@|$PREFIX/bin|g" "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.service.in" > "$service"
+  put 0644 "$service" share/dbus-1/services/io.github.quarantine.Analysis1.service
+  rm -f "$service"
   files+=(share/quarantine/installed-files)
   printf '%s\n' "${files[@]}" > "$MANIFEST"
   echo "install: installed quarantine in $PREFIX ($("$PREFIX/bin/quarantine" --version | head -n1))"
