@@ -102,6 +102,19 @@ struct AnalysisBusTests {
         #expect((introspected["same"] as? [String: Bool])?.count == 3)
         #expect((introspected["same"] as? [String: Bool])?.values.allSatisfy { $0 } == true, "Introspect differs from packaging/dbus: \(introspected)")
         #expect(!agent.logText.contains("error"), "\(agent.logText)")
+
+        // Served from poll(2): the agent, bus thread included, sleeps while nobody calls.
+        let pid = try #require(agent.process?.processIdentifier)
+        func cpuTicks() -> Int {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            return fields.count > 13 ? (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) : -1
+        }
+        try await Task.sleep(for: .seconds(1))
+        let before = cpuTicks()
+        try await Task.sleep(for: .seconds(3))
+        let used = cpuTicks() - before
+        #expect(before >= 0 && used <= 10, "the idle agent used \(used) clock ticks in 3 s")
     }
 
     @Test("AnalyzeVideo: Progress and Finished with the flagged time and ranges; a caller that leaves mid-video has its job cancelled")
