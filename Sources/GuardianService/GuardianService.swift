@@ -85,6 +85,9 @@ public enum GuardianService {
         let sharedFolders = SharedFolder.standard(mounts: MountTable.current())
         options.sharedFolders = sharedFolders
         options.removableMediaFolders = ["/media/\(user)", "/run/media/\(user)"]
+        // A wrong USER.toml never stops the protection: the last good copy (or child-mode
+        // defaults) stays in force and `guardian status` names the problem.
+        options.lastGoodConfigurationPath = paths.state + "/config.last-good.toml"
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)

@@ -618,7 +618,23 @@ struct AgentTests {
         try "[agent]\nsettle_ms = \"soon\"\n".write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         let bad = try await agent.run(["agent"])
         #expect(bad.status == 78)
-        #expect(bad.stderr.contains("agent.settle_ms"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("config.toml:2: agent.settle_ms"), "\(bad.stderr)")
+    }
+
+    @Test("a running agent keeps its settings when its file breaks; status names the file's line until the file is mended (issue 29)")
+    func brokenConfigurationWhileRunning() async throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try await agent.start()
+        let file = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        let good = try String(contentsOf: file, encoding: .utf8)
+        try (good + "\n[agent]\nsettle_ms = -5\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { (try await agent.status()["problem"] as? String)?.contains("config.toml:5: agent.settle_ms") == true },
+                "log:\n\(agent.logText)")
+        #expect((try await agent.status()["problem"] as? String)?.contains("the previous settings stay in force") == true)
+        #expect(agent.logText.contains("configuration not reloaded"))
+        try (good + "\n[agent]\nsettle_ms = 50\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { try await agent.status()["problem"] == nil }, "log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     /// A JPEG cut short: it cannot be analysed.
