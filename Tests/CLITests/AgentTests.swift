@@ -625,15 +625,18 @@ struct AgentTests {
     func brokenConfigurationWhileRunning() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try await agent.start()
+        func problem() async throws -> String? {
+            (try await agent.status()["last_status"] as? [String: Any])?["problem"] as? String
+        }
         let file = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
-        let good = try String(contentsOf: file, encoding: .utf8)
-        try (good + "\n[agent]\nsettle_ms = -5\n").write(to: file, atomically: true, encoding: .utf8)
-        #expect(await agent.wait(timeout: 20) { (try await agent.status()["problem"] as? String)?.contains("config.toml:5: agent.settle_ms") == true },
-                "log:\n\(agent.logText)")
-        #expect((try await agent.status()["problem"] as? String)?.contains("the previous settings stay in force") == true)
+        let good = try String(contentsOf: file, encoding: .utf8) + "\n"
+        // Line 4 of the file (the harness's [watch] table takes two).
+        try (good + "[agent]\nsettle_ms = -5\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { try await problem()?.contains("config.toml:4: agent.settle_ms") == true }, "log:\n\(agent.logText)")
+        #expect(try await problem()?.contains("the previous settings stay in force") == true)
         #expect(agent.logText.contains("configuration not reloaded"))
-        try (good + "\n[agent]\nsettle_ms = 50\n").write(to: file, atomically: true, encoding: .utf8)
-        #expect(await agent.wait(timeout: 20) { try await agent.status()["problem"] == nil }, "log:\n\(agent.logText)")
+        try (good + "[agent]\nsettle_ms = 50\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { try await problem() == nil }, "log:\n\(agent.logText)")
         #expect(await agent.stop().status == 0)
     }
 
