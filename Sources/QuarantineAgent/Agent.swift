@@ -171,7 +171,11 @@ public final class QuarantineAgent: Service, Sendable {
     /// below what a guardian set with `quarantine mode` (``ModeInForce``).
     static func loadSettings(_ options: Options, store: AuditStore) throws -> Settings {
         let file = try ConfigurationFile.load(options.configPath, environment: options.environment)
-        if let keep = options.lastGoodConfigurationPath, file.exists { keepLastGood(file.text, at: keep) }
+        if let keep = options.lastGoodConfigurationPath {
+            // Failing closed, a file that went away is an error too: its defaults are adult mode.
+            guard file.exists else { throw Settings.ConfigurationError(path: file.path, message: "is missing") }
+            keepLastGood(file.text, at: keep)
+        }
         return inForce(file.settings, options, store: store)
     }
 

@@ -126,7 +126,8 @@ extension TOMLParser {
         }
 
         func describe(_ c: UInt8?) -> String {
-            guard let c else { return "end of text" }
+            guard let c else { return "the end of the text" }
+            if c == Self.newline || c == Self.cr { return "the end of the line" }
             if c >= 0x21 && c < 0x7F { return "'\(Character(Unicode.Scalar(c)))'" }
             return "character U+\(hex(c))"
         }

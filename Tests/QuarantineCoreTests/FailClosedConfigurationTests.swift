@@ -43,6 +43,14 @@ struct FailClosedConfigurationTests {
         #expect(defaults.watch == WatchSettings())
         #expect(why?.contains("built-in defaults in child mode") == true)
 
+        // A file that went away: its defaults would be adult mode.
+        try good.write(toFile: lastGood, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: config)
+        let (gone, missing) = try QuarantineAgent.initialSettings(options, store: store, logger: logger)
+        #expect(gone.mode == .child && gone.watch.incoming == ["/home/sam/Downloads"])
+        #expect(missing?.contains("sam.toml: is missing") == true, "\(String(describing: missing))")
+        try FileManager.default.removeItem(atPath: lastGood)
+
         try "not toml at all [".write(toFile: config, atomically: true, encoding: .utf8)
         let (notTOML, said) = try QuarantineAgent.initialSettings(options, store: store, logger: logger)
         #expect(notTOML.mode == .child)
