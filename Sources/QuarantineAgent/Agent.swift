@@ -170,12 +170,10 @@ public final class QuarantineAgent: Service, Sendable {
     /// The configuration in force: the file through the core's one loader, with the mode never
     /// below what a guardian set with `quarantine mode` (``ModeInForce``).
     static func loadSettings(_ options: Options, store: AuditStore) throws -> Settings {
-        let file = try ConfigurationFile.load(options.configPath, environment: options.environment)
-        if let keep = options.lastGoodConfigurationPath {
-            // Failing closed, a file that went away is an error too: its defaults are adult mode.
-            guard file.exists else { throw Settings.ConfigurationError(path: file.path, message: "is missing") }
-            keepLastGood(file.text, at: keep)
-        }
+        // Failing closed, a file that went away is an error too: its defaults are adult mode.
+        let file = try options.lastGoodConfigurationPath == nil ? ConfigurationFile.load(options.configPath, environment: options.environment)
+            : ConfigurationFile.loadExisting(options.configPath)
+        if let keep = options.lastGoodConfigurationPath { keepLastGood(file.text, at: keep) }
         return inForce(file.settings, options, store: store)
     }
 

@@ -44,6 +44,14 @@ public struct ConfigurationFile: Sendable {
         return ConfigurationFile(path: path, exists: true, text: text, settings: try base.applying(toml: text, from: path))
     }
 
+    /// The file at `path`, which must exist: a guardian service's (a missing file's defaults are
+    /// adult mode, so a file that went away must not read as them).
+    public static func loadExisting(_ path: String) throws(Settings.ConfigurationError) -> ConfigurationFile {
+        let file = try load(path)
+        guard file.exists else { throw Settings.ConfigurationError(path: path, message: "is missing") }
+        return file
+    }
+
     /// The largest configuration file read (the conffile is about 11 KiB).
     public static let maxBytes = 1 << 20
 
