@@ -117,7 +117,7 @@ extension GuardianServer {
     /// The review in force, acting as `role`.
     func review(_ role: GuardianRole, peer: LocalSocket.Peer) -> Review {
         let configured: Result<AnalysisMode, Settings.ConfigurationError> = Result { () throws(Settings.ConfigurationError) in
-            try ConfigurationFile.load(configurationPath).settings.mode
+            try ConfigurationFile.loadExisting(configurationPath).settings.mode
         }
         let recorded = (try? vault.store.recordedMode())??.mode
         let mode = ModeInForce.resolve(configuration: configured, recorded: recorded, runningAgent: nil)
@@ -188,7 +188,7 @@ extension GuardianServer {
 
     func changeMode(_ context: GuardianContext, _ request: GuardianWire.Mode) throws -> Served<GuardianWire.Mode.Answer> {
         guard request.mode != context.review.mode.mode else { return Served(answer: .init(changed: false)) }
-        let file = try ConfigurationFile.load(configurationPath)
+        let file = try ConfigurationFile.loadExisting(configurationPath)
         let consent = try context.review.consent(to: request.mode == .child ? .enterChildMode : .leaveChildMode, by: context.caller, pin: nil)
         try context.review.changeMode(to: request.mode, in: file, consent: consent)
         logger.notice("mode changed to \(request.mode.rawValue) by \(context.review.actor)")
@@ -204,7 +204,7 @@ extension GuardianServer {
         guard absolute == home || absolute.hasPrefix(home + "/") else {
             throw GuardianRefusal.refused("\(absolute) is outside \(paths.user)'s home (\(home)); the service watches folders there only")
         }
-        let file = try ConfigurationFile.load(configurationPath)
+        let file = try ConfigurationFile.loadExisting(configurationPath)
         let result = try file.editWatch(request.remove ? .remove(absolute) : .add(absolute, outgoing: request.outgoing), environment: environment)
         guard result.changed else { return Served(answer: .init(path: nil)) }
         logger.notice("\(request.remove ? "no longer watching" : "watching") \(absolute) (by \(context.review.actor))")

@@ -525,13 +525,13 @@ _quarantine_config() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    show)
+    show|check|schema)
         # Offer subcommand argument completions
         "_quarantine_config_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'show' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'show check schema' -- "${cur}"))
         ;;
     esac
 }
@@ -549,6 +549,22 @@ _quarantine_config_show() {
         return
         ;;
     esac
+}
+
+_quarantine_config_check() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
+}
+
+_quarantine_config_schema() {
+    repeating_flags=()
+    non_repeating_flags=(--markdown --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
 }
 
 _quarantine_service() {

@@ -62,7 +62,7 @@ _quarantine() {
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
             'guardian:The guardian: the PIN child mode asks for, and the system service that protects a child'\''s account.'
             'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
-            'config:Show the configuration in force.'
+            'config:Show or check the configuration; print its schema.'
             'service:Install, remove or inspect the systemd user service that runs the agent.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
@@ -410,12 +410,14 @@ _quarantine_config() {
     command)
         local -ar subcommands=(
             'show:Print the configuration in force: the built-in defaults with the file'\''s values over them.'
+            'check:Check a configuration file: TOML, known tables and keys, values each key takes.'
+            'schema:Print the documented defaults (the conffile) or the Markdown table of every key.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        show)
+        show|check|schema)
             "_quarantine_config_${words[1]}" && ret=0
             ;;
         esac
@@ -430,6 +432,30 @@ _quarantine_config_show() {
     local -ar arg_specs=(
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--json[Print JSON.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_config_check() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':file:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_config_schema() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--markdown[The Markdown table (docs/configuration.md) instead of the conffile.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
