@@ -4,6 +4,7 @@ import Foundation
 import MediaDecoding
 import QuarantineCore
 import SensitivityAnalysis
+import Synchronization
 
 /// `quarantine stream INPUT`: analyses a live video (a camera, a pipe, a file played at its own
 /// rate) with ``VideoStreamAnalyzer``, one line per change of advice, and a summary at the end.
@@ -106,12 +107,17 @@ struct StreamCommand: AsyncParsableCommand {
             }
             return flagged
         }
-        // Ctrl-C and SIGTERM end the reading; what was read is still judged and summarised.
+        // Ctrl-C and SIGTERM end the reading; what was read is still judged and summarised. A
+        // second one exits at once (a silent pipe blocks its read until data or its end).
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        let asked = SignalCount()
         let signals = [SIGINT, SIGTERM].map { number in
             let watcher = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            watcher.setEventHandler { source.cancel() }
+            watcher.setEventHandler {
+                if asked.value.add(1, ordering: .relaxed).newValue > 1 { Foundation.exit(128 + number) }
+                source.cancel()
+            }
             watcher.resume()
             return watcher
         }
@@ -142,6 +148,11 @@ struct StreamCommand: AsyncParsableCommand {
         }
         if flagged { throw ExitCode(1) }
     }
+}
+
+/// How many stop signals have come (the second exits at once).
+final class SignalCount: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 /// What `quarantine stream` prints: text lines, or one JSON object per line.
