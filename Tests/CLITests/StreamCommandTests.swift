@@ -41,11 +41,15 @@ struct StreamCommandTests {
         print("quarantine stream (pipe, 720p30): \(summary)")
     }
 
-    @Test("--blur-to without the v4l2loopback module, and an input that does not exist, are refused with the reason; exit 2")
+    @Test("--blur-to without the v4l2loopback module, an input that does not exist and a device that is no camera are refused with the reason; exit 2")
     func refusals() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let missing = try await cli.run(["stream", "/nonexistent/\(UUID())"])
         #expect(missing.status == 2 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
+        // A character device is taken for a camera and opened with libavdevice's v4l2 input,
+        // which refuses one that is not (VIDIOC_QUERYCAP fails on /dev/null).
+        let notCamera = try await cli.run(["stream", "/dev/null"])
+        #expect(notCamera.status == 2 && notCamera.stderr.contains("cannot be opened as a V4L2 camera"), "\(notCamera.stderr)")
         guard !FileManager.default.fileExists(atPath: "/sys/module/v4l2loopback") else { return }
         let blur = try await cli.run(["stream", "--blur-to", "/dev/video9", "-"])
         #expect(blur.status == 2 && blur.stderr.contains("v4l2loopback") && blur.stderr.contains("modprobe v4l2loopback"), "\(blur.stderr)")
