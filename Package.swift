@@ -115,6 +115,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The library used as Apple's SensitiveContentAnalysis is: `swift run quarantine-example FILE`.
+        .executableTarget(name: "quarantine-example", dependencies: ["SensitivityAnalysis", "MediaDecoding"], path: "Examples/quarantine-example"),
         .executableTarget(name: "quarantine-bench", dependencies: [
             "SensitivityAnalysis", "MediaDecoding", "CHeif", "CJXL", "CWebP", "QuarantineStore",
         ]),

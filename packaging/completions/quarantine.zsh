@@ -54,6 +54,7 @@ _quarantine() {
             'status:Is the agent running; what it watches, what waits and what it is checking now.'
             'watch:Add, remove or list the folders the agent watches.'
             'scan:Check files and folders for nudity (read-only unless --quarantine).'
+            'stream:Analyse a live video (a V4L2 camera, a pipe, a file played at its own rate) and print each change of advice.'
             'list:List what is in the vault, newest first.'
             'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
             'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
@@ -72,7 +73,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        agent|status|watch|scan|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
+        agent|status|watch|scan|stream|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -189,6 +190,25 @@ _quarantine_scan() {
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--workers[Files analysed at once (default\: one per core).]:n:'
         '*:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_stream() {
+    local -i ret=1
+    local -ar ___mode=('adult' 'child')
+    local -ar arg_specs=(
+        '--json[Print one JSON object per line (each change, then a summary) instead of text.]'
+        '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
+        '--judges[Frames judged at once, each on its own thread (default 1).]:n:'
+        '--no-pacing[Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).]'
+        '--blur-to[Write the frames, blurred while flagged, to this v4l2loopback device (needs the v4l2loopback module).]:device:'
+        ':input:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
