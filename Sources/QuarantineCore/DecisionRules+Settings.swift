@@ -5,7 +5,8 @@ extension DecisionRules {
     /// The keys of the table, as `config show` prints them.
     public var settingsTable: [String: Any] {
         ["lone_part": lonePartBelow.map { $0 as Any } ?? false, "person_evidence": personEvidence, "person_nsfw": personNSFW, "recheck": recheck,
-         "skin": skinMinimum.map { $0 as Any } ?? false, "tiny_side": tinySide.map { $0 as Any } ?? false]
+         "skin": skinMinimum.map { $0 as Any } ?? false, "tiny_side": tinySide.map { $0 as Any } ?? false,
+         "quiet_nsfw": quietNSFW.map { $0 as Any } ?? false, "upscaled_side": upscaledSide.map { $0 as Any } ?? false, "upscaled_skin": upscaledSkin]
     }
 
     mutating func apply(_ table: ConfigTable, at name: String, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
@@ -16,8 +17,9 @@ extension DecisionRules {
             }
             return t
         }
-        for key in table.keys where !["lone_part", "person_evidence", "person_nsfw", "recheck", "skin", "tiny_side"].contains(key) {
-            throw fail("\(name): unknown key \(key) (known: lone_part, person_evidence, person_nsfw, recheck, skin, tiny_side)")
+        let known = ["lone_part", "person_evidence", "person_nsfw", "recheck", "skin", "tiny_side", "quiet_nsfw", "upscaled_side", "upscaled_skin"]
+        for key in table.keys where !known.contains(key) {
+            throw fail("\(name): unknown key \(key) (known: \(known.joined(separator: ", ")))")
         }
         if let value = table["lone_part"] {
             if value.bool == false { lonePartBelow = nil }
@@ -34,6 +36,17 @@ extension DecisionRules {
             else if let n = value.int, (0...4096).contains(n) { tinySide = n == 0 ? nil : n }
             else { throw fail("\(name).tiny_side must be a whole number of pixels from 0 to 4096 (0 or false: off)") }
         }
+        if let value = table["quiet_nsfw"] {
+            if value.bool == false { quietNSFW = nil }
+            else if let t = value.double ?? value.int.map(Double.init), (0...1).contains(t) { quietNSFW = t }
+            else { throw fail("\(name).quiet_nsfw must be a number in 0...1 (a lone part in a picture open_nsfw scores below it is let through), or false") }
+        }
+        if let value = table["upscaled_side"] {
+            if value.bool == false { upscaledSide = nil }
+            else if let n = value.int, (0...4096).contains(n) { upscaledSide = n == 0 ? nil : n }
+            else { throw fail("\(name).upscaled_side must be a whole number of pixels from 0 to 4096 (0 or false: off)") }
+        }
+        if let t = try fraction("upscaled_skin") { upscaledSkin = t }
         if let t = try fraction("person_evidence") { personEvidence = t }
         if let t = try fraction("person_nsfw") { personNSFW = t }
         if let value = table["recheck"] {

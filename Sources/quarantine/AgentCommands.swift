@@ -326,7 +326,9 @@ struct ConfigShow: ParsableCommand {
             lines += p.labelThresholds.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
             lines += ["", "[policy.\(mode.rawValue).rules]", "lone_part = \(p.rules.lonePartBelow.map { "\($0)" } ?? "false")",
                       "person_evidence = \(p.rules.personEvidence)", "person_nsfw = \(p.rules.personNSFW)", "recheck = \(p.rules.recheck)",
-                      "skin = \(p.rules.skinMinimum.map { "\($0)" } ?? "false")", "tiny_side = \(p.rules.tinySide.map { "\($0)" } ?? "false")"]
+                      "skin = \(p.rules.skinMinimum.map { "\($0)" } ?? "false")", "tiny_side = \(p.rules.tinySide.map { "\($0)" } ?? "false")",
+                      "quiet_nsfw = \(p.rules.quietNSFW.map { "\($0)" } ?? "false")", "upscaled_side = \(p.rules.upscaledSide.map { "\($0)" } ?? "false")",
+                      "upscaled_skin = \(p.rules.upscaledSkin)"]
         }
         printOut(lines.joined(separator: "\n"))
     }
