@@ -29,6 +29,8 @@ extension SensitivityPolicy {
             rulings.append(ruling)
             nsfw = nil
         }
+        let nsfwWords = nsfw == nil && rawNSFW != nil ? "open_nsfw \(Self.format(rawNSFW ?? 0)) set aside by upscaled_nsfw"
+            : "open_nsfw \(nsfw.map(Self.format) ?? "-") < \(Self.format(rules.personNSFW))"
         for d in detections {
             if d.label == TestCard.label { counted.append(d); continue }
             guard let threshold = labelThresholds[d.label], d.score >= threshold else { continue }
@@ -37,7 +39,7 @@ extension SensitivityPolicy {
                 counted.append(d)
                 continue
             }
-            let lone = "no face, body or suggestive picture around it (nothing else \(Self.format(rules.personEvidence))+, open_nsfw \(nsfw.map(Self.format) ?? "-") < \(Self.format(rules.personNSFW)))\(nsfw == nil ? rawNSFW.map { " (open_nsfw \(Self.format($0)) set aside: upscaled_nsfw)" } ?? "" : "")"
+            let lone = "no face, body or suggestive picture around it (nothing else \(Self.format(rules.personEvidence))+, \(nsfwWords))"
             if let tiny = rules.tinySide, let longSide, longSide < tiny {
                 rulings.append(Ruling(rule: "tiny", outcome: .letThrough, label: d.label, score: d.score, box: d.box, threshold: threshold,
                                       detail: "\(lone); the picture is \(longSide) px on its long side (under \(tiny)): a lone part needs \(Self.format(below))"))
@@ -112,9 +114,9 @@ extension SensitivityPolicy {
     func personEvidence(besides part: Detection?, in detections: [Detection], nsfw: Double?) -> String? {
         if let nsfw, nsfw >= rules.personNSFW { return "open_nsfw \(Self.format(nsfw))" }
         let standsAlone = rules.lonePartBelow ?? 0
-        let other = detections.first {
-            $0 != part && $0.label != TestCard.label && (part.map { p in $0.box.iou(p.box) <= Self.sameRegionIoU } ?? true)
-                && $0.score >= (Self.partLabels.contains($0.label) ? max(standsAlone, rules.personEvidence) : rules.personEvidence)
+        let other = detections.first { d in
+            d != part && d.label != TestCard.label && (part.map { d.box.iou($0.box) <= Self.sameRegionIoU } ?? true)
+                && d.score >= (Self.partLabels.contains(d.label) ? max(standsAlone, rules.personEvidence) : rules.personEvidence)
         }
         return other.map { "\($0.label) \(Self.format($0.score))" }
     }
