@@ -1,17 +1,20 @@
-/// The decision rules over the models' raw output (issue 28): when a counted NudeNet detection
-/// is judged again before it makes a picture sensitive.
+/// The decision rules over the models' raw output (issue 28): when a counted NudeNet detection,
+/// or open_nsfw's score of a small picture, is judged again before it makes a picture sensitive.
 ///
 /// The models' raw detections and scores are never changed (parity with upstream stays
 /// checkable); the rules only decide which of the counted ones stand. Each rule is a setting
 /// of the policy (`[policy.MODE.rules]` in config.toml) and the numbers behind the defaults
 /// are in README, "Decision rules". What they never do:
-/// - drop a detection of ``lonePartBelow`` (0.9) or more, with or without other human evidence;
+/// - drop a detection of ``lonePartBelow`` (0.9) or more, with or without other human evidence,
+///   or one of ``keptWithEvidence`` (0.8) or more that comes with any (open_nsfw's included);
 /// - drop a detection in a picture that shows a person (a face, another body part, covered
-///   parts) or that open_nsfw finds suggestive;
+///   parts) or that open_nsfw finds suggestive, except where ``upscaledSide`` sets open_nsfw's
+///   score aside (adult mode: a small colour picture whose parts' boxes are not skin);
+/// - set aside open_nsfw's verdict on a picture NudeNet finds no part in;
 /// - touch the test card.
 public struct DecisionRules: Sendable, Equatable, Codable {
     /// A body part needs a body: a counted exposed-part detection scoring below this, in a
-    /// picture without other human evidence, is judged by the skin rule and the re-check
+    /// picture without other human evidence, is judged by the size, skin and quiet rules and the re-check
     /// before it stands (nil: all rules off).
     public var lonePartBelow: Double?
     /// Another NudeNet detection (a face, feet, a covered part, another exposed part) scoring at
