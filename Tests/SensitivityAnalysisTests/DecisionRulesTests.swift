@@ -267,6 +267,14 @@ struct DecisionRulesTests {
         analysis.rulings = judgement.rulings
         #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.55 let through (tiny: no face, body or suggestive picture around it"))
         #expect(analysis.detections == [Self.lone])
+        // The grey full moon in child mode: let through by quiet_nsfw, named with its raw scores.
+        let moon = Detection(label: "BUTTOCKS_EXPOSED", score: 0.46, box: Box(x: 10, y: 10, width: 100, height: 100))
+        let quiet = SensitivityPolicy.defaults(for: .child).judge(detections: [moon], nsfw: 0.0039, longSide: 128, shortSide: 128,
+                                                                   colour: ColourEvidence(spread: 1) { _ in 0 }) { _ in [0.51, 0.41] }
+        analysis.rulings = quiet.rulings
+        #expect(quiet.reasons.isEmpty)
+        #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.46 let through (quiet_nsfw: no face, body or suggestive picture around it"))
+        #expect(analysis.cleanDetail.hasSuffix("open_nsfw finds nothing suggestive in the picture (0.0039 < 0.0100))"))
     }
 
     @Test("the mirrored and re-framed copies hold the picture where the re-check looks for it")
