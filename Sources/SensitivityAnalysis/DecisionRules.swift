@@ -35,8 +35,9 @@ public struct DecisionRules: Sendable, Equatable, Codable {
     /// pixels the copies are the same blur, and the score persists on any round blob (nil: off).
     public var tinySide: Int?
     /// The models disagree: a lone part in a picture that open_nsfw scores below this is let
-    /// through without a re-check (nil: off). open_nsfw reads no colour, so greyscale pictures
-    /// are judged by it too.
+    /// through without a re-check (nil: off), where the skin rule cannot judge it: greyscale
+    /// and strongly tinted pictures (open_nsfw reads no colour), or any picture with the skin
+    /// rule off. A colour picture's lone part with a skin-coloured box still goes to the re-check.
     public var quietNSFW: Double?
     /// open_nsfw on a small picture: in a picture whose short side is under this many pixels
     /// (open_nsfw sees it stretched more than 2x to its 256-px input), in colour, with less than

@@ -54,9 +54,12 @@ extension SensitivityPolicy {
                     continue
                 }
             }
-            if let quiet = rules.quietNSFW, let rawNSFW, rawNSFW < quiet {
+            // Only where the skin rule cannot judge (greyscale, tinted, or the skin rule off): a colour
+            // picture's part with a skin-coloured box goes to the re-check whatever open_nsfw says.
+            if let quiet = rules.quietNSFW, let rawNSFW, rawNSFW < quiet, !(rules.skinMinimum != nil && colour?.inColour == true) {
                 rulings.append(Ruling(rule: "quiet_nsfw", outcome: .letThrough, label: d.label, score: d.score, box: d.box, threshold: threshold,
-                                      detail: "\(lone); open_nsfw finds nothing suggestive in the picture (\(Self.formatSmall(rawNSFW)) < \(Self.formatSmall(quiet)))"))
+                                      detail: "\(lone); open_nsfw finds nothing suggestive in the picture (\(Self.formatSmall(rawNSFW)) < \(Self.formatSmall(quiet))), "
+                                          + "which the skin rule cannot judge (\(colour == nil ? "no colour statistics" : "not in colour"))"))
                 continue
             }
             if rules.recheck, let recheck {

@@ -131,7 +131,7 @@ struct DecisionRulesTests {
         }
     }
 
-    @Test("quiet_nsfw: a lone part in a picture open_nsfw finds nothing in is let through, greyscale too, without a re-check")
+    @Test("quiet_nsfw: a lone part of a greyscale picture open_nsfw finds nothing in is let through without a re-check; in colour the re-check decides")
     func quietNSFW() {
         // Adwaita's camera-web icon: grey, BUTTOCKS_EXPOSED 0.81 confirmed by the re-check, open_nsfw 0.0013.
         let icon = Detection(label: "BUTTOCKS_EXPOSED", score: 0.81, box: Box(x: 71, y: 54, width: 388, height: 396))
@@ -142,7 +142,7 @@ struct DecisionRulesTests {
             let judgement = policy.judge(detections: [icon], nsfw: 0.0013, longSide: 512, shortSide: 512, colour: grey, recheck: recheck.callAsFunction)
             #expect(judgement.reasons.isEmpty && recheck.calls == 0, "\(mode)")
             #expect(judgement.rulings.map(\.rule) == ["quiet_nsfw"] && judgement.rulings.first?.outcome == .letThrough)
-            #expect(judgement.rulings.first?.summary.contains("open_nsfw finds nothing suggestive in the picture (0.0013 < 0.0100)") == true)
+            #expect(judgement.rulings.first?.summary.contains("open_nsfw finds nothing suggestive in the picture (0.0013 < 0.0100), which the skin rule cannot judge (not in colour)") == true)
             // Without the rule the re-check confirms it: the rule is what lets it through.
             var off = policy
             off.rules.quietNSFW = nil
@@ -153,6 +153,10 @@ struct DecisionRulesTests {
             #expect(policy.judge(detections: [icon, Self.face], nsfw: 0.0013, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.81"])
             let high = Detection(label: "BUTTOCKS_EXPOSED", score: 0.91, box: icon.box)
             #expect(policy.judge(detections: [high], nsfw: 0.0013, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.91"])
+            // In colour with a skin-coloured box the skin rule has judged it: the re-check decides, not open_nsfw.
+            let skin = ColourEvidence(spread: 30) { _ in 0.6 }
+            let coloured = policy.judge(detections: [icon], nsfw: 0.0013, colour: skin, recheck: recheck.callAsFunction)
+            #expect(coloured.reasons == ["BUTTOCKS_EXPOSED 0.81"] && coloured.rulings.map(\.rule) == ["recheck"])
         }
     }
 
@@ -274,7 +278,7 @@ struct DecisionRulesTests {
         analysis.rulings = quiet.rulings
         #expect(quiet.reasons.isEmpty)
         #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.46 let through (quiet_nsfw: no face, body or suggestive picture around it"))
-        #expect(analysis.cleanDetail.hasSuffix("open_nsfw finds nothing suggestive in the picture (0.0039 < 0.0100))"))
+        #expect(analysis.cleanDetail.hasSuffix("open_nsfw finds nothing suggestive in the picture (0.0039 < 0.0100), which the skin rule cannot judge (not in colour))"))
     }
 
     @Test("the mirrored and re-framed copies hold the picture where the re-check looks for it")
