@@ -552,7 +552,7 @@ extension QuarantineAgent {
                                inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
                                notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
-                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders) })
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.
