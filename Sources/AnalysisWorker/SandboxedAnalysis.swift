@@ -1,3 +1,4 @@
+import DownloadOrigins
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -511,6 +512,32 @@ public final class SandboxedAnalysis: Sendable {
         let outcome = await worker.judge(path: path, descriptor: descriptor, policy: .defaults(for: .adult), video: VideoOptions(), previewOnly: true) { _ in }
         if case .report(let report) = outcome { return report.flaggedFrame }
         return nil
+    }
+
+    // MARK: - Browser history
+
+    /// A ``HistoryParser`` that has a worker of this analysis parse the copied bytes of a
+    /// browser's history (its user's, possibly crafted), never this process.
+    public var historyParser: HistoryParser {
+        { [weak self] query, files in
+            guard let self else { throw Problem("the analysis has stopped") }
+            return try self.lookUpHistory(query, files: files)
+        }
+    }
+
+    /// What the history in `files` says of `query`, from the primary worker (kept from its idle
+    /// exit meanwhile), or from a worker started for this alone when none runs. Blocks the
+    /// calling thread (the lookup is synchronous, as the copy before it).
+    func lookUpHistory(_ query: HistoryQuery, files: HistoryFiles) throws(Problem) -> HistoryMatch? {
+        let timeout = query.timeLimit + .seconds(5)
+        beginUse()
+        defer { endUse() }
+        if let live = state.withLock({ s -> WorkerConnection? in s.primary.flatMap { $0.isAlive ? $0 : nil } }) {
+            return try live.lookUpHistory(query, files: files, timeout: timeout).get()
+        }
+        let solo = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
+        defer { solo.stop() }
+        return try solo.lookUpHistory(query, files: files, timeout: timeout).get()
     }
 
     /// A report that keeps the file queued (no verdict, no `on_error`): cancelled.
