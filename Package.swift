@@ -80,7 +80,7 @@ let package = Package(
         ]),
 
         // Where a download came from, read from the browsers' own download history.
-        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
         // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
         .target(name: "Locking"),
@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
-        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims"]),
+        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins"]),
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
         .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
-        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport"]),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
     ]
 )

@@ -1,3 +1,4 @@
+import DownloadOrigins
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -336,7 +337,14 @@ public final class SandboxedAnalysis: Sendable {
         // instead: this service's own user owns every account's database, PIN hash and vault.
         if let account = options.account {
             guard let launcher = options.launcher, Self.isSocket(launcher) else { throw Problem(Self.launcherMissing(options.launcher)) }
-            let connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits)
+            let connection: WorkerConnection
+            do { connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits) } catch {
+                // A start that failed because the launcher went away meanwhile (a worker it killed
+                // as it stopped, a socket it left behind) is said as such: the status names what
+                // to fix, not the worker's end it caused.
+                if !Self.launcherListens(launcher) { throw Problem(Self.launcherMissing(launcher)) }
+                throw error
+            }
             state.withLock { s in
                 s.connections.append(connection)
                 s.starts += 1
@@ -375,6 +383,22 @@ public final class SandboxedAnalysis: Sendable {
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
         // The change time too: an inode number is soon used again on a tmpfs such as /run.
         return [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_ctim.tv_sec), UInt64(info.st_ctim.tv_nsec)]
+    }
+
+    /// Whether a process listens on the socket at `path`: false when there is no socket there (or
+    /// a link), or nobody accepts on it (a launcher that died or is stopping leaves its socket
+    /// file behind: ECONNREFUSED). A connection made to find out is closed at once (the launcher
+    /// refuses it as one that closed before a request). Any other failure (EACCES, EAGAIN when its
+    /// backlog is full) counts as listening: something is there.
+    static func launcherListens(_ path: String) -> Bool {
+        guard isSocket(path) else { return false }
+        do {
+            let probe = try LocalSocket.connect(to: path)
+            probe.close()
+            return true
+        } catch {
+            return ![ECONNREFUSED, ENOENT, ENOTSOCK].map({ String(cString: strerror($0)) }).contains(error.cause ?? "")
+        }
     }
 
     /// Whether a socket is at `path` (lstat: a link there is not one).
@@ -488,6 +512,32 @@ public final class SandboxedAnalysis: Sendable {
         let outcome = await worker.judge(path: path, descriptor: descriptor, policy: .defaults(for: .adult), video: VideoOptions(), previewOnly: true) { _ in }
         if case .report(let report) = outcome { return report.flaggedFrame }
         return nil
+    }
+
+    // MARK: - Browser history
+
+    /// A ``HistoryParser`` that has a worker of this analysis parse the copied bytes of a
+    /// browser's history (its user's, possibly crafted), never this process.
+    public var historyParser: HistoryParser {
+        { [weak self] query, files in
+            guard let self else { throw Problem("the analysis has stopped") }
+            return try self.lookUpHistory(query, files: files)
+        }
+    }
+
+    /// What the history in `files` says of `query`, from the primary worker (kept from its idle
+    /// exit meanwhile), or from a worker started for this alone when none runs. Blocks the
+    /// calling thread (the lookup is synchronous, as the copy before it).
+    func lookUpHistory(_ query: HistoryQuery, files: HistoryFiles) throws(Problem) -> HistoryMatch? {
+        let timeout = query.timeLimit + .seconds(5)
+        beginUse()
+        defer { endUse() }
+        if let live = state.withLock({ s -> WorkerConnection? in s.primary.flatMap { $0.isAlive ? $0 : nil } }) {
+            return try live.lookUpHistory(query, files: files, timeout: timeout).get()
+        }
+        let solo = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
+        defer { solo.stop() }
+        return try solo.lookUpHistory(query, files: files, timeout: timeout).get()
     }
 
     /// A report that keeps the file queued (no verdict, no `on_error`): cancelled.

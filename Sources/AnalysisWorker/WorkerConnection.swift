@@ -1,4 +1,5 @@
 import CSystemShims
+import DownloadOrigins
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -41,6 +42,22 @@ final class WorkerConnection: Sendable {
         var killedForHanging = false
         /// Why this connection killed the worker, when it did (a deadline, a message it broke).
         var killReason: String?
+        /// History lookups waiting for their answer (``lookUpHistory(_:files:timeout:)``).
+        var histories: [UInt64: HistoryWait] = [:]
+    }
+
+    /// A history lookup waiting on a thread of the caller's for its answer.
+    final class HistoryWait: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<HistoryMatch?, SandboxedAnalysis.Problem>?>(nil)
+        func finish(_ result: Result<HistoryMatch?, SandboxedAnalysis.Problem>) {
+            let first = outcome.withLock { value -> Bool in
+                guard value == nil else { return false }
+                value = result
+                return true
+            }
+            if first { done.signal() }
+        }
     }
 
     /// The limits the service holds a worker to.
@@ -282,7 +299,34 @@ final class WorkerConnection: Sendable {
     // MARK: - Judging
 
     var isAlive: Bool { state.withLock { $0.death == nil } }
-    var inFlight: Int { state.withLock { $0.pending.count } }
+    var inFlight: Int { state.withLock { $0.pending.count + $0.histories.count } }
+
+    /// Hands the copied bytes of a browser's history (`files`) to the worker, which parses them,
+    /// and waits on this thread (never Swift's cooperative pool: the reader thread answers) for
+    /// what it says, up to `timeout`.
+    func lookUpHistory(_ query: HistoryQuery, files: HistoryFiles, timeout: Duration) -> Result<HistoryMatch?, SandboxedAnalysis.Problem> {
+        let wait = HistoryWait()
+        let id = state.withLock { s -> UInt64? in
+            guard s.death == nil else { return nil }
+            defer { s.nextId += 1 }
+            s.histories[s.nextId] = wait
+            return s.nextId
+        }
+        guard let id else { return .failure(.init("the analysis worker is gone")) }
+        let request = WorkerMessage.HistoryRequest(id: id, query: query, hasWAL: files.wal != nil, hasJournal: files.journal != nil)
+        do {
+            try socket.send(WorkerMessage.encode(.history, request), descriptors: [files.main] + [files.wal, files.journal].compactMap { $0 })
+        } catch {
+            _ = state.withLock { $0.histories.removeValue(forKey: id) }
+            return .failure(.init("cannot hand the history to the analysis worker: \(error)"))
+        }
+        let seconds = timeout.components.seconds, nanoseconds = timeout.components.attoseconds / 1_000_000_000
+        if wait.done.wait(timeout: .now() + .seconds(Int(seconds)) + .nanoseconds(Int(nanoseconds))) == .timedOut {
+            _ = state.withLock { $0.histories.removeValue(forKey: id) }
+            wait.finish(.failure(.init("the analysis worker did not answer about the history within \(seconds) s")))
+        }
+        return wait.outcome.withLock { $0 } ?? .failure(.init("no answer"))
+    }
 
     /// Hands `descriptor` (open on the file at `path`) to the worker and waits for its verdict.
     func judge(path: String, descriptor: Int32, policy: SensitivityPolicy, video: VideoOptions, previewOnly: Bool = false,
@@ -338,14 +382,15 @@ final class WorkerConnection: Sendable {
             }
         }
         let how = waitForWorkerEnd()
-        let (pending, death) = state.withLock { s -> ([Pending], Death) in
+        let (pending, histories, death) = state.withLock { s -> ([Pending], [HistoryWait], Death) in
             let hung = s.killedForHanging
             let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)
             s.death = death
-            defer { s.pending = [:] }
-            return (Array(s.pending.values), death)
+            defer { s.pending = [:]; s.histories = [:] }
+            return (Array(s.pending.values), Array(s.histories.values), death)
         }
         for file in pending { file.continuation.resume(returning: .died(death)) }
+        for wait in histories { wait.finish(.failure(.init("\(death)"))) }
     }
 
     /// Handles one message; returns what is wrong with it, if anything.
@@ -390,7 +435,14 @@ final class WorkerConnection: Sendable {
                 state.withLock { $0.pending[report.id] = pending }
                 return problem.description
             }
-        case .hello, .request, .cancel:
+        case .origin:
+            guard let answer = WorkerMessage.decode(WorkerMessage.HistoryAnswer.self, bytes) else { return "it sent an unreadable history answer" }
+            guard let wait = state.withLock({ $0.histories.removeValue(forKey: answer.id) }) else { return nil }
+            if let match = answer.match, !match.isPlausible { return "it sent a history answer that is no URL, or over \(HistoryMatch.maximumURLBytes) bytes" }
+            if let problem = answer.problem { wait.finish(.failure(.init(WorkerMessage.Report.tame(.init(code: "history", message: problem)).message))) }
+            else { wait.finish(.success(answer.match)) }
+            return nil
+        case .hello, .request, .cancel, .history:
             return "it sent a message only the service sends, or a second hello"
         }
     }

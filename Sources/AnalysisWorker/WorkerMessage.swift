@@ -1,3 +1,4 @@
+import DownloadOrigins
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -11,6 +12,10 @@ import SensitivityAnalysis
 ///     worker -> service  F frame:    part of the flagged frame's pixels (for the blurred preview)
 ///     worker -> service  R report:   the verdict (after all of the frame's parts)
 ///     service -> worker  X cancel:   stop judging a file (a stop cancels the videos in flight)
+///     service -> worker  Y history:  a browser history's copied bytes to look a download up in;
+///                                    descriptors: its memory files (the database, then its -wal
+///                                    and -journal when there are)
+///     worker -> service  O origin:   what the history says (or why it could not be read)
 enum WorkerMessage {
     enum Kind: UInt8 {
         case hello = 0x48    // H
@@ -19,6 +24,24 @@ enum WorkerMessage {
         case frame = 0x46    // F
         case report = 0x52   // R
         case cancel = 0x58   // X
+        case history = 0x59  // Y
+        case origin = 0x4F   // O
+    }
+
+    /// A history lookup: the query, and which side files' descriptors follow the database's.
+    struct HistoryRequest: Codable {
+        var id: UInt64
+        var query: HistoryQuery
+        var hasWAL: Bool
+        var hasJournal: Bool
+    }
+
+    /// A history lookup's answer: the match (nil: the history does not know the file), or why
+    /// the history could not be read.
+    struct HistoryAnswer: Codable {
+        var id: UInt64
+        var match: HistoryMatch?
+        var problem: String?
     }
 
     struct Hello: Codable {

@@ -1,4 +1,5 @@
 import CSystemShims
+import DownloadOrigins
 import Foundation
 import MediaDecoding
 import SensitivityAnalysis
@@ -94,6 +95,8 @@ public enum AnalysisWorkerProcess {
         // (plugins, fonts) is loaded now. Then the runtime folder goes, and the file system.
         let loaded = ContinuousClock.now
         let warmed = await warmUp(analyzer)
+        // SQLite once, in memory, as a history lookup uses it (whatever it sets up on first use).
+        HistoryParsing.warmUp()
         if keepsRuntimeDescriptor { close(runtimeDescriptor) }
         // What the warm-up freed (decoded samples, the models' intermediate tensors) goes back to
         // the kernel: malloc keeps it otherwise, 50 MB of the worker's 200 (measured).
@@ -125,6 +128,10 @@ public enum AnalysisWorkerProcess {
                 tasks.cancel(cancel.id)
                 continue
             }
+            if message.bytes.first == WorkerMessage.Kind.history.rawValue {
+                answerHistory(message, on: socket)
+                continue
+            }
             guard message.bytes.first == WorkerMessage.Kind.request.rawValue,
                   let request = WorkerMessage.decode(WorkerMessage.Request.self, message.bytes), message.descriptors.count == 1 else {
                 message.descriptors.forEach { close($0) }
@@ -150,6 +157,34 @@ public enum AnalysisWorkerProcess {
         // The service hung up: what is still running is not wanted any more.
         tasks.cancelAll()
         return 0
+    }
+
+    /// Looks a download up in the copied bytes of a browser's history (its memory files, passed
+    /// with the message), on a thread of its own, and answers: the bytes are the protected
+    /// account's, possibly crafted, so they are parsed here, in the sandbox, never by the service.
+    static func answerHistory(_ message: LocalSocket.Message, on socket: LocalSocket) {
+        guard let request = WorkerMessage.decode(WorkerMessage.HistoryRequest.self, message.bytes),
+              message.descriptors.count == 1 + (request.hasWAL ? 1 : 0) + (request.hasJournal ? 1 : 0) else {
+            message.descriptors.forEach { close($0) }
+            return
+        }
+        let descriptors = message.descriptors
+        let files = HistoryFiles(main: descriptors[0], wal: request.hasWAL ? descriptors[1] : nil,
+                                 journal: request.hasJournal ? descriptors[descriptors.count - 1] : nil)
+        let thread = Thread {
+            defer { descriptors.forEach { close($0) } }
+            var answer = WorkerMessage.HistoryAnswer(id: request.id, match: nil, problem: nil)
+            do {
+                answer.match = try HistoryParsing.match(request.query, files: files)
+                if let match = answer.match, !match.isPlausible { answer.match = nil }
+            } catch {
+                answer.problem = String("\(error)".prefix(1024))
+            }
+            try? socket.send(WorkerMessage.encode(.origin, answer))
+        }
+        thread.name = "history-\(request.id)"
+        thread.stackSize = 4 << 20
+        thread.start()
     }
 
     /// The warm-up's plan for its clip: the first frame and the last, not every 0.25 s (the

@@ -35,8 +35,10 @@ import Glibc
 /// child owns, never root's own.
 ///
 /// **How it reads**: never through SQLite on the browser's files (both browsers lock them while
-/// they run); each database is copied with its side files into a private temporary folder and
-/// the copy is read (see `DatabaseCopy`), treating it as untrusted (see `HistoryReader`).
+/// they run); each database is copied with its side files, as bytes, into memory files (see
+/// `DatabaseCopy`), and ``parser`` makes the answer from them, treating them as untrusted (see
+/// ``HistoryImage`` and `HistoryReader`). A guardian service's parser is its sandboxed analysis
+/// worker: the service itself parses no byte of the child's history.
 /// Databases over ``maximumDatabaseSize`` are skipped; each query stops after ``queryTimeLimit``.
 ///
 /// **When** (measured with the real browsers, scripts/desktop/probe-history.py): Firefox ESR 153
@@ -107,8 +109,9 @@ public struct BrowserHistory: Sendable {
     public var maximumDatabaseSize: Int64 = 256 << 20
     /// Each query on a database is interrupted after this long.
     public var queryTimeLimit: Duration = .seconds(2)
-    /// Where the private copies are made (each in its own 0700 folder, removed after reading).
-    public var temporaryFolder: String = NSTemporaryDirectory()
+    /// Who parses the copied bytes: this process by default; a guardian service's sandboxed
+    /// analysis worker there.
+    public var parser: HistoryParser = HistoryParsing.inProcess
 
     /// How long after a download's final rename its record may take to appear: Chromium commits
     /// its history every 10 s (measured: 2.6 to 9.7 s); Firefox within 0.2 s.
@@ -184,8 +187,7 @@ public struct BrowserHistory: Sendable {
         for profile in profiles {
             let copy: DatabaseCopy
             do {
-                copy = try DatabaseCopy.make(of: profile.database, allowedOwners: owners, maximumSize: maximumDatabaseSize,
-                                             temporaryParent: temporaryFolder)
+                copy = try DatabaseCopy.make(of: profile.database, allowedOwners: owners, maximumSize: maximumDatabaseSize)
             } catch {
                 switch error {
                 case .missing: break
@@ -197,15 +199,15 @@ public struct BrowserHistory: Sendable {
                 continue
             }
             defer { copy.remove() }
-            let match: HistoryReader.Match?
+            let match: HistoryMatch?
             do {
-                match = try HistoryReader(kind: profile.kind, timeLimit: queryTimeLimit).mostRecentMatch(in: copy.path, paths: paths)
+                match = try parser(HistoryQuery(kind: profile.kind, paths: paths, timeLimit: queryTimeLimit), copy.files)
             } catch {
                 result.skipped.append((profile, .unreadable("\(error)")))
                 continue
             }
             result.read.append(profile)
-            guard let match else { continue }
+            guard let match, match.isPlausible else { continue }
             // The most recent record wins; with no time, the first profile's.
             if best == nil || (match.recordedAt ?? .distantPast) > (best?.downloadedAt ?? .distantPast) {
                 best = DownloadOrigin(fileURL: match.fileURL, pageURL: match.pageURL, browser: profile.browser,

@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 
 #if canImport(Glibc)
@@ -5,15 +6,16 @@ import Glibc
 #endif
 
 /// A private copy of a browser's SQLite database with its `-journal` and `-wal`, taken without
-/// opening the browser's files with SQLite at all.
+/// parsing any of them: their bytes, each in a memory file (memfd) of this process.
 ///
 /// Why a copy: both browsers keep their history database locked while they run (measured with
 /// Chromium 156 and Firefox ESR 153: a plain read-only open fails with "database is locked"), and
 /// Firefox keeps its newest rows in the `-wal` for seconds, which an `immutable=1` open of the
-/// main file does not see. The copy is opened by SQLite alone, in a folder only this process can
-/// enter (0700): a copied `-journal` is rolled back into the copy and a copied `-wal` replayed, so
-/// the copy shows what the browser last committed. The browser's files are only ever read
-/// (O_RDONLY); no `-shm`, lock or journal is created next to them.
+/// main file does not see. Whoever parses the copy (``HistoryParser``: a guardian service's
+/// sandboxed analysis worker, or a person's own agent) makes the committed page image from the
+/// bytes (``HistoryImage``) and reads it in memory. The process that copies only reads bytes:
+/// the browser's files are opened O_RDONLY, never by SQLite; nothing is created next to them,
+/// nor on any disk.
 ///
 /// The copy is consistent when none of the files changed while they were read (inode, size and
 /// modification time the same before and after); when one did, it is taken again, a few times.
@@ -32,10 +34,8 @@ struct DatabaseCopy {
         case unreadable(String)
     }
 
-    /// The private folder (0700) holding the copy.
-    let folder: String
-    /// The copy of the main database file; its -journal / -wal copies lie next to it.
-    let path: String
+    /// The copies: the main file's, and the side files' that exist.
+    let files: HistoryFiles
 
     /// The side files copied along, in the order they are read (before the main file).
     static let sideSuffixes = ["-journal", "-wal"]
@@ -43,28 +43,27 @@ struct DatabaseCopy {
     /// which SQLite would open and might delete after rolling back: such a journal is refused.
     static let journalMagic: [UInt8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7]
 
-    /// Copies `database` (and its side files) into a new private folder under `temporaryParent`.
+    /// Copies `database` (and its side files) into memory files.
     ///
     /// - Parameters:
     ///   - allowedOwners: the users whose files may be read; any other owner is refused.
     ///   - maximumSize: the most bytes read, the database and its side files together.
     ///   - attempts: how many times a copy that changed under the reader is taken again.
-    static func make(of database: String, allowedOwners: Set<uid_t>, maximumSize: Int64,
-                     temporaryParent: String, attempts: Int = 3) throws(Failure) -> DatabaseCopy {
+    static func make(of database: String, allowedOwners: Set<uid_t>, maximumSize: Int64, attempts: Int = 3) throws(Failure) -> DatabaseCopy {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try makeOnce(of: database, allowedOwners: allowedOwners, maximumSize: maximumSize, temporaryParent: temporaryParent)
+                return try makeOnce(of: database, allowedOwners: allowedOwners, maximumSize: maximumSize)
             } catch .busy where attempt < attempts {
                 usleep(20_000)
             }
         }
     }
 
-    /// Removes the private folder and everything in it.
+    /// Closes the memory files (once: the copy is not used after).
     func remove() {
-        try? FileManager.default.removeItem(atPath: folder)
+        files.close()
     }
 
     // MARK: - One attempt
@@ -76,8 +75,7 @@ struct DatabaseCopy {
         let stamp: FileStamp
     }
 
-    private static func makeOnce(of database: String, allowedOwners: Set<uid_t>, maximumSize: Int64,
-                                 temporaryParent: String) throws(Failure) -> DatabaseCopy {
+    private static func makeOnce(of database: String, allowedOwners: Set<uid_t>, maximumSize: Int64) throws(Failure) -> DatabaseCopy {
         var sources: [Source] = []
         defer { for source in sources { close(source.fd) } }
         // The side files first: a journal or WAL read before the main file, with none of them
@@ -92,22 +90,24 @@ struct DatabaseCopy {
         let total = sources.reduce(Int64(0)) { $0 + $1.stamp.size }
         guard total <= maximumSize else { throw .tooLarge(bytes: total) }
 
-        guard let folder = makePrivateFolder(in: temporaryParent) else { throw .unreadable("no private temporary folder in \(temporaryParent)") }
-        let copy = DatabaseCopy(folder: folder, path: folder + "/db")
+        var copies: [String: Int32] = [:]
         do {
             for source in sources {
-                try copyFile(from: source.fd, size: source.stamp.size, to: copy.path + source.suffix)
+                let copy = qsys_memfd("history" + source.suffix)
+                guard copy >= 0 else { throw Failure.unreadable("no memory file for the copy: \(String(cString: strerror(errno)))") }
+                copies[source.suffix] = copy
+                try copyFile(from: source.fd, size: source.stamp.size, to: copy)
             }
             for source in sources where FileStamp(fd: source.fd) != source.stamp { throw Failure.busy }
-            if sources.contains(where: { $0.suffix == "-journal" }), try namesSuperJournal(copy.path + "-journal") {
+            if let journal = copies["-journal"], try namesSuperJournal(journal) {
                 throw Failure.unreadable("its journal names a super-journal")
             }
-            return copy
+            return DatabaseCopy(files: HistoryFiles(main: copies[""]!, wal: copies["-wal"], journal: copies["-journal"]))
         } catch let failure as Failure {
-            copy.remove()
+            copies.values.forEach { close($0) }
             throw failure
         } catch {
-            copy.remove()
+            copies.values.forEach { close($0) }
             throw .unreadable("\(error)")
         }
     }
@@ -133,20 +133,9 @@ struct DatabaseCopy {
         return Source(suffix: suffix, fd: fd, stamp: FileStamp(info))
     }
 
-    private static func makePrivateFolder(in parent: String) -> String? {
-        var template = Array((parent.hasSuffix("/") ? parent : parent + "/").utf8CString.dropLast()) + Array("quarantine-history-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let made = mkdtemp(buffer.baseAddress!) else { return nil }
-            return String(cString: made)   // mkdtemp makes it 0700
-        }
-    }
-
     /// Copies at most `size` bytes (the size seen before reading: bytes appended meanwhile are
-    /// caught by the stamp check) into a new file only this user can read.
-    private static func copyFile(from fd: Int32, size: Int64, to destination: String) throws(Failure) {
-        let out = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard out >= 0 else { throw .unreadable("cannot create the copy: \(String(cString: strerror(errno)))") }
-        defer { close(out) }
+    /// caught by the stamp check) into the memory file `out`.
+    private static func copyFile(from fd: Int32, size: Int64, to out: Int32) throws(Failure) {
         let chunk = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
         defer { buffer.deallocate() }
@@ -173,10 +162,7 @@ struct DatabaseCopy {
 
     /// Whether a rollback journal ends with a super-journal record (its last 8 bytes are the
     /// journal magic), which SQLite would follow to another file.
-    private static func namesSuperJournal(_ path: String) throws(Failure) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw .unreadable("cannot reopen the journal copy") }
-        defer { close(fd) }
+    private static func namesSuperJournal(_ fd: Int32) throws(Failure) -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable("cannot stat the journal copy") }
         guard info.st_size >= 16 else { return false }

@@ -3,14 +3,17 @@ import Foundation
 import GRDB
 import GRDBSQLite
 
-/// Reads one copied history database, treating it as untrusted: a child may craft these files.
+/// Reads one history database's page image (``HistoryImage``) in memory, treating it as
+/// untrusted: another account may craft these bytes.
 ///
-/// The copy is opened read-write only so that SQLite can roll back a copied journal or replay a
-/// copied WAL into it; before any query the connection is set `query_only`, `trusted_schema=OFF`
-/// (no functions or virtual tables named by the schema), `cell_size_check=ON`, no attached
-/// databases, strings and blobs of at most 1 MiB, a time limit enforced by a progress
-/// handler, and SQLite's defensive mode with views and triggers switched off (`qsqlite_harden`). Extension loading stays off (SQLite's default; GRDB does not enable it). Any SQLite
-/// error is an error of this profile only: the caller treats it as "no answer here".
+/// The image is handed to SQLite with `sqlite3_deserialize`, read-only: no file is opened, no
+/// journal or WAL is replayed by SQLite (``HistoryImage`` did that, from the bytes). Before any
+/// query the connection is set `query_only`, `trusted_schema=OFF` (no functions or virtual tables
+/// named by the schema), `cell_size_check=ON`, temporary tables in memory, no attached
+/// databases, strings and blobs of at most 1 MiB, a time limit enforced by a progress handler,
+/// and SQLite's defensive mode with views and triggers switched off (`qsqlite_harden`). Extension
+/// loading stays off (SQLite's default; GRDB does not enable it). Any SQLite error is an error of
+/// this profile only: the caller treats it as "no answer here".
 struct HistoryReader {
     let kind: BrowserHistory.Kind
     let timeLimit: Duration
@@ -22,38 +25,71 @@ struct HistoryReader {
         var recordedAt: Date?
     }
 
-    /// The most recent record of a download saved at one of `paths` (the same file's absolute
-    /// paths: as given, and with symbolic links resolved).
+    /// The most recent record, in the database file at `databasePath` (read whole, as bytes), of
+    /// a download saved at one of `paths`.
     func mostRecentMatch(in databasePath: String, paths: [String]) throws -> Match? {
-        // One deadline for everything SQLite does with the file, from the open on: the schema
-        // read, recovery (a copied journal rolled back, a copied WAL replayed) and the queries.
+        let fd = open(databasePath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw HistoryImage.Problem("cannot open \(databasePath): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        return try mostRecentMatch(image: HistoryImage.make(main: HistoryFiles.bytes(of: fd)), paths: paths)
+    }
+
+    /// The most recent record of a download saved at one of `paths` (the same file's absolute
+    /// paths: as given, and with symbolic links resolved), in the page image `image`.
+    func mostRecentMatch(image: [UInt8], paths: [String]) throws -> Match? {
+        // One deadline for everything SQLite does with the image, from the open on: the schema
+        // read and the queries.
         let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
         defer { deadline.deallocate() }
         let limit = timeLimit.components
         deadline.pointee = monotonicNanoseconds() &+ UInt64(max(0, limit.seconds)) * 1_000_000_000 &+ UInt64(max(0, limit.attoseconds / 1_000_000_000))
+        guard image.count > 0, let buffer = sqlite3_malloc64(sqlite3_uint64(image.count)) else { throw HistoryImage.Problem("no memory for the image") }
+        image.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        // Owned by SQLite from here (freed when the connection closes, or below on failure).
+        var owned: UnsafeMutableRawPointer? = buffer
+        defer { if let owned { sqlite3_free(owned) } }
+        let size = sqlite3_int64(image.count)
         var configuration = Configuration()
         configuration.readonly = false
         configuration.foreignKeysEnabled = false
-        configuration.label = "browser history copy"
+        configuration.label = "browser history image"
         let deadlineAddress = UInt(bitPattern: deadline)
+        let bufferAddress = UInt(bitPattern: buffer)
+        let handedOver = UnsafeMutablePointer<Bool>.allocate(capacity: 1)
+        handedOver.pointee = false
+        defer { handedOver.deallocate() }
+        let handedOverAddress = UInt(bitPattern: handedOver)
         configuration.prepareDatabase { db in
-            if let connection = db.sqliteConnection, let deadline = UnsafeMutablePointer<UInt64>(bitPattern: deadlineAddress) {
-                // Before any statement: the time limit, then the limits on sizes and attachments.
-                Self.interrupt(connection, after: deadline)
-                // Defensive mode, no views, no triggers: a crafted `downloads` view runs nothing.
-                let hardened = qsqlite_harden(UnsafeMutableRawPointer(connection))
-                guard hardened == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: hardened), message: "could not harden the connection") }
-                sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20)
-                sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
+            guard let connection = db.sqliteConnection, let deadline = UnsafeMutablePointer<UInt64>(bitPattern: deadlineAddress),
+                  let bytes = UnsafeMutableRawPointer(bitPattern: bufferAddress), let handed = UnsafeMutablePointer<Bool>(bitPattern: handedOverAddress) else {
+                throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "no connection")
             }
+            // Before any statement: the time limit, then the limits on sizes and attachments.
+            Self.interrupt(connection, after: deadline)
+            // Defensive mode, no views, no triggers: a crafted `downloads` view runs nothing.
+            let hardened = qsqlite_harden(UnsafeMutableRawPointer(connection))
+            guard hardened == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: hardened), message: "could not harden the connection") }
+            sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, 1 << 20)
+            sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
             try db.execute(sql: "PRAGMA trusted_schema = OFF")
             try db.execute(sql: "PRAGMA cell_size_check = ON")
             try db.execute(sql: "PRAGMA mmap_size = 0")
+            // Sorting and temporary b-trees stay in memory (a sandboxed reader has no file system).
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            let flags = UInt32(SQLITE_DESERIALIZE_READONLY | SQLITE_DESERIALIZE_FREEONCLOSE)
+            // SQLite owns the buffer once this is called, whatever it returns.
+            handed.pointee = true
+            let result = sqlite3_deserialize(connection, "main", bytes.assumingMemoryBound(to: UInt8.self), size, size, flags)
+            guard result == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: result), message: "the image could not be opened") }
         }
-        let queue = try DatabaseQueue(path: databasePath, configuration: configuration)
+        let queue: DatabaseQueue
+        do { queue = try DatabaseQueue(configuration: configuration) } catch {
+            if handedOver.pointee { owned = nil }
+            throw error
+        }
+        if handedOver.pointee { owned = nil }
         defer { try? queue.close() }
         return try queue.inDatabase { db in
-            // Recovery happens on this first read, before the connection is made query-only.
             _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
             try db.execute(sql: "PRAGMA query_only = ON")
             switch kind {

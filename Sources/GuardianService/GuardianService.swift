@@ -59,6 +59,30 @@ public enum GuardianService {
         return environment
     }
 
+    /// The agent's options for the protected account `user` (`uid`, `home`), with this process's
+    /// mount table `mounts`: what it watches and where it holds.
+    static func agentOptions(user: String, uid: uid_t, home: String, environment: [String: String], configuration: String,
+                             mounts: MountTable?) -> QuarantineAgent.Options {
+        var options = QuarantineAgent.Options(environment: environment, configPath: configuration)
+        options.actor = "guardian service"
+        // The account's browsers keep their history in its own ~/.config (only that is read there).
+        options.browserConfigHome = home + "/.config"
+        // Held files leave the account's folders into a folder of the service's in its home (the
+        // same mount as the watched folders under the unit's BindPaths=), and go back only into
+        // the account's own folders.
+        options.holdingParent = home
+        options.protectedAccount = uid
+        options.protectedHome = home
+        // /tmp and /var/tmp: the host's, at the side paths the unit binds them to (its own are
+        // private); /dev/shm; and the removable media mounted for the account, as they come and go.
+        options.sharedFolders = SharedFolder.standard(mounts: mounts)
+        options.removableMediaFolders = ["/media/\(user)", "/run/media/\(user)"]
+        // The account's runtime folder (/run/user/UID: the host's, below the side path the unit
+        // binds /run/user to), while logind has it mounted.
+        options.runtimeFolder = SharedFolder.runtimeFolder(uid: uid, mounts: mounts)
+        return options
+    }
+
     /// Runs until SIGTERM or SIGINT.
     public static func run(user: String, logger: Logger, inherited: [String: String] = ProcessInfo.processInfo.environment) async throws {
         let paths = GuardianPaths(user: user)
@@ -71,21 +95,9 @@ public enum GuardianService {
         try FileManager.default.createDirectory(atPath: paths.state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let environment = environment(paths: paths, home: account.home, inherited: inherited, accountUID: account.uid)
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        var options = QuarantineAgent.Options(environment: environment, configPath: paths.configuration)
-        options.actor = "guardian service"
-        // The account's browsers keep their history in its own ~/.config (only that is read there).
-        options.browserConfigHome = account.home + "/.config"
-        // Held files leave the account's folders into a folder of the service's in its home (the
-        // same mount as the watched folders under the unit's BindPaths=), and go back only into
-        // the account's own folders.
-        options.holdingParent = account.home
-        options.protectedAccount = account.uid
-        options.protectedHome = account.home
-        // /tmp and /var/tmp: the host's, at the side paths the unit binds them to (its own are
-        // private); /dev/shm; and the removable media mounted for the account, as they come and go.
-        let sharedFolders = SharedFolder.standard(mounts: MountTable.current())
-        options.sharedFolders = sharedFolders
-        options.removableMediaFolders = ["/media/\(user)", "/run/media/\(user)"]
+        var options = agentOptions(user: user, uid: account.uid, home: account.home, environment: environment,
+                                   configuration: paths.configuration, mounts: MountTable.current())
+        let sharedFolders = (options.sharedFolders ?? []) + (options.runtimeFolder.map { [$0] } ?? [])
         // A wrong USER.toml never stops the protection: the last good copy (or child-mode
         // defaults) stays in force and `guardian status` names the problem.
         options.lastGoodConfigurationPath = lastGood

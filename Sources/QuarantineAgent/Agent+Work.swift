@@ -1,3 +1,4 @@
+import AnalysisWorker
 import DownloadOrigins
 import FolderWatch
 import Foundation
@@ -375,7 +376,15 @@ extension QuarantineAgent {
     func process(_ entry: BacklogEntry, type: MediaType, engine: any AnalysisEngine, settings: Settings) async {
         var intake = Intake(vault: vault, engine: engine, actor: options.actor, maxCrashes: Self.maxAttempts, holding: holding)
         if settings.agent.browserHistory {
-            let history = settings.browserHistory(environment: options.environment, configHome: options.browserConfigHome)
+            var reader = settings.browserHistory(environment: options.environment, configHome: options.browserConfigHome)
+            // The history's bytes are parsed by the sandboxed worker, never here: in a guardian
+            // service they are the protected account's, possibly crafted.
+            if let sandboxed = engine as? SandboxedAnalysis {
+                reader.parser = sandboxed.historyParser
+            } else if options.protectedAccount != nil {
+                reader.parser = { _, _ in throw HistoryImage.Problem("not read: a guardian service parses no history without its sandboxed worker") }
+            }
+            let history = reader
             intake.originLookup = { path in
                 history.origin(ofDownloadAt: path).map { DownloadSource(url: $0.fileURL, referrer: $0.pageURL, source: $0.browser) }
             }
@@ -552,7 +561,7 @@ extension QuarantineAgent {
                                inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.configurationProblem, s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
                                notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
-                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders) })
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.

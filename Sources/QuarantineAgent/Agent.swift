@@ -55,6 +55,12 @@ public final class QuarantineAgent: Service, Sendable {
         /// in force (or, without one, the built-in defaults in child mode), and `status` says so.
         /// Nil (a person's agent): a wrong file at start is an error (exit 78).
         public var lastGoodConfigurationPath: String?
+        /// The protected account's runtime folder (`/run/user/<uid>`, its `XDG_RUNTIME_DIR`), as
+        /// this process reaches it (the guardian service: ``SharedFolder/runtimeFolder(uid:mounts:)``):
+        /// its own and writable, a tmpfs logind mounts at its first login and unmounts after its
+        /// last session. In child mode it is watched for the account's own files while it is
+        /// mounted, like a removable medium. Nil: not watched.
+        public var runtimeFolder: SharedFolder?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -131,7 +137,8 @@ public final class QuarantineAgent: Service, Sendable {
         var videosInFlight = 0
         var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
-        /// Removable media mounted below ``Options/removableMediaFolders`` now (their mount points).
+        /// Removable media mounted below ``Options/removableMediaFolders`` now (their mount points),
+        /// and the account's runtime folder while it is mounted (``Options/runtimeFolder``).
         var mediaRoots: [String] = []
         var mountWatcher: MountWatcher?
         var pendingCandidates: [BacklogEntry] = []
@@ -387,20 +394,21 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     /// A path as people know it (a file found through the unit's side path of `/tmp` is named `/tmp/...`).
-    func shown(_ path: String) -> String { SharedFolder.shown(path, in: sharedFolders) }
+    func shown(_ path: String) -> String { SharedFolder.shown(path, in: sharedFolders + (options.runtimeFolder.map { [$0] } ?? [])) }
 
     /// What a protected account can write that is not watched, in words for `guardian status`.
     /// `media`: the folders removable media are watched below.
-    static func unwatched(home: String, mode: AnalysisMode, media: [String] = [], shared: [SharedFolder] = []) -> [String] {
+    /// `runtime`: the account's runtime folder is watched while mounted (``Options/runtimeFolder``).
+    static func unwatched(home: String, mode: AnalysisMode, media: [String] = [], shared: [SharedFolder] = [], runtime: SharedFolder? = nil) -> [String] {
         guard mode == .child else { return ["everything but the folders listed (adult mode)"] }
         var lines = protectedHomeExclusions.map { "\(home)/\($0.path) (\($0.reason))" }
         lines += shared.compactMap { folder in folder.unreachable.map { "\(folder.path) (\($0))" } }
         let watchedMedia = media.isEmpty ? "" : " (media mounted below \(media.joined(separator: " and ")) are watched)"
         lines.append("removable media an administrator mounts elsewhere, e.g. in /mnt\(watchedMedia), and other folders every account may write in"
             + " besides /tmp, /var/tmp and /dev/shm ('find / -xdev -type d -perm -0002' lists them)")
-        // Found late in issue 26's work: the account's runtime folder (XDG_RUNTIME_DIR, a tmpfs
-        // logind mounts at its login) is its own and writable; the unit hides /run/user.
-        lines.append("the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR; not watched yet)")
+        // The account's runtime folder (XDG_RUNTIME_DIR, a tmpfs logind mounts at its login) is
+        // its own and writable: watched while mounted where the service is told where it is.
+        if runtime == nil { lines.append("the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR; not watched yet)") }
         return lines
     }
 
@@ -429,7 +437,8 @@ public final class QuarantineAgent: Service, Sendable {
             // In the shared folders (/tmp, /var/tmp, /dev/shm) only folders the account can write
             // in can receive a file of its own: the rest (other accounts' and services' trees, a
             // build's 100,000 files in /tmp) is neither walked nor watched.
-            let shared = sharedFolders.filter { $0.unreachable == nil }.map(\.reachedAt)
+            // The runtime folder too: the account's own, but other programs may make folders in it.
+            let shared = sharedFolders.filter { $0.unreachable == nil }.map(\.reachedAt) + (options.runtimeFolder.map { [$0.reachedAt] } ?? [])
             let groups: [UInt32] = (AccountLookup.account(uid: account).map { AccountLookup.groups(of: $0) } ?? []).map { UInt32($0) }
             watch.skipFolder = { path, owner, group, mode in
                 Self.isClosedToAccount(path: path, owner: owner, group: group, mode: mode, account: UInt32(account), groups: Set(groups), shared: shared)

@@ -64,4 +64,18 @@ public struct SharedFolder: Sendable, Equatable {
         }
         return result
     }
+
+    /// Where the guardian unit binds the host's `/run/user` (its `BindPaths=`): `ProtectHome=tmpfs`
+    /// hides the host's own there.
+    public static let runtimeSidePath = "/run/quarantine/host/run-user"
+
+    /// The runtime folder of the account `uid` (`/run/user/<uid>`, its `XDG_RUNTIME_DIR`) as this
+    /// process reaches it: below ``runtimeSidePath`` when that is a mount point in `mounts` (the
+    /// unit bound the host's `/run/user` there; logind's later mounts reach it too, the unit's
+    /// namespace being a slave of the host's), else directly.
+    public static func runtimeFolder(uid: UInt32, mounts: MountTable?) -> SharedFolder {
+        let path = "/run/user/\(uid)"
+        guard let mounts, mounts.isMountPoint(runtimeSidePath) else { return SharedFolder(path: path) }
+        return SharedFolder(path: path, reachedAt: runtimeSidePath + "/\(uid)")
+    }
 }

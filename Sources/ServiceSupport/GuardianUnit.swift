@@ -156,8 +156,9 @@ ExecReload=/bin/kill -HUP $MAINPID
 WatchdogSec=30
 Restart=on-failure
 RestartSec=5
-# 78 (EX_CONFIG) = /etc/quarantine/%I.toml is wrong: restarting cannot help;
-# fix it, then 'systemctl restart quarantine-guardian@%i'.
+# 78 (EX_CONFIG) = /etc/quarantine/%I.toml is missing and was never read (the account was
+# never enabled): restarting cannot help. A wrong or deleted file does not stop the service: it
+# keeps its last good settings and 'quarantine guardian status' names the problem.
 RestartPreventExitStatus=78
 TimeoutStopSec=10
 # mixed: SIGTERM goes to the main process alone, so it can finish the move in
@@ -264,6 +265,15 @@ PrivateTmp=yes
 # PrivateTmp=no instead it would say 1.1, not 0.9. systemd builds the namespace
 # under /run/systemd/unit-root, so the sources are the host's own folders.
 BindPaths=/tmp:/run/quarantine/host/tmp /var/tmp:/run/quarantine/host/var-tmp
+# The child's runtime folder (/run/user/UID, its XDG_RUNTIME_DIR: its own, a
+# tmpfs logind mounts at its first login and unmounts after its last session)
+# is hidden by ProtectHome=tmpfs: the host's /run/user is bound at a side path,
+# where the child's folder appears (and goes) as logind mounts it, and is
+# watched for the child's own files while mounted. Said plainly: this makes the
+# other accounts' runtime folders reachable by the service too (it touches only
+# the child's files, in folders the child can write). Writable: a held file is
+# copied out and removed. '-': a machine without logind has no /run/user.
+BindPaths=-/run/user:/run/quarantine/host/run-user
 # Removable media mounted for the child (/media/%I/..., /run/media/%I/...) are
 # watched and held from too. Media mounted before the start would be read-only
 # here like the rest of ProtectSystem=strict: this makes them writable ('-':

@@ -23,9 +23,7 @@ struct FakeHome {
     }
 
     func history(_ extra: [String] = []) -> BrowserHistory {
-        var history = BrowserHistory(home: home, configHome: config, extraProfiles: extra)
-        history.temporaryFolder = scratch
-        return history
+        BrowserHistory(home: home, configHome: config, extraProfiles: extra)
     }
 
     /// A downloaded file in ~/Downloads.

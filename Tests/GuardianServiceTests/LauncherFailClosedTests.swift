@@ -71,4 +71,48 @@ struct LauncherFailClosedTests {
         own.account = nil
         #expect(!SandboxedAnalysis.launcherIsMissing(own))
     }
+
+    @Test("a launcher that stops while a worker starts (the worker killed, the socket left behind): the problem names the launcher, not the worker's end")
+    func launcherStoppingDuringAStart() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-launcher-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("launcher.sock").path
+        let listener = try LocalSocket.listen(at: path, mode: 0o600, backlog: 1)
+        // A stand-in launcher: it starts a "worker" (one end of a pair, and an error pipe), then
+        // stops as the real one does (the listener shut down and closed, its file left behind,
+        // the worker killed: its end of the pair closes before any hello), and answers the
+        // service's kill with how the worker ended.
+        let served = DispatchSemaphore(value: 0)
+        let launcher = Thread {
+            defer { served.signal() }
+            guard let connection = try? listener.accept(), (try? connection.receive()) != nil,
+                  let (service, worker) = try? LocalSocket.pair() else { return }
+            var errors: [Int32] = [-1, -1]
+            guard pipe(&errors) == 0 else { return }
+            try? connection.send(LauncherMessage.encode(.started, LauncherMessage.Started(pid: 999_999)), descriptors: [service.descriptor, errors[0]])
+            service.close()
+            close(errors[0])
+            _ = shutdown(listener.descriptor, Int32(SHUT_RDWR))
+            listener.close()
+            worker.close()
+            close(errors[1])
+            if let kill = try? connection.receive(), kill.bytes == [LauncherMessage.Kind.kill.rawValue] {
+                try? connection.send(LauncherMessage.encode(.ended, LauncherMessage.Ended(how: "killed at the guardian's request (killed by signal 9)")))
+            }
+            connection.close()
+        }
+        launcher.start()
+        defer { served.wait() }
+        #expect(!SandboxedAnalysis.launcherIsMissing(Self.options(launcher: path)))
+        do {
+            _ = try SandboxedAnalysis(options: Self.options(launcher: path))
+            Issue.record("analysis started with a launcher that stopped")
+        } catch {
+            #expect(error.description.hasPrefix("the worker launcher is not running (nothing listens on \(path))"), "\(error)")
+        }
+        // The socket file is still there, a socket, with nobody listening: not running.
+        #expect(SandboxedAnalysis.isSocket(path))
+        #expect(!SandboxedAnalysis.launcherListens(path))
+    }
 }

@@ -143,13 +143,13 @@ struct GuardianUnitTests {
         #expect(Self.values("ProtectHome") == ["tmpfs"])
     }
 
-    @Test("everything the child can write is reachable: the host's /tmp and /var/tmp at side paths (its own stay private), removable media writable")
+    @Test("everything the child can write is reachable: the host's /tmp and /var/tmp at side paths (its own stay private), its runtime folder through the host's /run/user at a side path, removable media writable")
     func hostTemporaryFoldersAndMediaAreReachable() {
         #expect(Self.values("ReadWritePaths") == ["/var/lib/quarantine/%I /run/quarantine /etc/quarantine", "-/media -/run/media"])
         #expect(Self.values("PrivateTmp") == ["yes"])
         let binds = Self.values("BindPaths").flatMap { $0.split(separator: " ").map(String.init) }
-        // The side paths are the ones the service looks for (SharedFolder.sidePaths).
-        #expect(binds == ["/tmp:/run/quarantine/host/tmp", "/var/tmp:/run/quarantine/host/var-tmp"])
+        // The side paths are the ones the service looks for (SharedFolder.sidePaths, SharedFolder.runtimeSidePath).
+        #expect(binds == ["/tmp:/run/quarantine/host/tmp", "/var/tmp:/run/quarantine/host/var-tmp", "-/run/user:/run/quarantine/host/run-user"])
     }
 
     /// Every hardening setting has a comment right above it (or above the group

@@ -109,6 +109,34 @@ else
 fi
 rmdir "/media/$child" "/run/media/$child" 2>/dev/null
 
+# The child's runtime folder (/run/user/<uid>, XDG_RUNTIME_DIR): its own, writable, a tmpfs logind
+# mounts at its first login (after the service started) and unmounts after its last session.
+# Made here as logind makes it (logind may not run on this machine).
+runtime=/run/user/$cuid
+if mountpoint -q "$runtime" 2>/dev/null; then
+    attempt "a card saved in the child's runtime folder $runtime" through "SET-UP: $runtime is mounted already (a real session?)"
+else
+    mkdir -p /run/user && chmod 755 /run/user && mkdir -p "$runtime"
+    if mount -t tmpfs -o size=16m,mode=0700,uid="$cuid",gid="$cuid",nosuid,nodev tmpfs "$runtime"; then
+        sleep 0.5
+        make_card "$runtime/card.png"
+        attempt_card "a card saved in the child's runtime folder $runtime (logind's tmpfs, mounted after the service started)" "$runtime/card.png" 10
+        as_child mkdir -p "$runtime/app/deeper"
+        make_card "$runtime/app/deeper/card.png"
+        attempt_card "a card saved in a folder the child made in its runtime folder" "$runtime/app/deeper/card.png" 10
+        said=$(timeout 10 "$q" guardian status --user "$child" 2>&1)
+        if grep -q "runtime folder.*not watched" <<< "$said"; then
+            attempt "'guardian status' says the runtime folder is not watched while it is" through "$(grep -m1 'runtime folder' <<< "$said")"
+        fi
+        # The last session ends: logind unmounts it; the held cards stay held (nothing kept it busy).
+        if umount "$runtime" 2>/dev/null; then attempt "a held card keeps the runtime folder busy (logout's umount fails)" held "unmounted"
+        else attempt "a held card keeps the runtime folder busy (logout's umount fails)" through "$(umount "$runtime" 2>&1)"; umount -l "$runtime"; fi
+    else
+        attempt "a card saved in the child's runtime folder $runtime" through "SET-UP: cannot mount a tmpfs there"
+    fi
+    rmdir "$runtime" 2>/dev/null
+fi
+
 # A name the child chooses.
 as_child mkdir -p "$chome/Downloads/.quarantine-holding" "$chome/Downloads/x/.quarantine-holding.3"
 make_card "$chome/Downloads/.quarantine-holding/card.png"

@@ -1,0 +1,106 @@
+import AnalysisWorker
+import Foundation
+import GuardianAPI
+import Logging
+@testable import QuarantineAgent
+import ServiceLifecycle
+import ServiceSupport
+import TestSupport
+import Testing
+@testable import GuardianService
+
+/// The protected account's runtime folder (`/run/user/<uid>`, its `XDG_RUNTIME_DIR`): its own and
+/// writable, mounted by logind at its login. The guardian service watches it while it is mounted,
+/// for the account's own files (issue 26). A real tmpfs at the real path, as logind makes it (root).
+@Suite("Guardian: the account's runtime folder", .enabled(if: getuid() == 0, "mounting needs root"))
+struct RuntimeFolderTests {
+    /// A small PNG (8x8, red): a picture to hold, whatever a model would say of it.
+    static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAEklEQVR4nGP4z8CAFWEXHbQSACj/P8Fu7N9hAAAAAElFTkSuQmCC")!
+
+    /// A uid no account has, with no runtime folder yet.
+    static func freeUID() -> uid_t? {
+        (42_470..<42_490).map { uid_t($0) }.first { getpwuid($0) == nil && !FileManager.default.fileExists(atPath: "/run/user/\($0)") }
+    }
+
+    /// `name` in `folder`, written as `uid`'s own file: made under another name, given to the
+    /// account, then renamed into place (as a program of the account's would leave it).
+    static func write(_ name: String, in folder: String, owner: uid_t) throws {
+        let temporary = folder + "/.part-\(UUID().uuidString)"
+        try #require(FileManager.default.createFile(atPath: temporary, contents: png))
+        try #require(chown(temporary, owner, owner) == 0)
+        try #require(rename(temporary, folder + "/" + name) == 0)
+    }
+
+    static func waitUntil(_ seconds: Double, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+
+    @Test("mounted at the account's login (after the service started), its runtime folder is watched: the account's picture there is held, another owner's is left; unmounted, it is no longer watched")
+    func runtimeFolderIsWatchedWhileMounted() async throws {
+        let uid = try #require(Self.freeUID(), "no free uid in 42470..42489")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-runtime-\(UUID().uuidString)")
+        let home = folder.appendingPathComponent("home").path
+        let state = folder.appendingPathComponent("state").path
+        try FileManager.default.createDirectory(atPath: home + "/Downloads", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        chmod(folder.path, 0o755)
+        chown(home, uid, uid)
+        chown(home + "/Downloads", uid, uid)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let configuration = folder.appendingPathComponent("kid.toml").path
+        try Data("mode = \"child\"\n".utf8).write(to: URL(fileURLWithPath: configuration))
+        var environment = GuardianService.environment(paths: GuardianPaths(user: "kid"), home: home,
+                                                      inherited: [SandboxedAnalysis.Options.launcherVariable: folder.appendingPathComponent("none.sock").path,
+                                                                  "PATH": "/usr/bin:/bin"],
+                                                      accountUID: uid)
+        environment["QUARANTINE_STATE_DIR"] = state
+        environment["XDG_CONFIG_HOME"] = state + "/config"
+        environment["XDG_RUNTIME_DIR"] = state + "/run"
+        let options = GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration,
+                                                   mounts: MountTable.current())
+        #expect(options.runtimeFolder?.path == "/run/user/\(uid)")
+        #expect(options.runtimeFolder?.reachedAt == "/run/user/\(uid)", "no unit here: reached directly")
+
+        let logger = Logger(label: "runtime-folder-test")
+        let agent = try QuarantineAgent(options: options, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
+        let running = Task { try await group.run() }
+        defer { Task { await group.triggerGracefulShutdown() } }
+        try await Task.sleep(for: .seconds(1))
+
+        // As logind does at the account's first login: /run/user/<uid>, a tmpfs, the account's, 0700.
+        let runtime = "/run/user/\(uid)"
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        chmod("/run/user", 0o755)
+        try #require(mount("tmpfs", runtime, "tmpfs", UInt(MS_NOSUID | MS_NODEV), "size=4m,mode=0700,uid=\(uid),gid=\(uid)") == 0,
+                     "mount: \(String(cString: strerror(errno)))")
+        defer {
+            _ = umount2(runtime, Int32(MNT_DETACH))
+            rmdir(runtime)
+        }
+        let watched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] != nil } }
+        #expect(watched, "the runtime folder did not become a watched root once mounted")
+        try await Task.sleep(for: .milliseconds(300))
+        try Self.write("card.png", in: runtime, owner: uid)
+        try FileManager.default.createDirectory(atPath: runtime + "/app", withIntermediateDirectories: true)
+        chown(runtime + "/app", uid, uid)
+        try Self.write("deeper.png", in: runtime + "/app", owner: uid)
+        // A file of another owner's (root's) there: never the account's to hold.
+        try Self.write("roots.png", in: runtime, owner: 0)
+        let held = await Self.waitUntil(8) { !FileManager.default.fileExists(atPath: runtime + "/card.png") && !FileManager.default.fileExists(atPath: runtime + "/app/deeper.png") }
+        #expect(held, "the account's pictures in its runtime folder are still there: not watched")
+        #expect(FileManager.default.fileExists(atPath: runtime + "/roots.png"), "another owner's file was moved")
+
+        // Logged out (the last session ended): logind unmounts it; it is no longer a root.
+        #expect(umount2(runtime, 0) == 0, "the runtime folder is kept busy: \(String(cString: strerror(errno)))")
+        let unwatched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] == nil } }
+        #expect(unwatched, "still a watched root after the unmount")
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+    }
+}
