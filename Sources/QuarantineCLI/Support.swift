@@ -10,12 +10,12 @@ struct CLIError: Error, CustomStringConvertible {
 
 /// Writes to standard error.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((PathBytes.escapingRawBytes(text) + "\n").utf8))
+    Console.current.error(PathBytes.escapingRawBytes(text) + "\n")
 }
 
 /// Writes a line to standard output at once (no buffering, so lines and the progress bar interleave well).
 func printOut(_ text: String) {
-    FileHandle.standardOutput.write(Data((PathBytes.escapingRawBytes(text) + "\n").utf8))
+    Console.current.output(PathBytes.escapingRawBytes(text) + "\n")
 }
 
 /// Whether a descriptor is a terminal.
