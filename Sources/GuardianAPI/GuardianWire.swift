@@ -264,10 +264,12 @@ public enum GuardianWire {
     public struct SetPIN: GuardianRequest {
         public static let verb = GuardianVerb.setPIN
         public static let fields: Set<String> = ["pin", "current"]
-        public var pin: String
+        /// The new PIN; nil: only check ``current`` (a front end checks it before asking for
+        /// the new one; a wrong one counts as any wrong PIN does).
+        public var pin: String?
         /// The PIN set now, when the caller must know it to change it (not a guardian).
         public var current: String?
-        public init(pin: String, current: String? = nil) {
+        public init(pin: String?, current: String? = nil) {
             self.pin = pin
             self.current = current
         }

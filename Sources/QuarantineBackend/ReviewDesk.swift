@@ -223,7 +223,7 @@ public struct ReviewDesk: Sendable {
 
     func setPIN(_ request: GuardianWire.SetPIN) throws -> Served<GuardianWire.Nothing> {
         try review.setPIN(request.pin, current: request.current, by: caller)
-        return Served(answer: .init(), pinIsSet: true)
+        return Served(answer: .init(), pinIsSet: request.pin == nil ? nil : true)
     }
 
     // MARK: - Pages

@@ -130,18 +130,14 @@ struct Guardian: ParsableCommand {
                 throw ExitCode(2)
             }
             // Changing a PIN that is set takes the current one, unless a guardian the service
-            // identified asks (the core checks it when the new one is sent).
+            // identified asks: the core checks it at once, and again with the new one.
             var current: String?
             if session.pinIsSet && session.caller != .guardian && session.answer.verbs.contains(.setPIN) {
                 guard let typed = ask("Current guardian PIN: ") else { throw ExitCode(1) }
                 current = typed
+                try Self.send(backend, GuardianWire.SetPIN(pin: nil, current: typed))
             }
-            // The end of the input here is a cancel.
-            guard let pin = ask("New guardian PIN (4 to 12 digits): ") else {
-                printError("quarantine: cancelled; nothing changed")
-                throw ExitCode(1)
-            }
-            guard GuardianPIN.isValid(pin) else {
+            guard let pin = ask("New guardian PIN (4 to 12 digits): "), GuardianPIN.isValid(pin) else {
                 printError("quarantine: a PIN is 4 to 12 digits; nothing changed")
                 throw ExitCode(2)
             }
@@ -149,7 +145,13 @@ struct Guardian: ParsableCommand {
                 printError("quarantine: the two PINs differ; nothing changed")
                 throw ExitCode(1)
             }
-            do { _ = try backend.send(GuardianWire.SetPIN(pin: pin, current: current)) } catch BackendError.refusal(.wrongPIN(let wait)) {
+            try Self.send(backend, GuardianWire.SetPIN(pin: pin, current: current))
+            printOut(backend.isRemote ? "The guardian PIN of \(backend.account) is set." : "The guardian PIN is set.")
+        }
+
+        /// Sends `request`; a wrong current PIN is said as such.
+        static func send(_ backend: any QuarantineBackend, _ request: GuardianWire.SetPIN) throws {
+            do { _ = try backend.send(request) } catch BackendError.refusal(.wrongPIN(let wait)) {
                 printError("quarantine: that is not the current PIN; nothing changed" + (wait > 0 ? " (the next try must wait \(GuardianPIN.describe(wait)))" : ""))
                 throw ExitCode(1)
             } catch BackendError.refusal(.waitForPIN(let until)) {
@@ -158,7 +160,6 @@ struct Guardian: ParsableCommand {
             } catch let error as BackendError {
                 throw refusalExit(error)
             }
-            printOut(backend.isRemote ? "The guardian PIN of \(backend.account) is set." : "The guardian PIN is set.")
         }
     }
 }

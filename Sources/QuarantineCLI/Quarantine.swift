@@ -40,11 +40,11 @@ public struct Quarantine: AsyncParsableCommand {
         return (["quarantine \(version) (commit \(String(cString: qbuild_commit())))"] + pins).joined(separator: "\n")
     }
 
-    /// Runs the command line of this process and exits; usage errors exit 2 (not
-    /// ArgumentParser's 64), as documented. (Not named `main`: ArgumentParser's synchronous
-    /// `main()` would be chosen over it from the executable's top-level code.)
-    public static func runProgram() async {
-        // The analysis worker confines itself before any thread starts (see WorkerCommand).
+    /// What the process does before anything else, synchronously, before any thread starts
+    /// (the executable calls it first, on the main thread, before its first `await`: an async
+    /// function could already run on a thread of Swift's pool): the analysis worker confines
+    /// itself (see WorkerCommand); files are made private; the allocator is tuned.
+    public static func prepareProcess() {
         if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], String(cString: first) == WorkerCommand.configuration.commandName {
             WorkerCommand.confined = AnalysisWorkerProcess.confine()
         }
@@ -52,6 +52,13 @@ public struct Quarantine: AsyncParsableCommand {
         // (a release puts back the file's own mode explicitly).
         umask(0o077)
         MemoryTuning.apply()
+    }
+
+    /// Runs the command line of this process and exits; usage errors exit 2 (not
+    /// ArgumentParser's 64), as documented. (Not named `main`: ArgumentParser's synchronous
+    /// `main()` would be chosen over it from the executable's top-level code.) Call
+    /// ``prepareProcess()`` first.
+    public static func runProgram() async {
         do {
             // Arguments as bytes: a file name that is not UTF-8 is still named exactly (PathBytes).
             let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { PathBytes.string(cString: $0) } }

@@ -45,11 +45,11 @@ extension Review {
         return WatchSettings.expand(named, environment: environment)
     }
 
-    /// Sets the guardian PIN to `pin`. A guardian the kernel identified needs nothing more;
-    /// anyone else changing a PIN that is set must give the `current` one (checked with its
-    /// waits, as every PIN is).
-    public func setPIN(_ pin: String, current: String?, by caller: GuardianCaller) throws {
-        guard GuardianPIN.isValid(pin) else { throw Refusal.refused("a PIN is 4 to 12 digits; nothing changed") }
+    /// Sets the guardian PIN to `pin` (nil: only checks `current`). A guardian the kernel
+    /// identified needs nothing more; anyone else changing a PIN that is set must give the
+    /// `current` one (checked with its waits, as every PIN is).
+    public func setPIN(_ pin: String?, current: String?, by caller: GuardianCaller) throws {
+        if let pin, !GuardianPIN.isValid(pin) { throw Refusal.refused("a PIN is 4 to 12 digits; nothing changed") }
         if guardian.isSet && caller != .guardian {
             switch try guardian.check(current ?? "", actor: actor, now: clock()) {
             case .accepted: break
@@ -57,6 +57,7 @@ extension Review {
             case .locked(let until): throw Refusal.waitForPIN(until: until)
             }
         }
+        guard let pin else { return }
         try guardian.set(pin)
         try vault.store.record(.guardian, mode: mode.mode, actor: actor, detail: "guardian PIN set")
     }
