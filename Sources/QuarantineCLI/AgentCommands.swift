@@ -68,8 +68,7 @@ struct AgentCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let level = (logLevel ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+        LoggingSetup.bootstrap(.service, requested: logLevel, environment: environment)
         let logger = Logger(label: "quarantine")
         // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
         let hangups = await UnixSignalsSequence(trapping: .sighup)

@@ -222,8 +222,7 @@ extension Guardian {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            let level = environment["QUARANTINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+            LoggingSetup.bootstrap(.service, environment: environment)
             let logger = Logger(label: "quarantine-guardian")
             do { try await GuardianService.run(user: user, logger: logger) } catch let error as GuardianService.StartError {
                 logger.critical("\(error)")

@@ -48,7 +48,7 @@ struct Scan: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
-        _ = LoggingSetup.once
+        LoggingSetup.bootstrap(.command)
         let settings: Settings
         do { settings = try options.settings() } catch {
             printError("quarantine: \(error)")

@@ -1,6 +1,7 @@
 import Foundation
 import PathBytes
 import Logging
+import QuarantineAgent
 
 /// An error whose message is shown as is, with exit status 2.
 struct CLIError: Error, CustomStringConvertible {
@@ -29,14 +30,25 @@ func mayDecorate(_ fd: Int32) -> Bool {
     return true
 }
 
-/// Plain log lines on standard error: journald-friendly (no colours, no timestamps of our own
-/// when not on a terminal, since journald adds them).
+/// The process's one logging set-up (swift-log takes one bootstrap per process; libraries only
+/// take a Logger): the services (the agent, a guardian service) log journald-friendly lines
+/// with syslog priorities (``JournalLogHandler``) from `info`; the other commands (scan) plain
+/// lines on standard error from `warning`. `requested` (`--log-level`), else
+/// `QUARANTINE_LOG_LEVEL`, overrides the level.
 enum LoggingSetup {
-    static let once: Void = {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["QUARANTINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
-            return handler
+    enum Style { case service, command }
+
+    static func bootstrap(_ style: Style, requested: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        let level = (requested ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? (style == .service ? .info : .warning)
+        switch style {
+        case .service:
+            LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+        case .command:
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
-    }()
+    }
 }
