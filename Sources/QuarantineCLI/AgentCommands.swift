@@ -304,11 +304,14 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Is the agent running; what it watches, what waits and what it is checking now.",
         discussion: """
+        With --user (or for an account a guardian service protects), the agent inside that service.
+
         Exit status: 0 running, 3 not running (as 'systemctl status').
 
         Examples:
           quarantine status
           quarantine status --json | jq .queue_depth
+          sudo quarantine status --user sam
         """)
 
     @Flag(name: .long, help: "Print JSON.")
