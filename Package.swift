@@ -19,7 +19,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
@@ -49,8 +48,6 @@ let package = Package(
                 linkerSettings: ["poppler-glib", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
-        // toml++'s assertions (inside TOMLKit) become a refused configuration, not an abort.
-        .target(name: "CTOMLGuard", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         // The git commit of the build, for --version (scripts/embed-version.sh writes it).
         .target(name: "CBuildInfo"),
         .target(name: "CPNGRows", linkerSettings: [.linkedLibrary("png16")]),
@@ -79,8 +76,7 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "CTOMLGuard", "Locking", "PathBytes",
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
         ]),
 
         // Where a download came from, read from the browsers' own download history.
@@ -125,6 +121,8 @@ let package = Package(
 
         // MARK: - Executables
         .executableTarget(name: "quarantine", dependencies: ["QuarantineCLI"]),
+        // The library used as Apple's SensitiveContentAnalysis is: `swift run quarantine-example FILE`.
+        .executableTarget(name: "quarantine-example", dependencies: ["SensitivityAnalysis", "MediaDecoding"], path: "Examples/quarantine-example"),
         .executableTarget(name: "quarantine-bench", dependencies: [
             "SensitivityAnalysis", "MediaDecoding", "CHeif", "CJXL", "CWebP", "QuarantineStore",
         ]),
@@ -140,7 +138,7 @@ let package = Package(
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "CFFmpeg", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "Locking", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),

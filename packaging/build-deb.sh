@@ -14,6 +14,8 @@
 #   /usr/lib/quarantine/libonnxruntime.so.1.31.1         ONNX Runtime, loaded with dlopen
 #   /usr/share/quarantine/models/{320n,open-nsfw}.onnx   the two models
 #   /usr/lib/systemd/user/quarantine.service             the agent's user unit (ExecStart=/usr/bin/quarantine agent)
+#   /usr/share/dbus-1/services/io.github.quarantine.Analysis1.service   starts it when an application asks (SystemdService=)
+#   /usr/share/dbus-1/interfaces/io.github.quarantine.Analysis1.xml     the interface applications call (docs/dbus.md)
 #   /usr/lib/systemd/system/quarantine-guardian@.service the guardian service (system unit template)
 #   /usr/lib/systemd/system/quarantine-worker-launcher.service  starts the guardians' analysis workers
 #   /lib/MULTIARCH/security/pam_quarantine.so            the PAM session module that 'guardian enable'
@@ -85,7 +87,8 @@ DOC="$STAGE/usr/share/doc/$PACKAGE"
 install -d -m 0755 "$STAGE/DEBIAN" "$STAGE/usr/bin" "$STAGE/usr/lib/$PACKAGE" "$STAGE/usr/share/$PACKAGE/models" \
   "$STAGE/usr/lib/systemd/user" "$STAGE/usr/lib/systemd/system" "$STAGE/usr/lib/sysusers.d" "$STAGE/usr/lib/tmpfiles.d" \
   "$STAGE/etc/$PACKAGE" "$STAGE/usr/share/man/man1" "$STAGE/usr/share/bash-completion/completions" \
-  "$STAGE/usr/share/zsh/vendor-completions" "$STAGE/usr/share/fish/vendor_completions.d" "$DOC" "$STAGE/usr/share/lintian/overrides"
+  "$STAGE/usr/share/zsh/vendor-completions" "$STAGE/usr/share/fish/vendor_completions.d" "$DOC" "$STAGE/usr/share/lintian/overrides" \
+  "$STAGE/usr/share/dbus-1/interfaces" "$STAGE/usr/share/dbus-1/services"
 
 while read -r kind file sha _; do
   if [[ $kind == runtime ]]; then src="$DATA/lib/$file"; dest="$STAGE/usr/lib/$PACKAGE/$file"
@@ -124,6 +127,11 @@ install -m 0644 "$ROOT/packaging/systemd/quarantine-worker-launcher.service" "$S
 install -m 0644 "$ROOT/packaging/sysusers.d/quarantine.conf" "$STAGE/usr/lib/sysusers.d/quarantine.conf"
 install -m 0644 "$ROOT/packaging/tmpfiles.d/quarantine.conf" "$STAGE/usr/lib/tmpfiles.d/quarantine.conf"
 install -m 0644 "$ROOT/etc/quarantine/config.toml" "$STAGE/etc/$PACKAGE/config.toml"
+# The analysis service for applications on the session bus (docs/dbus.md): its interface, and
+# the service file that starts the agent (through the user unit) when an application asks.
+install -m 0644 "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.xml" "$STAGE/usr/share/dbus-1/interfaces/"
+sed 's|@BINDIR@|/usr/bin|g' "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.service.in" > "$STAGE/usr/share/dbus-1/services/io.github.quarantine.Analysis1.service"
+chmod 0644 "$STAGE/usr/share/dbus-1/services/io.github.quarantine.Analysis1.service"
 chmod 0644 "$STAGE/usr/lib/systemd/user/quarantine.service"
 
 # ---- man page, completions ---------------------------------------------------------

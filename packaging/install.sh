@@ -12,6 +12,10 @@
 #   share/bash-completion/completions/quarantine, share/zsh/site-functions/_quarantine,
 #   share/fish/vendor_completions.d/quarantine.fish
 #   share/doc/quarantine/config.toml            the documented defaults (not read from there)
+#   share/dbus-1/interfaces/io.github.quarantine.Analysis1.xml   the session-bus interface (docs/dbus.md)
+#   share/dbus-1/services/io.github.quarantine.Analysis1.service starts the agent when an application
+#                                               asks (the session bus reads PREFIX/share/dbus-1/services when
+#                                               PREFIX/share is in XDG_DATA_DIRS, as /usr/local/share is by default)
 #   lib/quarantine/pam_quarantine.so            the PAM session module; 'sudo quarantine guardian enable'
 #                                               copies it into libpam's folder when it protects an account
 # and writes the list of what it installed to share/quarantine/installed-files, which uninstall
@@ -61,6 +65,11 @@ install)
   put 0644 "$ROOT/packaging/completions/quarantine.zsh" share/zsh/site-functions/_quarantine
   put 0644 "$ROOT/packaging/completions/quarantine.fish" share/fish/vendor_completions.d/quarantine.fish
   put 0644 "$ROOT/etc/quarantine/config.toml" share/doc/quarantine/config.toml
+  put 0644 "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.xml" share/dbus-1/interfaces/io.github.quarantine.Analysis1.xml
+  service=$(mktemp)
+  sed "s|@BINDIR@|$PREFIX/bin|g" "$ROOT/packaging/dbus/io.github.quarantine.Analysis1.service.in" > "$service"
+  put 0644 "$service" share/dbus-1/services/io.github.quarantine.Analysis1.service
+  rm -f "$service"
   files+=(share/quarantine/installed-files)
   printf '%s\n' "${files[@]}" > "$MANIFEST"
   echo "install: installed quarantine in $PREFIX ($("$PREFIX/bin/quarantine" --version | head -n1))"

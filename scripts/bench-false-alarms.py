@@ -58,6 +58,7 @@ def main():
     totals = {(m, w): 0 for m in modes for w in ("before", "after")}
     everyday_total = 0
     left, people_changes, letthrough, rechecks = [], [], {m: 0 for m in modes}, {m: 0 for m in modes}
+    decided = {m: {} for m in modes}  # (rule, outcome) -> count, everyday corpora
     for c in corpora:
         cells, pictures = [], 0
         for m in modes:
@@ -73,6 +74,9 @@ def main():
                         for ru in r.get("rules") or []:
                             rechecks[m] += ru["rule"] == "recheck"
                             letthrough[m] += ru["outcome"] == "let_through"
+                            if not c.startswith(PEOPLE_PREFIX):
+                                key = (ru["rule"], ru["outcome"])
+                                decided[m][key] = decided[m].get(key, 0) + 1
                             if c.startswith(PEOPLE_PREFIX) and ru["outcome"] == "let_through":
                                 people_changes.append((c, m, r["path"], ru))
                     if not c.startswith(PEOPLE_PREFIX):
@@ -105,8 +109,11 @@ def main():
             if pairs:
                 pairs.sort(key=lambda x: x[1] - x[0])
                 mid = pairs[len(pairs) // 2]
-                what = "re-checked pictures" if kind == "recheck" else "pictures judged by the size or skin rule"
+                what = "re-checked pictures" if kind == "recheck" else "pictures judged by the other rules (no re-check)"
                 print(f"  - {m}, {what} ({len(pairs)}): median {mid[0]:.0f} ms rules off, {mid[1]:.0f} ms rules on")
+        if decided[m]:
+            print(f"  - {m}, what decided on the everyday corpora: " + ", ".join(
+                f"{rule} {outcome.replace('_', ' ')} {n}" for (rule, outcome), n in sorted(decided[m].items())))
     print()
     print("People corpora (benign photos of people; nothing may change there):",
           "nothing let through" if not people_changes else f"{len(people_changes)} detections let through")

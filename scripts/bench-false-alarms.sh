@@ -3,6 +3,8 @@
 #
 #   scripts/bench-false-alarms.sh [BINARY]        # default .build/release/quarantine
 #   MODES="adult" CORPORA="clipart-stamps emoji" scripts/bench-false-alarms.sh   # a part
+#   PASSES=before scripts/bench-false-alarms.sh OLD; PASSES=after scripts/bench-false-alarms.sh NEW
+#                                                   # one pass each (say, the rules-off pass of main)
 #
 # Makes the corpora (scripts/bench-corpora.sh), scans each in adult and child mode twice with
 # the same binary: rules off ([policy.*.rules] lone_part = false: the thresholds alone, as
@@ -21,7 +23,7 @@ printf '[policy.adult.rules]\nlone_part = false\n[policy.child.rules]\nlone_part
 : > "$on"   # an empty file: every default, whatever ~/.config says
 corpora=(${CORPORA:-$(cd "$CORP" && ls -d */ | tr -d /)})
 # The rules-on passes first: they are the ones a shortened run must have.
-for pass in after before; do
+for pass in ${PASSES:-after before}; do
   for mode in ${MODES:-adult child}; do
     config="$off"; [[ $pass == after ]] && config="$on"
     start=$(date +%s%N)

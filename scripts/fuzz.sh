@@ -33,11 +33,7 @@ mkdir -p "$LOGS"
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:handle_abort=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/fuzz/lsan.supp:print_suppressions=0
 
-# The configuration's leaks are suppressed by TOMLKit's frames (lsan.supp), which the fast unwinder
-# loses below libstdc++'s operator new: that harness unwinds fully (slower, but it is exact).
-asan_options() {
-    if [ "$1" = config ]; then echo "$ASAN_OPTIONS:fast_unwind_on_malloc=0"; else echo "$ASAN_OPTIONS"; fi
-}
+asan_options() { echo "$ASAN_OPTIONS"; }
 
 status=0
 # Every input that once crashed, leaked or hung, run once (Tests/Fuzz/regressions/HARNESS/).

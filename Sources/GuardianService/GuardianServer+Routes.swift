@@ -49,7 +49,7 @@ extension GuardianServer {
     /// The review in force, acting as `role`.
     func review(_ role: GuardianRole, peer: LocalSocket.Peer) -> Review {
         let configured: Result<AnalysisMode, Settings.ConfigurationError> = Result { () throws(Settings.ConfigurationError) in
-            try ConfigurationFile.load(configurationPath).settings.mode
+            try ConfigurationFile.loadExisting(configurationPath).settings.mode
         }
         let recorded = (try? vault.store.recordedMode())??.mode
         let mode = ModeInForce.resolve(configuration: configured, recorded: recorded, runningAgent: nil)

@@ -63,7 +63,8 @@ public enum GuardianService {
     public static func run(user: String, logger: Logger, inherited: [String: String] = ProcessInfo.processInfo.environment) async throws {
         let paths = GuardianPaths(user: user)
         let account = try account(user)
-        guard FileManager.default.fileExists(atPath: paths.configuration) else {
+        let lastGood = paths.state + "/config.last-good.toml"
+        guard FileManager.default.fileExists(atPath: paths.configuration) || FileManager.default.fileExists(atPath: lastGood) else {
             throw StartError(description: "\(paths.configuration) is missing: run 'sudo quarantine guardian enable --user \(user)' first", exitStatus: 78)
         }
         umask(0o077)
@@ -85,6 +86,9 @@ public enum GuardianService {
         let sharedFolders = SharedFolder.standard(mounts: MountTable.current())
         options.sharedFolders = sharedFolders
         options.removableMediaFolders = ["/media/\(user)", "/run/media/\(user)"]
+        // A wrong USER.toml never stops the protection: the last good copy (or child-mode
+        // defaults) stays in force and `guardian status` names the problem.
+        options.lastGoodConfigurationPath = lastGood
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)

@@ -550,7 +550,7 @@ extension QuarantineAgent {
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
-                               problem: [s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
+                               problem: [s.configurationProblem, s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
                                notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
                                unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders) })
         }

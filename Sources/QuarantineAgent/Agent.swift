@@ -50,6 +50,11 @@ public final class QuarantineAgent: Service, Sendable {
         /// `/run/media/<account>`): in child mode every medium mounted below them, before the start
         /// or while it runs, is watched for the account's own files. Empty: none.
         public var removableMediaFolders: [String] = []
+        /// Set (the guardian service): the configuration fails closed. A file that cannot be read
+        /// or is wrong never stops the agent: the last good copy, kept here at each good read, stays
+        /// in force (or, without one, the built-in defaults in child mode), and `status` says so.
+        /// Nil (a person's agent): a wrong file at start is an error (exit 78).
+        public var lastGoodConfigurationPath: String?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -103,6 +108,9 @@ public final class QuarantineAgent: Service, Sendable {
         /// this process when `agent.sandbox = false`.
         var engine: (any AnalysisEngine)?
         var problem: String?
+        /// What is wrong with the configuration file, while it lasts (shown by `status`): the
+        /// settings in force are the previous ones, the last good copy's or the defaults.
+        var configurationProblem: String?
         /// What is wrong with the audit database, while it lasts (shown by `status`).
         var databaseProblem: String?
         /// The gate: while a fault of the audit database lasts, no new analysis starts
@@ -113,6 +121,8 @@ public final class QuarantineAgent: Service, Sendable {
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
+        /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
+        var analysisBus: AnalysisBus?
         /// Notifications still offering buttons, by id: the item each is about.
         var notifiedItems: [UInt32: Int64] = [:]
         var notificationState = "log only: notifications are off"
@@ -146,8 +156,10 @@ public final class QuarantineAgent: Service, Sendable {
         vault = try Self.openVault(environment: options.environment, logger: logger)
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         crashJournal = try? CrashJournal(databasePath: vault.store.path)
-        let settings = try Self.loadSettings(options, store: vault.store)
-        state = Locked(State(settings: settings))
+        let (settings, configurationProblem) = try Self.initialSettings(options, store: vault.store, logger: logger)
+        var initial = State(settings: settings)
+        initial.configurationProblem = configurationProblem
+        state = Locked(initial)
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -160,7 +172,44 @@ public final class QuarantineAgent: Service, Sendable {
     /// The configuration in force: the file through the core's one loader, with the mode never
     /// below what a guardian set with `quarantine mode` (``ModeInForce``).
     static func loadSettings(_ options: Options, store: AuditStore) throws -> Settings {
-        var settings = try ConfigurationFile.load(options.configPath, environment: options.environment).settings
+        // Failing closed, a file that went away is an error too: its defaults are adult mode.
+        let file = try options.lastGoodConfigurationPath == nil ? ConfigurationFile.load(options.configPath, environment: options.environment)
+            : ConfigurationFile.loadExisting(options.configPath)
+        if let keep = options.lastGoodConfigurationPath { keepLastGood(file.text, at: keep) }
+        return inForce(file.settings, options, store: store)
+    }
+
+    /// The settings at start. Failing closed (``Options/lastGoodConfigurationPath``), a wrong
+    /// file gives the last good copy's settings, or the defaults in child mode, and the problem.
+    static func initialSettings(_ options: Options, store: AuditStore, logger: Logger) throws -> (Settings, String?) {
+        do { return (try loadSettings(options, store: store), nil) } catch let error as Settings.ConfigurationError {
+            guard let lastGood = options.lastGoodConfigurationPath else { throw error }
+            let settings: Settings
+            let problem: String
+            if let copy = try? ConfigurationFile.load(lastGood, environment: options.environment), copy.exists {
+                settings = copy.settings
+                problem = "configuration error: \(error); protecting with the last good settings (\(lastGood))"
+            } else {
+                settings = Settings(mode: .child)
+                problem = "configuration error: \(error); protecting with the built-in defaults in child mode"
+            }
+            logger.critical("\(problem)")
+            return (inForce(settings, options, store: store), problem)
+        }
+    }
+
+    /// A copy of a configuration text that was read without error, written atomically, private.
+    static func keepLastGood(_ text: String, at path: String) {
+        if let kept = FileManager.default.contents(atPath: path), kept == Data(text.utf8) { return }
+        let temporary = path + ".new"
+        _ = unlink(temporary)
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else { return }
+        if rename(temporary, path) != 0 { _ = unlink(temporary) }
+    }
+
+    /// The file's settings as they are applied: the mode never lowered, the command line's workers.
+    static func inForce(_ file: Settings, _ options: Options, store: AuditStore) -> Settings {
+        var settings = file
         let recorded = (try? store.recordedMode())??.mode
         settings.mode = ModeInForce.resolve(configuration: .success(settings.mode), recorded: recorded, runningAgent: nil).mode
         if let workers = options.workers { settings.analyzer.workers = max(1, workers) }
@@ -214,6 +263,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         await loadAnalyzer(settings)
         setUpNotifications(settings)
+        await startAnalysisBus(settings)
 
         startWatchingMounts()
         let roots = currentRoots(settings)
@@ -258,6 +308,7 @@ public final class QuarantineAgent: Service, Sendable {
         flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
+        await stopAnalysisBus()
         state.withLock { $0.notifier }?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
@@ -677,8 +728,15 @@ public final class QuarantineAgent: Service, Sendable {
         let settings: Settings
         do { settings = try Self.loadSettings(options, store: vault.store) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
+            state.withLock { $0.configurationProblem = "configuration error: \(error); the previous settings stay in force" }
+            publishNow()
             return
         }
+        let hadProblem = state.withLock { s in
+            defer { s.configurationProblem = nil }
+            return s.configurationProblem != nil
+        }
+        if hadProblem { publishNow() }
         let (old, watcher) = state.withLock { ($0.settings, $0.watcher) }
         // The CLI writes the file and sends SIGHUP: the edit then finds nothing new.
         if trigger == .fileEdited && settings == old {
@@ -688,6 +746,7 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
         defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
+        state.withLock { $0.analysisBus }?.update(settings)
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
         if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds

@@ -77,9 +77,13 @@ public struct ReviewDesk: Sendable {
         }
     }
 
-    /// The configuration file, or the failure naming what is wrong with it.
+    /// The configuration file, or the failure naming what is wrong with it. A guardian
+    /// service's must exist (a missing file's defaults are adult mode).
     func configuration() throws -> ConfigurationFile {
-        do { return try ConfigurationFile.load(configurationPath, environment: environment) } catch {
+        do {
+            if role != nil, let configurationPath { return try ConfigurationFile.loadExisting(configurationPath) }
+            return try ConfigurationFile.load(configurationPath, environment: environment)
+        } catch {
             throw GuardianRefusal.failed("\(error)")
         }
     }

@@ -214,15 +214,19 @@ struct WatchRemove: ParsableCommand {
 
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "config", abstract: "Show the configuration in force.",
+        commandName: "config", abstract: "Show or check the configuration; print its schema.",
         discussion: """
+        Every key, its values and its default: /etc/quarantine/config.toml and docs/configuration.md \
+        (both generated from one schema: 'quarantine config schema').
+
         Examples:
           quarantine config
           quarantine config show --json | jq .video
+          quarantine config check ~/.config/quarantine/config.toml
 
-        Exit status: 0 shown, 2 the configuration file is wrong (the message names the key).
+        Exit status: 0 shown, 2 the configuration file is wrong (the message names the file's line).
         """,
-        subcommands: [ConfigShow.self], defaultSubcommand: ConfigShow.self)
+        subcommands: [ConfigShow.self, ConfigCheck.self, ConfigSchemaCommand.self], defaultSubcommand: ConfigShow.self)
 }
 
 struct ConfigShow: ParsableCommand {
@@ -230,11 +234,14 @@ struct ConfigShow: ParsableCommand {
         commandName: "show",
         abstract: "Print the configuration in force: the built-in defaults with the file's values over them.",
         discussion: """
+        Every key of the schema is printed, with its value in force (folders expanded, automatic \
+        values resolved).
+
         Examples:
           quarantine config show
           quarantine config show --config ./test.toml --json
 
-        Exit status: 0 shown, 2 the configuration file is wrong (the message names the key).
+        Exit status: 0 shown, 2 the configuration file is wrong (the message names the file's line).
         """)
 
     @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
@@ -245,55 +252,58 @@ struct ConfigShow: ParsableCommand {
 
     func run() throws {
         let file = try ConfigurationFile.loadForCLI(config)
-        let s = file.settings
-        let exists = FileManager.default.fileExists(atPath: file.path)
-        func policy(_ mode: AnalysisMode) -> SensitivityPolicy { s.policies[mode] ?? .defaults(for: mode) }
+        let environment = ProcessInfo.processInfo.environment
         if json {
-            var policies: [String: Any] = [:]
-            for mode in AnalysisMode.allCases {
-                let p = policy(mode)
-                policies[mode.rawValue] = ["nsfw_threshold": p.nsfwThreshold.map { $0 as Any } ?? false, "on_error": p.onError.rawValue, "labels": p.labelThresholds,
-                                            "rules": p.rules.settingsTable]
-            }
-            JSONOutput.printObject([
-                "file": file.path, "file_exists": exists, "mode": s.mode.rawValue,
-                "watch": ["incoming": s.watch.roots(mode: .adult).map(\.path),
-                          "outgoing": s.watch.outgoing.map { WatchSettings.expand($0) }, "exclude": s.watch.exclude],
-                "agent": ["notifications": s.agent.notifications, "settle_ms": s.agent.settleMilliseconds, "rescan_seconds": s.agent.rescanSeconds,
-                          "worker_idle_seconds": s.agent.workerIdleSeconds],
-                "analysis": ["workers": s.analyzer.workers, "intra_op_threads": s.analyzer.intraOpThreads, "max_dimension": s.analyzer.limits.maxDimension,
-                             "max_megapixels": s.analyzer.limits.maxPixels / 1_000_000, "max_image_file_mib": s.analyzer.limits.maxImageFileBytes >> 20,
-                             "decode_memory_mib": s.analyzer.limits.decodeMemoryBytes >> 20],
-                "video": ["max_gap": s.video.maxGap, "decoders": s.video.decoders ?? 0],
-                "containers": Dictionary(uniqueKeysWithValues: s.analyzer.limits.containers.settingValues.map { ($0.key, $0.value) }),
-                "policy": policies,
-            ])
-            return
+            printOut(try ConfigurationSchema.shownJSON(file.settings, file: file.path, exists: file.exists, environment: environment))
+        } else {
+            printOut(ConfigurationSchema.shownText(file.settings, file: file.path, exists: file.exists, environment: environment))
         }
-        let array = ConfigurationFile.tomlArray
-        var lines = ["# in force: built-in defaults, then \(file.path)\(exists ? "" : " (no such file: defaults only)")", ""]
-        lines.append("mode = \"\(s.mode.rawValue)\"")
-        lines += ["", "[watch]"]
-        lines.append("incoming = \(array(s.watch.roots(mode: .adult).map(\.path)))\(s.watch.incoming == nil ? "  # default: your download folder" : "")")
-        lines.append("outgoing = \(array(s.watch.outgoing.map { WatchSettings.expand($0) }))\(s.mode == .adult && !s.watch.outgoing.isEmpty ? "  # child mode only" : "")")
-        lines.append("exclude = \(array(s.watch.exclude))")
-        lines += ["", "[agent]", "notifications = \(s.agent.notifications)", "settle_ms = \(s.agent.settleMilliseconds)", "rescan_seconds = \(s.agent.rescanSeconds)",
-                  "worker_idle_seconds = \(s.agent.workerIdleSeconds)\(s.agent.workerIdleSeconds == 0 ? "  # the worker is never ended" : "")"]
-        lines += ["", "[analysis]", "workers = \(s.analyzer.workers)", "intra_op_threads = \(s.analyzer.intraOpThreads)",
-                  "max_dimension = \(s.analyzer.limits.maxDimension)", "max_megapixels = \(s.analyzer.limits.maxPixels / 1_000_000)",
-                  "max_image_file_mib = \(s.analyzer.limits.maxImageFileBytes >> 20)", "decode_memory_mib = \(s.analyzer.limits.decodeMemoryBytes >> 20)"]
-        lines += ["", "[video]", "max_gap = \(s.video.maxGap)", "decoders = \(s.video.decoders ?? 0)\(s.video.decoders == nil ? "  # automatic" : "")"]
-        lines += ["", "[containers]"] + s.analyzer.limits.containers.settingValues.map { "\($0.key) = \($0.value)" }
-        for mode in AnalysisMode.allCases {
-            let p = policy(mode)
-            lines += ["", "[policy.\(mode.rawValue)]", "nsfw_threshold = \(p.nsfwThreshold.map { "\($0)" } ?? "false")", "on_error = \"\(p.onError.rawValue)\"",
-                      "", "[policy.\(mode.rawValue).labels]"]
-            lines += p.labelThresholds.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }
-            lines += ["", "[policy.\(mode.rawValue).rules]", "lone_part = \(p.rules.lonePartBelow.map { "\($0)" } ?? "false")",
-                      "person_evidence = \(p.rules.personEvidence)", "person_nsfw = \(p.rules.personNSFW)", "recheck = \(p.rules.recheck)",
-                      "skin = \(p.rules.skinMinimum.map { "\($0)" } ?? "false")", "tiny_side = \(p.rules.tinySide.map { "\($0)" } ?? "false")"]
-        }
-        printOut(lines.joined(separator: "\n"))
+    }
+}
+
+struct ConfigCheck: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check a configuration file: TOML, known tables and keys, values each key takes.",
+        discussion: """
+        Reads the file alone over the built-in defaults, as the agent and a guardian service do.
+
+        Examples:
+          quarantine config check ~/.config/quarantine/config.toml
+          sudo quarantine config check /etc/quarantine/sam.toml
+
+        Exit status: 0 the file is good, 2 it is not (the message names the file's line).
+        """)
+
+    @Argument(help: ArgumentHelp("The file to check (default: ~/.config/quarantine/config.toml).", valueName: "file"))
+    var file: String?
+
+    func run() throws {
+        let loaded = try ConfigurationFile.loadForCLI(file ?? Settings.userConfigurationPath())
+        printOut(loaded.exists ? "\(loaded.path): good" : "\(loaded.path): no such file (the built-in defaults apply)")
+    }
+}
+
+struct ConfigSchemaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "schema",
+        abstract: "Print the documented defaults (the conffile) or the Markdown table of every key.",
+        discussion: """
+        Both texts come from the one schema the configuration is read with; the package's \
+        /etc/quarantine/config.toml and docs/configuration.md are these texts (a test checks it).
+
+        Examples:
+          quarantine config schema > etc/quarantine/config.toml
+          quarantine config schema --markdown > docs/configuration.md
+
+        Exit status: 0 printed.
+        """)
+
+    @Flag(name: .long, help: "The Markdown table (docs/configuration.md) instead of the conffile.")
+    var markdown = false
+
+    func run() throws {
+        FileHandle.standardOutput.write(Data((markdown ? ConfigurationSchema.markdown() : ConfigurationSchema.conffile()).utf8))
     }
 }
 

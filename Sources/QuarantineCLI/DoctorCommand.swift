@@ -72,6 +72,7 @@ struct Doctor: AsyncParsableCommand {
         for entry in DecoderInventory.check() {
             checks.append(Check(name: "decoder \(entry.name)", ok: entry.available || !entry.expected, detail: entry.detail))
         }
+        checks += VirtualCamera.doctorLines().map { Check(name: $0.name, ok: $0.ok, detail: $0.detail) }
         // Informational: without Landlock the worker still runs (seccomp, no capabilities), but
         // could still open files its user may read.
         checks.append(Check(name: "landlock", ok: true, detail: AnalysisSandbox.landlockABI.map {

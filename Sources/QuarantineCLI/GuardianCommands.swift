@@ -211,7 +211,7 @@ extension Guardian {
             discussion: """
             In child mode it watches the account's whole home (its browsers' caches excepted), /tmp, /var/tmp and /dev/shm (the account's own files only) and every removable medium mounted below /media/USER or /run/media/USER, also those mounted while it runs; 'quarantine guardian status' lists what is watched and what is not.
 
-            Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing or wrong.
+            Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing (a wrong one does not stop it: the last good settings, or child-mode defaults, stay in force and 'guardian status' names the problem).
 
             Examples:
               sudo quarantine guardian serve --user sam   # what the system unit runs

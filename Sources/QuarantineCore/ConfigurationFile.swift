@@ -32,6 +32,9 @@ public struct ConfigurationFile: Sendable {
             }
             throw Settings.ConfigurationError(path: path, message: "cannot be read: \(String(cString: strerror(errno)))")
         }
+        guard info.st_size <= maxBytes else {
+            throw Settings.ConfigurationError(path: path, message: "is \(info.st_size) bytes: a configuration file is at most \(maxBytes)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Settings.ConfigurationError(path: path, message: "cannot be read (permissions?)")
         }
@@ -40,6 +43,17 @@ public struct ConfigurationFile: Sendable {
         }
         return ConfigurationFile(path: path, exists: true, text: text, settings: try base.applying(toml: text, from: path))
     }
+
+    /// The file at `path`, which must exist: a guardian service's (a missing file's defaults are
+    /// adult mode, so a file that went away must not read as them).
+    public static func loadExisting(_ path: String) throws(Settings.ConfigurationError) -> ConfigurationFile {
+        let file = try load(path)
+        guard file.exists else { throw Settings.ConfigurationError(path: path, message: "is missing") }
+        return file
+    }
+
+    /// The largest configuration file read (the conffile is about 11 KiB).
+    public static let maxBytes = 1 << 20
 
     /// Writes `text` after checking that it parses: a broken file is never left behind.
     public func save(_ text: String) throws {

@@ -104,22 +104,6 @@ public struct WatchSettings: Sendable, Equatable {
         }
         return result
     }
-
-    mutating func apply(_ table: ConfigTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
-        func strings(_ key: String) throws(Settings.ConfigurationError) -> [String]? {
-            guard let value = table[key] else { return nil }
-            guard let array = value.array else { throw fail("watch.\(key) must be a list of folders, like [\"~/Downloads\"]") }
-            var result: [String] = []
-            for element in array {
-                guard let text = element.string, !text.isEmpty else { throw fail("watch.\(key) must hold only non-empty strings") }
-                result.append(text)
-            }
-            return result
-        }
-        if let list = try strings("incoming") { incoming = list }
-        if let list = try strings("outgoing") { outgoing = list }
-        if let list = try strings("exclude") { exclude = list }
-    }
 }
 
 /// How the agent runs, from the `[agent]` table.
@@ -149,6 +133,9 @@ public struct AgentSettings: Sendable, Equatable {
     public var browserProfiles: [String]
     /// The page "Get help" opens in child mode (a local file or a URL); nil: the built-in page.
     public var helpPage: String?
+    /// Applications may ask the agent about their media over the session bus (`AnalysisPolicy`
+    /// `simple`); false makes it `disabled` in adult mode. Child mode ignores it (`descriptive`).
+    public var appAnalysis = true
 
     public init(notifications: Bool = true, settleMilliseconds: Int = 100, rescanSeconds: Int = 60, sandbox: Bool = true,
                 fileDeadlineSeconds: Int = 120, holdWhileChecking: Bool = false, browserHistory: Bool = true, browserProfiles: [String] = [],
@@ -163,53 +150,6 @@ public struct AgentSettings: Sendable, Equatable {
         self.sandbox = sandbox
         self.fileDeadlineSeconds = fileDeadlineSeconds
         self.holdWhileChecking = holdWhileChecking
-    }
-
-    mutating func apply(_ table: ConfigTable, fail: (String) -> Settings.ConfigurationError) throws(Settings.ConfigurationError) {
-        if let value = table["notifications"] {
-            guard let flag = value.bool else { throw fail("agent.notifications must be true or false") }
-            notifications = flag
-        }
-        if let value = table["settle_ms"] {
-            guard let n = value.int, (0...60_000).contains(n) else { throw fail("agent.settle_ms must be a whole number of milliseconds from 0 to 60000") }
-            settleMilliseconds = n
-        }
-        if let value = table["sandbox"] {
-            guard let flag = value.bool else { throw fail("agent.sandbox must be true or false") }
-            sandbox = flag
-        }
-        if let value = table["hold_while_checking"] {
-            guard let flag = value.bool else { throw fail("agent.hold_while_checking must be true or false") }
-            holdWhileChecking = flag
-        }
-        if let value = table["browser_history"] {
-            guard let flag = value.bool else { throw fail("agent.browser_history must be true or false") }
-            browserHistory = flag
-        }
-        if let value = table["browser_profiles"] {
-            guard let array = value.array, array.allSatisfy({ ($0.string ?? "").isEmpty == false }) else {
-                throw fail("agent.browser_profiles must be a list of folders, like [\"~/.config/chromium/Default\"]")
-            }
-            browserProfiles = array.compactMap(\.string)
-        }
-        if let value = table["help_page"] {
-            guard let text = value.string, !text.isEmpty else { throw fail("agent.help_page must be a file path or a URL") }
-            helpPage = text
-        }
-        if let value = table["file_deadline_seconds"] {
-            guard let n = value.int, (1...86_400).contains(n) else { throw fail("agent.file_deadline_seconds must be a whole number of seconds from 1 to 86400") }
-            fileDeadlineSeconds = n
-        }
-        if let value = table["worker_idle_seconds"] {
-            guard let n = value.int, (0...86_400).contains(n) else {
-                throw fail("agent.worker_idle_seconds must be a whole number of seconds from 0 (never end) to 86400")
-            }
-            workerIdleSeconds = n
-        }
-        if let value = table["rescan_seconds"] {
-            guard let n = value.int, (5...86_400).contains(n) else { throw fail("agent.rescan_seconds must be a whole number of seconds from 5 to 86400") }
-            rescanSeconds = n
-        }
     }
 }
 

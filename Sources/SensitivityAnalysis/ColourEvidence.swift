@@ -14,12 +14,15 @@ public struct ColourEvidence: Sendable {
     public let spread: Double
     /// Distance of the mean (Cb, Cr) from grey: how strongly the picture as a whole is tinted.
     public let tint: Double
+    /// The fraction of the whole picture's pixels that are skin-coloured (a grid of at most ~64k points).
+    public let skinShare: Double
     let fraction: @Sendable (Box) -> Double
 
     /// Hand-made statistics (tests).
-    public init(spread: Double, tint: Double = 0, skinFraction: @escaping @Sendable (Box) -> Double) {
+    public init(spread: Double, tint: Double = 0, skinShare: Double = 1, skinFraction: @escaping @Sendable (Box) -> Double) {
         self.spread = spread
         self.tint = tint
+        self.skinShare = skinShare
         self.fraction = skinFraction
     }
 
@@ -46,12 +49,14 @@ public struct ColourEvidence: Sendable {
         // The spread from every pixel of a grid of at most ~64k points.
         let step = max(1, Int((Double(w * h) / 65_536).squareRoot()))
         var cbs: [Double] = [], crs: [Double] = []
+        var skinPoints = 0
         cbs.reserveCapacity((w / step + 1) * (h / step + 1)); crs.reserveCapacity(cbs.capacity)
         for y in stride(from: 0, to: h, by: step) {
             for x in stride(from: 0, to: w, by: step) {
                 let i = (y * w + x) * 3
                 let c = Self.chroma(Double(pixels[i]), Double(pixels[i + 1]), Double(pixels[i + 2]))
                 cbs.append(c.cb); crs.append(c.cr)
+                if Self.isSkin(cb: c.cb, cr: c.cr) { skinPoints += 1 }
             }
         }
         let n = Double(max(1, cbs.count))
@@ -59,6 +64,7 @@ public struct ColourEvidence: Sendable {
         var sum = 0.0
         for i in cbs.indices { sum += ((cbs[i] - mcb) * (cbs[i] - mcb) + (crs[i] - mcr) * (crs[i] - mcr)).squareRoot() }
         spread = cbs.isEmpty ? 0 : sum / n
+        skinShare = Double(skinPoints) / n
         tint = ((mcb - 128) * (mcb - 128) + (mcr - 128) * (mcr - 128)).squareRoot()
         let sx = Double(w) / Double(max(1, originalWidth)), sy = Double(h) / Double(max(1, originalHeight))
         fraction = { box in

@@ -135,13 +135,13 @@ public final class SensitivityAnalyzer: Sendable {
         }
         // The rules judge the raw output; the raw detections and score are kept as they are.
         var recheckError: InferenceError?
-        // Colour statistics only when a counted body part is there for the skin rule to weigh.
+        // Colour statistics only when a counted body part is there for the skin rules to weigh.
+        let longSide = max(decoded.originalWidth, decoded.originalHeight), shortSide = min(decoded.originalWidth, decoded.originalHeight)
         let weighed = policy.rules.skinMinimum != nil && detections.contains {
             SensitivityPolicy.partLabels.contains($0.label) && $0.score >= (policy.labelThresholds[$0.label] ?? 2)
         }
         let colour = weighed ? ColourEvidence(decoded.image, originalWidth: decoded.originalWidth, originalHeight: decoded.originalHeight) : nil
-        let longSide = max(decoded.originalWidth, decoded.originalHeight)
-        let judgement = policy.judge(detections: detections, nsfw: nsfw, longSide: longSide, colour: colour) { part in
+        let judgement = policy.judge(detections: detections, nsfw: nsfw, longSide: longSide, shortSide: shortSide, colour: colour) { part in
             do throws(InferenceError) { return try self.recheck(part, in: decoded) } catch {
                 recheckError = error
                 return [part.score, part.score]  // fail closed: a re-check that cannot run confirms

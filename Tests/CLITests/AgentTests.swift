@@ -618,7 +618,26 @@ struct AgentTests {
         try "[agent]\nsettle_ms = \"soon\"\n".write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         let bad = try await agent.run(["agent"])
         #expect(bad.status == 78)
-        #expect(bad.stderr.contains("agent.settle_ms"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("config.toml:2: agent.settle_ms"), "\(bad.stderr)")
+    }
+
+    @Test("a running agent keeps its settings when its file breaks; status names the file's line until the file is mended (issue 29)")
+    func brokenConfigurationWhileRunning() async throws {
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        try await agent.start()
+        func problem() async throws -> String? {
+            (try await agent.status()["last_status"] as? [String: Any])?["problem"] as? String
+        }
+        let file = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        let good = try String(contentsOf: file, encoding: .utf8) + "\n"
+        // Line 4 of the file (the harness's [watch] table takes two).
+        try (good + "[agent]\nsettle_ms = -5\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { try await problem()?.contains("config.toml:4: agent.settle_ms") == true }, "log:\n\(agent.logText)")
+        #expect(try await problem()?.contains("the previous settings stay in force") == true)
+        #expect(agent.logText.contains("configuration not reloaded"))
+        try (good + "[agent]\nsettle_ms = 50\n").write(to: file, atomically: true, encoding: .utf8)
+        #expect(await agent.wait(timeout: 20) { try await problem() == nil }, "log:\n\(agent.logText)")
+        #expect(await agent.stop().status == 0)
     }
 
     /// A JPEG cut short: it cannot be analysed.

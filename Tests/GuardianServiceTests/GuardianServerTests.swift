@@ -208,6 +208,18 @@ struct GuardianServerTests {
         #expect(kinds.contains("released") && kinds.contains("mode_changed"))
     }
 
+    @Test("a deleted configuration never reads as its defaults (adult mode): the mode in force stays child (issue 29)")
+    func deletedConfigurationStaysChild() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        // A guardian once chose adult mode (recorded); root then put child mode in the file by hand.
+        try place.vault.store.recordMode(.adult, from: .child, actor: "test")
+        let guardian = try place.connect(as: Self.guardianUID)
+        #expect(try guardian.send(GuardianWire.Hello()).0.mode == .child)
+        try FileManager.default.removeItem(at: place.folder.appendingPathComponent("kid.toml"))
+        #expect(try guardian.send(GuardianWire.Hello()).0.mode == .child, "a missing file is not adult mode")
+        #expect(Self.outcome(guardian, GuardianWire.Watch(folder: "Downloads"))?.contains("is missing") == true, "no edit of a file that is not there")
+    }
+
     @Test("the route table declares every verb once, with its own request type, and the access the issue asks (history, mode, watch, set-pin: guardians; ask: the child)")
     func routeTableCoversEveryVerb() {
         #expect(Set(GuardianServer.routes.keys) == Set(GuardianVerb.allCases))

@@ -55,13 +55,20 @@ struct SettingsTests {
             person_nsfw = 0.2
             skin = false
             tiny_side = 64
+            quiet_nsfw = 0.05
+            upscaled_side = 96
+            upscaled_skin = 0.1
             [policy.adult.rules]
             lone_part = false
             recheck = false
+            quiet_nsfw = false
+            upscaled_side = 0
             """, from: "t.toml")
-        #expect(settings.policies[.child]?.rules == DecisionRules(lonePartBelow: 0.95, personEvidence: 0.6, personNSFW: 0.2, recheck: true, skinMinimum: nil, tinySide: 64))
-        #expect(settings.policies[.adult]?.rules == DecisionRules(lonePartBelow: nil, recheck: false))
-        for bad in ["lone_part = 2", "lone_part = true", "person_evidence = \"high\"", "recheck = 1", "skin = true", "colour = 1", "tiny_side = 1.5", "tiny_side = -1"] {
+        #expect(settings.policies[.child]?.rules == DecisionRules(lonePartBelow: 0.95, personEvidence: 0.6, personNSFW: 0.2, recheck: true, skinMinimum: nil, tinySide: 64,
+                                                                  quietNSFW: 0.05, upscaledSide: 96, upscaledSkin: 0.1))
+        #expect(settings.policies[.adult]?.rules == DecisionRules(lonePartBelow: nil, recheck: false, quietNSFW: nil, upscaledSide: nil))
+        for bad in ["lone_part = 2", "lone_part = true", "person_evidence = \"high\"", "recheck = 1", "skin = true", "colour = 1", "tiny_side = 1.5", "tiny_side = -1",
+                    "quiet_nsfw = true", "quiet_nsfw = 1.5", "upscaled_side = 0.5", "upscaled_side = true", "upscaled_skin = false", "upscaled_skin = 2"] {
             #expect {
                 _ = try Settings().applying(toml: "[policy.adult.rules]\n\(bad)", from: "bad.toml")
             } throws: { "\($0)".contains("policy.adult.rules") }
@@ -75,7 +82,8 @@ struct SettingsTests {
         var empty = Settings()
         for mode in AnalysisMode.allCases {
             empty.policies[mode] = SensitivityPolicy(mode: mode, labelThresholds: [:], nsfwThreshold: nil, onError: mode == .adult ? .hold : .leave,
-                                                     rules: DecisionRules(lonePartBelow: 0.1, personEvidence: 0.9, personNSFW: 0.9, recheck: false, skinMinimum: 0.9, tinySide: 7))
+                                                     rules: DecisionRules(lonePartBelow: 0.1, personEvidence: 0.9, personNSFW: 0.9, recheck: false, skinMinimum: 0.9, tinySide: 7,
+                                                                          quietNSFW: 0.9, upscaledSide: 9, upscaledSkin: 0.9))
         }
         empty.mode = .child
         empty.watch = WatchSettings(incoming: nil, outgoing: ["/elsewhere"], exclude: [])

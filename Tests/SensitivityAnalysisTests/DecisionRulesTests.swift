@@ -131,6 +131,96 @@ struct DecisionRulesTests {
         }
     }
 
+    @Test("quiet_nsfw: a lone part of a greyscale picture open_nsfw finds nothing in is let through without a re-check; in colour the re-check decides")
+    func quietNSFW() {
+        // Adwaita's camera-web icon: grey, BUTTOCKS_EXPOSED 0.81 confirmed by the re-check, open_nsfw 0.0013.
+        let icon = Detection(label: "BUTTOCKS_EXPOSED", score: 0.81, box: Box(x: 71, y: 54, width: 388, height: 396))
+        let grey = ColourEvidence(spread: 2, tint: 1) { _ in 0 }
+        for mode in AnalysisMode.allCases {
+            let recheck = Recheck([0.80, 0.76])
+            let policy = SensitivityPolicy.defaults(for: mode)
+            let judgement = policy.judge(detections: [icon], nsfw: 0.0013, longSide: 512, shortSide: 512, colour: grey, recheck: recheck.callAsFunction)
+            #expect(judgement.reasons.isEmpty && recheck.calls == 0, "\(mode)")
+            #expect(judgement.rulings.map(\.rule) == ["quiet_nsfw"] && judgement.rulings.first?.outcome == .letThrough)
+            #expect(judgement.rulings.first?.summary.contains("open_nsfw finds nothing suggestive in the picture (0.0013 < 0.0100), which the skin rule cannot judge (not in colour)") == true)
+            // Without the rule the re-check confirms it: the rule is what lets it through.
+            var off = policy
+            off.rules.quietNSFW = nil
+            #expect(off.judge(detections: [icon], nsfw: 0.0013, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.81"])
+            // open_nsfw at the level or more: the re-check decides.
+            #expect(policy.judge(detections: [icon], nsfw: 0.01, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.81"])
+            // Beside a face, or of lone_part (0.9) or more, it stands whatever open_nsfw says.
+            #expect(policy.judge(detections: [icon, Self.face], nsfw: 0.0013, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.81"])
+            let high = Detection(label: "BUTTOCKS_EXPOSED", score: 0.91, box: icon.box)
+            #expect(policy.judge(detections: [high], nsfw: 0.0013, colour: grey, recheck: recheck.callAsFunction).reasons == ["BUTTOCKS_EXPOSED 0.91"])
+            // In colour with a skin-coloured box the skin rule has judged it: the re-check decides, not open_nsfw.
+            let skin = ColourEvidence(spread: 30) { _ in 0.6 }
+            let coloured = policy.judge(detections: [icon], nsfw: 0.0013, colour: skin, recheck: recheck.callAsFunction)
+            #expect(coloured.reasons == ["BUTTOCKS_EXPOSED 0.81"] && coloured.rulings.map(\.rule) == ["recheck"])
+        }
+    }
+
+    /// The yam stamp of Tux Paint (100x61, in colour, 10% skin): MALE_GENITALIA_EXPOSED 0.71 over all of it, open_nsfw 0.98.
+    static let yam = Detection(label: "MALE_GENITALIA_EXPOSED", score: 0.71, box: Box(x: 0, y: 0, width: 100, height: 61))
+    static let yamColour = ColourEvidence(spread: 12, tint: 9, skinShare: 0.10) { _ in 0.10 }
+
+    @Test("upscaled_nsfw (adult mode): open_nsfw on a small colour picture with little skin and no person is neither a verdict nor evidence")
+    func upscaledNSFW() {
+        let policy = SensitivityPolicy.defaults(for: .adult)
+        let recheck = Recheck([0.7, 0.7])
+        let judgement = policy.judge(detections: [Self.yam], nsfw: 0.98, longSide: 100, shortSide: 61, colour: Self.yamColour, recheck: recheck.callAsFunction)
+        #expect(judgement.reasons.isEmpty && recheck.calls == 0)
+        #expect(judgement.rulings.map(\.rule) == ["upscaled_nsfw", "skin"])
+        let ruling = judgement.rulings.first
+        #expect(ruling?.label == "open_nsfw" && ruling?.score == 0.98 && ruling?.outcome == .letThrough && ruling?.skinFraction == 0.10)
+        #expect(ruling?.summary.hasPrefix("open_nsfw 0.98 let through (upscaled_nsfw: a picture 61 px on its short side (under 128") == true)
+        // Without the rule open_nsfw flags it and vouches for the part.
+        var off = policy
+        off.rules.upscaledSide = nil
+        #expect(off.judge(detections: [Self.yam], nsfw: 0.98, longSide: 100, shortSide: 61, colour: Self.yamColour, recheck: recheck.callAsFunction).reasons
+                == ["MALE_GENITALIA_EXPOSED 0.71", "open_nsfw 0.98"])
+        // open_nsfw alone (no NudeNet part to judge) on such a picture still flags it.
+        #expect(policy.judge(detections: [], nsfw: 0.98, longSide: 100, shortSide: 61, colour: Self.yamColour).reasons == ["open_nsfw 0.98"])
+        // The yellow pepper (65x70): BUTTOCKS_EXPOSED 0.51 with open_nsfw 0.52 becomes a lone part of a tiny picture.
+        let pepper = Detection(label: "BUTTOCKS_EXPOSED", score: 0.51, box: Box(x: 2, y: 16, width: 59, height: 48))
+        let pepperColour = ColourEvidence(spread: 34, tint: 61, skinShare: 0.07) { _ in 0.04 }
+        let p = policy.judge(detections: [pepper], nsfw: 0.52, longSide: 70, shortSide: 65, colour: pepperColour, recheck: recheck.callAsFunction)
+        #expect(p.reasons.isEmpty && p.rulings.map(\.rule) == ["upscaled_nsfw", "tiny"])
+        // Child mode keeps open_nsfw's verdict on small pictures by default.
+        #expect(SensitivityPolicy.defaults(for: .child).rules.upscaledSide == nil)
+        #expect(SensitivityPolicy.defaults(for: .child).judge(detections: [Self.yam], nsfw: 0.98, longSide: 100, shortSide: 61, colour: Self.yamColour,
+                                                               recheck: recheck.callAsFunction).reasons == ["MALE_GENITALIA_EXPOSED 0.71", "open_nsfw 0.98"])
+    }
+
+    @Test("upscaled_nsfw never applies beside a person, to a part of 0.8 or more or with a skin box, to greyscale, skin-rich or larger pictures, or to the test card")
+    func upscaledNSFWLimits() {
+        let policy = SensitivityPolicy.defaults(for: .adult)
+        let both = ["MALE_GENITALIA_EXPOSED 0.71", "open_nsfw 0.98"]
+        func judge(_ detections: [Detection], short: Int = 61, colour: ColourEvidence = Self.yamColour) -> Judgement {
+            policy.judge(detections: detections, nsfw: 0.98, longSide: 100, shortSide: short, colour: colour) { _ in [0, 0] }
+        }
+        let face = Detection(label: "FACE_FEMALE", score: 0.35, box: Box(x: 80, y: 0, width: 20, height: 20))
+        #expect(judge([Self.yam, face]).reasons == both)
+        let high = Detection(label: "MALE_GENITALIA_EXPOSED", score: 0.8, box: Self.yam.box)
+        #expect(judge([high]).reasons == ["MALE_GENITALIA_EXPOSED 0.80", "open_nsfw 0.98"])
+        #expect(judge([Self.yam], colour: ColourEvidence(spread: 3, skinShare: 0) { _ in 0 }).reasons == both)
+        #expect(judge([Self.yam], colour: ColourEvidence(spread: 12, tint: 9, skinShare: 0.2) { _ in 0.1 }).reasons == both)
+        #expect(judge([Self.yam], short: 128).reasons == both)
+        // What NudeNet points at is skin (a real part in a small thumbnail): open_nsfw stays.
+        #expect(judge([Self.yam], colour: ColourEvidence(spread: 12, tint: 9, skinShare: 0.1) { _ in 0.35 }).reasons == both)
+        #expect(policy.judge(detections: [Self.yam], nsfw: 0.98, longSide: 100, shortSide: 61, colour: nil) { _ in [0, 0] }.reasons == both)
+        let card = Detection(label: TestCard.label, score: 1, box: Self.yam.box)
+        #expect(judge([card]).reasons == ["TEST_CARD 1.00", "open_nsfw 0.98"])
+        // An open_nsfw score that neither flags the picture nor vouches for a counted part is left alone (no ruling).
+        #expect(policy.judge(detections: [], nsfw: 0.5, longSide: 100, shortSide: 61, colour: Self.yamColour).rulings.isEmpty)
+    }
+
+    @Test("colour evidence: the skin share of the whole picture")
+    func skinShare() {
+        let picture = RGBImage(width: 40, height: 20, pixels: (0..<(40 * 20)).flatMap { i -> [UInt8] in i % 40 < 10 ? [224, 172, 150] : [40, 80, 200] })
+        #expect(abs(ColourEvidence(picture, originalWidth: 40, originalHeight: 20).skinShare - 0.25) < 0.01)
+    }
+
     @Test("a suggestive picture (open_nsfw at person_nsfw or more) is human evidence")
     func nsfwIsEvidence() {
         let judgement = SensitivityPolicy.defaults(for: .adult).judge(detections: [Self.lone], nsfw: 0.3) { _ in [0, 0] }
@@ -181,6 +271,14 @@ struct DecisionRulesTests {
         analysis.rulings = judgement.rulings
         #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.55 let through (tiny: no face, body or suggestive picture around it"))
         #expect(analysis.detections == [Self.lone])
+        // The grey full moon in child mode: let through by quiet_nsfw, named with its raw scores.
+        let moon = Detection(label: "BUTTOCKS_EXPOSED", score: 0.46, box: Box(x: 10, y: 10, width: 100, height: 100))
+        let quiet = SensitivityPolicy.defaults(for: .child).judge(detections: [moon], nsfw: 0.0039, longSide: 128, shortSide: 128,
+                                                                   colour: ColourEvidence(spread: 1) { _ in 0 }) { _ in [0.51, 0.41] }
+        analysis.rulings = quiet.rulings
+        #expect(quiet.reasons.isEmpty)
+        #expect(analysis.cleanDetail.hasPrefix("not sensitive; BUTTOCKS_EXPOSED 0.46 let through (quiet_nsfw: no face, body or suggestive picture around it"))
+        #expect(analysis.cleanDetail.hasSuffix("open_nsfw finds nothing suggestive in the picture (0.0039 < 0.0100), which the skin rule cannot judge (not in colour))"))
     }
 
     @Test("the mirrored and re-framed copies hold the picture where the re-check looks for it")

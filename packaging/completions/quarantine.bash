@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    agent|status|watch|scan|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
+    agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'agent status watch scan list show release block history purge count guardian mode config service testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge count guardian mode config service testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -305,6 +305,31 @@ _quarantine_scan() {
         return
         ;;
     '--workers')
+        return
+        ;;
+    esac
+}
+
+_quarantine_stream() {
+    repeating_flags=()
+    non_repeating_flags=(--json --no-pacing --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--mode --config --judges --blur-to)
+    __quarantine_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--mode')
+        __quarantine_add_completions -W 'adult'$'\n''child'
+        return
+        ;;
+    '--config')
+        return
+        ;;
+    '--judges')
+        return
+        ;;
+    '--blur-to')
         return
         ;;
     esac
@@ -557,13 +582,13 @@ _quarantine_config() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    show)
+    show|check|schema)
         # Offer subcommand argument completions
         "_quarantine_config_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'show' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'show check schema' -- "${cur}"))
         ;;
     esac
 }
@@ -581,6 +606,22 @@ _quarantine_config_show() {
         return
         ;;
     esac
+}
+
+_quarantine_config_check() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 1
+}
+
+_quarantine_config_schema() {
+    repeating_flags=()
+    non_repeating_flags=(--markdown --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __quarantine_offer_flags_options 0
 }
 
 _quarantine_service() {

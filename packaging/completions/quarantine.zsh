@@ -54,6 +54,7 @@ _quarantine() {
             'status:Is the agent running; what it watches, what waits and what it is checking now.'
             'watch:Add, remove or list the folders the agent watches.'
             'scan:Check files and folders for nudity (read-only unless --quarantine).'
+            'stream:Analyse a live video (a V4L2 camera, a pipe, a file played at its own rate) and print each change of advice.'
             'list:List what is in the vault, newest first.'
             'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
             'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
@@ -63,7 +64,7 @@ _quarantine() {
             'count:Say how many items the vault holds, how many were asked back, and how many it held before, by state.'
             'guardian:The guardian: the PIN child mode asks for, and the system service that protects a child'\''s account.'
             'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
-            'config:Show the configuration in force.'
+            'config:Show or check the configuration; print its schema.'
             'service:Install, remove or inspect the systemd user service that runs the agent.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
@@ -73,7 +74,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        agent|status|watch|scan|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
+        agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -192,6 +193,25 @@ _quarantine_scan() {
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--workers[Files analysed at once (default\: one per core).]:n:'
         '*:path:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_stream() {
+    local -i ret=1
+    local -ar ___mode=('adult' 'child')
+    local -ar arg_specs=(
+        '--json[Print one JSON object per line (each change, then a summary) instead of text.]'
+        '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
+        '--judges[Frames judged at once, each on its own thread (default 1).]:n:'
+        '--no-pacing[Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).]'
+        '--blur-to[Write the frames, blurred while flagged, to this v4l2loopback device (needs the v4l2loopback module).]:device:'
+        ':input:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -427,12 +447,14 @@ _quarantine_config() {
     command)
         local -ar subcommands=(
             'show:Print the configuration in force: the built-in defaults with the file'\''s values over them.'
+            'check:Check a configuration file: TOML, known tables and keys, values each key takes.'
+            'schema:Print the documented defaults (the conffile) or the Markdown table of every key.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        show)
+        show|check|schema)
             "_quarantine_config_${words[1]}" && ret=0
             ;;
         esac
@@ -447,6 +469,30 @@ _quarantine_config_show() {
     local -ar arg_specs=(
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--json[Print JSON.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_config_check() {
+    local -i ret=1
+    local -ar arg_specs=(
+        ':file:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_config_schema() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--markdown[The Markdown table (docs/configuration.md) instead of the conffile.]'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,319 @@
+#!/usr/bin/python3
+"""A client of the agent's analysis service on the session bus (io.github.quarantine.Analysis1),
+with python3-gi (Gio) as an application would use it. Run by AnalysisBusTests; prints one JSON
+object per result on stdout.
+
+  analysis_bus_client.py policy
+  analysis_bus_client.py image FILE [--unlinked | --memfd]     the descriptor of a file nobody can name
+  analysis_bus_client.py video FILE [--leave-after-progress]   the job's signals; or disconnect mid-video
+  analysis_bus_client.py stream CLEAN CARD                     frames: clean, card, (ContinueStream), clean
+  analysis_bus_client.py flood FRAME COUNT                     COUNT frames at once: the drop count
+  analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
+  analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
+  analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
+  analysis_bus_client.py introspect XMLFILE VIDEO              Introspect of each object against the shipped XML
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+from gi.repository import Gio, GLib
+
+NAME = "io.github.quarantine.Analysis1"
+PATH = "/io/github/quarantine/Analysis1"
+IFACE = "io.github.quarantine.Analysis1"
+
+bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+
+
+def out(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def call(path, iface, method, args, reply, fds=()):
+    fdlist = Gio.UnixFDList.new()
+    for fd in fds:
+        fdlist.append(fd)
+    result, _ = bus.call_with_unix_fd_list_sync(
+        NAME, path, iface, method, args, GLib.VariantType(reply) if reply else None,
+        Gio.DBusCallFlags.NONE, 120000, fdlist, None)
+    return result.unpack() if result is not None else None
+
+
+def get(path, iface, prop):
+    return bus.call_sync(NAME, path, "org.freedesktop.DBus.Properties", "Get", GLib.Variant("(ss)", (iface, prop)),
+                         GLib.VariantType("(v)"), Gio.DBusCallFlags.NONE, 10000, None).unpack()[0]
+
+
+def descriptor(path, how):
+    """An open descriptor of PATH's bytes; with --unlinked or --memfd, of a copy no name leads to."""
+    if how == "--unlinked":
+        fd, name = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)))
+        with open(path, "rb") as src:
+            os.write(fd, src.read())
+        os.unlink(name)
+        return fd
+    if how == "--memfd":
+        fd = os.memfd_create("picture", os.MFD_CLOEXEC)
+        with open(path, "rb") as src:
+            os.write(fd, src.read())
+        return fd
+    return os.open(path, os.O_RDONLY)
+
+
+def image(path, how=None):
+    fd = descriptor(path, how)
+    try:
+        sensitive, reasons, boxes, elapsed = call(PATH, IFACE, "AnalyzeImage", GLib.Variant("(h)", (0,)), "(basa(sddddd)d)", [fd])
+    except GLib.Error as e:
+        return out({"error": Gio.DBusError.get_remote_error(e), "message": e.message})
+    finally:
+        os.close(fd)
+    out({"sensitive": sensitive, "reasons": reasons, "boxes": [list(b) for b in boxes], "elapsed_ms": elapsed,
+         "linked": os.path.exists(path)})
+
+
+def video(path, leave=False):
+    loop = GLib.MainLoop()
+    events = []
+    job = {}
+
+    def on_signal(_conn, _sender, object_path, _iface, member, params):
+        if object_path != job.get("path"):
+            events.append(("early", object_path, member, params.unpack()))
+            return
+        record(member, params.unpack())
+
+    def record(member, args):
+        if member == "Progress":
+            events.append({"signal": "Progress", "fraction": args[0], "covered": [list(r) for r in args[1]], "media_time": args[2]})
+            if leave:
+                out({"left_after": events[-1], "path": job["path"]})
+                os._exit(0)  # the connection closes with the process: a caller that goes away
+        elif member == "Finished":
+            events.append({"signal": "Finished", "sensitive": args[0], "flagged_time": args[1],
+                           "ranges": [list(r) for r in args[2]], "reasons": args[3]})
+            loop.quit()
+        elif member == "Failed":
+            events.append({"signal": "Failed", "code": args[0], "message": args[1]})
+            loop.quit()
+
+    # Subscribed before the call: no signal of the job can come before it.
+    bus.signal_subscribe(NAME, IFACE + ".VideoJob", None, None, None, Gio.DBusSignalFlags.NONE, on_signal)
+    fd = descriptor(path, None)
+    try:
+        (job["path"],) = call(PATH, IFACE, "AnalyzeVideo", GLib.Variant("(h)", (0,)), "(o)", [fd])
+    except GLib.Error as e:
+        return out({"error": Gio.DBusError.get_remote_error(e), "message": e.message})
+    finally:
+        os.close(fd)
+    for early in [e for e in events if isinstance(e, tuple)]:
+        events.remove(early)
+        if early[1] == job["path"]:
+            record(early[2], early[3])
+    if not any(e.get("signal") in ("Finished", "Failed") for e in events):
+        GLib.timeout_add_seconds(120, loop.quit)
+        loop.run()
+    out({"path": job["path"], "events": events, "state": get(job["path"], IFACE + ".VideoJob", "State"),
+         "result": list(get(job["path"], IFACE + ".VideoJob", "Result"))})
+
+
+def begin_stream():
+    changes = []
+    loop = GLib.MainLoop()
+
+    def on_change(_c, _s, path, _i, _m, params):
+        changes.append({"path": path, "change": list(params.unpack())})
+        loop.quit()
+
+    bus.signal_subscribe(NAME, IFACE + ".Stream", "AnalysisChanged", None, None, Gio.DBusSignalFlags.NONE, on_change)
+    (stream,) = call(PATH, IFACE, "BeginStream", GLib.Variant("(ss)", ("participant-1", "incoming")), "(o)")
+    return stream, changes, loop
+
+
+def frame(stream, path):
+    fd = descriptor(path, "--memfd")
+    try:
+        call(stream, IFACE + ".Stream", "AnalyzeFrame", GLib.Variant("(h)", (0,)), "()", [fd])
+    finally:
+        os.close(fd)
+
+
+def wait_change(changes, loop, count, seconds=60):
+    if len(changes) < count:
+        GLib.timeout_add_seconds(seconds, loop.quit)
+        loop.run()
+
+
+def stream(clean, card):
+    stream, changes, loop = begin_stream()
+    frame(stream, clean)
+    frame(stream, card)
+    wait_change(changes, loop, 1)
+    flagged = [dict(c) for c in changes]
+    props = {p: get(stream, IFACE + ".Stream", p) for p in ("ShouldIndicateSensitivity", "ShouldInterruptVideo", "ShouldMuteAudio")}
+    call(stream, IFACE + ".Stream", "ContinueStream", None, "()")
+    frame(stream, clean)
+    wait_change(changes, loop, 2)
+    judged = get(stream, IFACE + ".Stream", "FramesJudged")
+    call(stream, IFACE + ".Stream", "End", None, "()")
+    out({"stream": stream, "changes": [c["change"] for c in changes], "paths": [c["path"] for c in changes],
+         "flagged_properties": props, "judged": judged, "first": flagged})
+
+
+def flood(path, count):
+    stream, _, _ = begin_stream()
+    started = GLib.get_monotonic_time()
+    for _ in range(count):
+        frame(stream, path)
+    # Let the stream judge what was kept.
+    deadline = GLib.get_monotonic_time() + 60_000_000
+    while GLib.get_monotonic_time() < deadline:
+        judged = get(stream, IFACE + ".Stream", "FramesJudged")
+        dropped = get(stream, IFACE + ".Stream", "FramesDropped")
+        if judged + dropped >= count:
+            break
+        GLib.usleep(20_000)
+    seconds = (GLib.get_monotonic_time() - started) / 1e6
+    call(stream, IFACE + ".Stream", "End", None, "()")
+    out({"sent": count, "judged": judged, "dropped": dropped, "seconds": seconds, "judged_per_second": judged / seconds})
+
+
+def watch_policy(seconds):
+    loop = GLib.MainLoop()
+    seen = []
+
+    def on_change(_c, _s, _p, _i, _m, params):
+        iface, changed, _ = params.unpack()
+        if iface == IFACE and "AnalysisPolicy" in changed:
+            seen.append(changed["AnalysisPolicy"])
+            out({"changed": seen[-1]})
+            loop.quit()
+
+    bus.signal_subscribe(NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged", PATH, None, Gio.DBusSignalFlags.NONE, on_change)
+    out({"ready": get(PATH, IFACE, "AnalysisPolicy")})
+    GLib.timeout_add_seconds(seconds, loop.quit)
+    loop.run()
+    if not seen:
+        out({"changed": None})
+
+
+def burst(path, count):
+    """COUNT AnalyzeImage calls at once on one connection: the caller's bound answers the rest."""
+    loop = GLib.MainLoop()
+    answers = []
+
+    def done(conn, result):
+        try:
+            conn.call_with_unix_fd_list_finish(result)
+            answers.append("ok")
+        except GLib.Error as e:
+            answers.append(Gio.DBusError.get_remote_error(e))
+        if len(answers) == count:
+            loop.quit()
+
+    for _ in range(count):
+        fdlist = Gio.UnixFDList.new()
+        fd = os.open(path, os.O_RDONLY)
+        fdlist.append(fd)
+        os.close(fd)
+        bus.call_with_unix_fd_list(NAME, PATH, IFACE, "AnalyzeImage", GLib.Variant("(h)", (0,)),
+                                   GLib.VariantType("(basa(sddddd)d)"), Gio.DBusCallFlags.NONE, 120000, fdlist, None, done)
+    GLib.timeout_add_seconds(120, loop.quit)
+    loop.run()
+    out({"answers": answers})
+
+
+def hostile(path):
+    """Descriptors that are not a picture file, and another caller's object."""
+    answers = {}
+    r, w = os.pipe()
+    os.write(w, open(path, "rb").read()[:4096])
+    os.close(w)
+    directory = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY | os.O_DIRECTORY)
+    only_path = os.open(path, os.O_PATH)
+    write_only = os.open(os.path.join(os.path.dirname(os.path.abspath(path)), "write-only"), os.O_WRONLY | os.O_CREAT, 0o600)
+    for name, fd in [("pipe", r), ("directory", directory), ("o_path", only_path), ("write_only", write_only)]:
+        try:
+            call(PATH, IFACE, "AnalyzeImage", GLib.Variant("(h)", (0,)), "(basa(sddddd)d)", [fd])
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e) + ": " + e.message
+        os.close(fd)
+    for name, fd in [("video_pipe", os.pipe()[0])]:
+        try:
+            call(PATH, IFACE, "AnalyzeVideo", GLib.Variant("(h)", (0,)), "(o)", [fd])
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e)
+    # A path where a descriptor is expected, a wrong direction.
+    for name, method, args in [("path_string", "AnalyzeImage", GLib.Variant("(s)", (path,))),
+                               ("bad_direction", "BeginStream", GLib.Variant("(ss)", ("p", "sideways")))]:
+        try:
+            bus.call_sync(NAME, PATH, IFACE, method, args, None, Gio.DBusCallFlags.NONE, 10000, None)
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e)
+    # Another connection (gdbus, a process of its own) ends this caller's stream: not its object.
+    (stream,) = call(PATH, IFACE, "BeginStream", GLib.Variant("(ss)", ("p", "incoming")), "(o)")
+    other = subprocess.run(["gdbus", "call", "--session", "--dest", NAME, "--object-path", stream, "--method", IFACE + ".Stream.End"],
+                           capture_output=True, text=True)
+    answers["foreign_end"] = other.stderr.strip()
+    answers["still_mine"] = get(stream, IFACE + ".Stream", "Direction")
+    call(stream, IFACE + ".Stream", "End", None, "()")
+    out(answers)
+
+
+def canonical(element):
+    return (element.tag, tuple(sorted(element.attrib.items())), tuple(canonical(c) for c in element))
+
+
+def introspect(xml_file, video_file):
+    shipped = {i.get("name"): canonical(i) for i in ET.parse(xml_file).getroot().findall("interface")}
+    answered = {}
+    for path in [PATH]:
+        (xml,) = bus.call_sync(NAME, path, "org.freedesktop.DBus.Introspectable", "Introspect", None,
+                               GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None).unpack()
+        answered.update({i.get("name"): canonical(i) for i in ET.fromstring(xml).findall("interface")})
+    # Objects of the other two interfaces are made for the check.
+    (stream,) = call(PATH, IFACE, "BeginStream", GLib.Variant("(ss)", ("p", "outgoing")), "(o)")
+    (xml,) = bus.call_sync(NAME, stream, "org.freedesktop.DBus.Introspectable", "Introspect", None,
+                           GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None).unpack()
+    answered.update({i.get("name"): canonical(i) for i in ET.fromstring(xml).findall("interface")})
+    call(stream, IFACE + ".Stream", "End", None, "()")
+    fd = os.open(video_file, os.O_RDONLY)
+    (job,) = call(PATH, IFACE, "AnalyzeVideo", GLib.Variant("(h)", (0,)), "(o)", [fd])
+    os.close(fd)
+    (xml,) = bus.call_sync(NAME, job, "org.freedesktop.DBus.Introspectable", "Introspect", None,
+                           GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, 10000, None).unpack()
+    answered.update({i.get("name"): canonical(i) for i in ET.fromstring(xml).findall("interface")})
+    call(job, IFACE + ".VideoJob", "Cancel", None, "()")
+    out({"shipped": sorted(shipped), "same": {name: answered.get(name) == shipped[name] for name in shipped}})
+
+
+if __name__ == "__main__":
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "policy":
+        out({"policy": get(PATH, IFACE, "AnalysisPolicy")})
+    elif command == "image":
+        image(args[0], args[1] if len(args) > 1 else None)
+    elif command == "video":
+        video(args[0], leave="--leave-after-progress" in args)
+    elif command == "stream":
+        stream(args[0], args[1])
+    elif command == "flood":
+        flood(args[0], int(args[1]))
+    elif command == "watch-policy":
+        watch_policy(int(args[0]))
+    elif command == "burst":
+        burst(args[0], int(args[1]))
+    elif command == "hostile":
+        hostile(args[0])
+    elif command == "introspect":
+        introspect(args[0], args[1])
+    else:
+        sys.exit("unknown command " + command)
