@@ -68,7 +68,7 @@ let package = Package(
         ]),
 
         .target(name: "QuarantineStore", dependencies: [
-            "MediaDecoding", "SensitivityAnalysis", "CSystemShims",
+            "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "PathBytes",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -76,7 +76,7 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins",
+            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
         ]),
 
         // Where a download came from, read from the browsers' own download history.
@@ -88,11 +88,14 @@ let package = Package(
         .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
         .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
-        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins"]),
+        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins", "Locking"]),
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
         .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
+        // The one way a front end reaches the core: the request types of GuardianAPI, served by the
+        // person's own vault (LocalBackend) or a guardian service's socket (SocketBackend).
+        .target(name: "QuarantineBackend", dependencies: ["GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "GuardianAPI", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "ServiceSupport",
+            "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -106,15 +109,18 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
 
-        // MARK: - Executables
-        .executableTarget(name: "quarantine", dependencies: [
-            "CBuildInfo", "DownloadOrigins",
-            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
+        // The commands, as a library: tests run them in process; the executable is their door.
+        .target(name: "QuarantineCLI", dependencies: [
+            "CBuildInfo", "DownloadOrigins", "PathBytes", "Locking",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+
+        // MARK: - Executables
+        .executableTarget(name: "quarantine", dependencies: ["QuarantineCLI"]),
         // The library used as Apple's SensitiveContentAnalysis is: `swift run quarantine-example FILE`.
         .executableTarget(name: "quarantine-example", dependencies: ["SensitivityAnalysis", "MediaDecoding"], path: "Examples/quarantine-example"),
         .executableTarget(name: "quarantine-bench", dependencies: [
@@ -129,19 +135,25 @@ let package = Package(
         // libFuzzer harnesses (make fuzz builds them with -sanitize=fuzzer,address -DFUZZING; otherwise a stub).
         .executableTarget(name: "quarantine-fuzz", dependencies: ["MediaDecoding", "QuarantineCore", "ServiceSupport", "CDBus", "GuardianAPI"]),
 
-        .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "TestSupport"]),
-        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "TestSupport"]),
+        .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "CFFmpeg", "TestSupport"]),
+        .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "Locking", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py"]),
-        .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch"]),
+        .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
         // Swift runtime into every login) loaded by the real libpam.
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport"]),
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport",
+                                                               "CSystemShims", "FolderWatch", "Locking", "PathBytes",
+                                                               .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
-        .testTarget(name: "GuardianServiceTests", dependencies: ["GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "TestSupport"]),
+        // The commands run in process, through the local backend and a guardian service's socket.
+        .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
+                                                            .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "TestSupport",
+                                                                .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -122,6 +122,12 @@ public enum GuardianVerb: String, Codable, Sendable, CaseIterable {
     case setPIN
     /// Add (or with `remove`, stop watching) a folder: a guardian's.
     case watch
+    /// The folders watched.
+    case watchList
+    /// Delete old items for good.
+    case purge
+    /// How many items the vault holds, by state.
+    case count
 }
 
 /// One verb's request: a plain value, sent as one JSON object with its verb and the version.
@@ -196,6 +202,9 @@ public enum GuardianRefusal: Error, Codable, Sendable, Equatable, CustomStringCo
     case waitForPIN(until: Date)
     /// Not allowed for this caller, or not possible now; the words say which.
     case refused(String)
+    /// Allowed, but it could not be done (no such item, a file that could not be moved, a
+    /// configuration that cannot be read); the words say what failed.
+    case failed(String)
     /// The message is not a request this service can read.
     case invalid(GuardianProtocolError)
 
@@ -204,6 +213,7 @@ public enum GuardianRefusal: Error, Codable, Sendable, Equatable, CustomStringCo
         case .wrongPIN: "that PIN is not right"
         case .waitForPIN: "too many wrong PINs; wait before trying again"
         case .refused(let words): words
+        case .failed(let words): words
         case .invalid(let error): error.description
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineStore
 import SensitivityAnalysis
 
 /// The guardian socket's request and answer types, one pair per ``GuardianVerb``, and the plain
@@ -11,6 +12,7 @@ public enum GuardianWire {
     /// Every verb's request type.
     public static let requestTypes: [GuardianVerb: any GuardianRequest.Type] = Dictionary(uniqueKeysWithValues: ([
         Hello.self, Status.self, List.self, Show.self, History.self, Release.self, Block.self, Ask.self, Mode.self, SetPIN.self, Watch.self,
+        Purge.self, WatchList.self, Count.self,
     ] as [any GuardianRequest.Type]).map { ($0.verb, $0) })
 
     // MARK: - Verbs
@@ -23,7 +25,12 @@ public enum GuardianWire {
         public struct Answer: Codable, Sendable, Equatable {
             /// The verbs the route table lets this caller use.
             public var verbs: [GuardianVerb]
-            public init(verbs: [GuardianVerb]) { self.verbs = verbs }
+            /// Why the mode in force is stricter than the configuration says, when it is.
+            public var modeNote: String?
+            public init(verbs: [GuardianVerb], modeNote: String? = nil) {
+                self.verbs = verbs
+                self.modeNote = modeNote
+            }
         }
     }
 
@@ -35,7 +42,20 @@ public enum GuardianWire {
         public struct Answer: Codable, Sendable, Equatable {
             /// What the agent published last; nil before it did.
             public var status: ServiceStatus?
-            public init(status: ServiceStatus?) { self.status = status }
+            /// Whether the agent (or the service) runs now, and its process.
+            public var running: Bool?
+            public var pid: Int32?
+            /// Files waiting in the backlog.
+            public var waiting: Int?
+            /// Everything the agent published last (its counters, what it checks now).
+            public var agent: AgentStatus?
+            public init(status: ServiceStatus?, running: Bool? = nil, pid: Int32? = nil, waiting: Int? = nil, agent: AgentStatus? = nil) {
+                self.status = status
+                self.running = running
+                self.pid = pid
+                self.waiting = waiting
+                self.agent = agent
+            }
         }
     }
 
@@ -100,13 +120,17 @@ public enum GuardianWire {
             public var events: [Event]
             /// A preview descriptor came with this message.
             public var hasPreview: Bool
+            /// Where the blurred preview is, when the caller may read it there (the local
+            /// backend: the person's own vault; never sent by a guardian service).
+            public var previewPath: String?
             public var more: Bool
             public var next: Int64?
-            public init(item: Item, requestedAt: Date?, events: [Event], hasPreview: Bool, more: Bool = false, next: Int64? = nil) {
+            public init(item: Item, requestedAt: Date?, events: [Event], hasPreview: Bool, previewPath: String? = nil, more: Bool = false, next: Int64? = nil) {
                 self.item = item
                 self.requestedAt = requestedAt
                 self.events = events
                 self.hasPreview = hasPreview
+                self.previewPath = previewPath
                 self.more = more
                 self.next = next
             }
@@ -148,12 +172,16 @@ public enum GuardianWire {
     /// `release`: puts an item back (the child: with the guardian PIN).
     public struct Release: GuardianRequest {
         public static let verb = GuardianVerb.release
-        public static let fields: Set<String> = ["id", "pin"]
+        public static let fields: Set<String> = ["id", "pin", "to"]
         public var id: Int64
         public var pin: String?
-        public init(id: Int64, pin: String? = nil) {
+        /// Into this folder instead of the original one (the local backend only: a guardian
+        /// service puts files back where they were).
+        public var to: String?
+        public init(id: Int64, pin: String? = nil, to: String? = nil) {
             self.id = id
             self.pin = pin
+            self.to = to
         }
         public struct Answer: Codable, Sendable, Equatable {
             /// Where it is now.
@@ -212,48 +240,146 @@ public enum GuardianWire {
     /// `mode`: changes the mode (a guardian's). To see the mode, any answer's header says it.
     public struct Mode: GuardianRequest {
         public static let verb = GuardianVerb.mode
-        public static let fields: Set<String> = ["mode"]
+        public static let fields: Set<String> = ["mode", "pin"]
         public var mode: AnalysisMode
-        public init(mode: AnalysisMode) { self.mode = mode }
+        /// The guardian PIN, when the caller's consent needs it (leaving child mode locally).
+        public var pin: String?
+        public init(mode: AnalysisMode, pin: String? = nil) {
+            self.mode = mode
+            self.pin = pin
+        }
         public struct Answer: Codable, Sendable, Equatable {
             /// False when it was that mode already.
             public var changed: Bool
-            public init(changed: Bool) { self.changed = changed }
+            /// Whether the running agent picked the change up, in words (the local backend).
+            public var reloaded: String?
+            public init(changed: Bool, reloaded: String? = nil) {
+                self.changed = changed
+                self.reloaded = reloaded
+            }
         }
     }
 
     /// `setPIN`: sets the guardian PIN (a guardian's).
     public struct SetPIN: GuardianRequest {
         public static let verb = GuardianVerb.setPIN
-        public static let fields: Set<String> = ["pin"]
-        public var pin: String
-        public init(pin: String) { self.pin = pin }
+        public static let fields: Set<String> = ["pin", "current"]
+        /// The new PIN; nil: only check ``current`` (a front end checks it before asking for
+        /// the new one; a wrong one counts as any wrong PIN does).
+        public var pin: String?
+        /// The PIN set now, when the caller must know it to change it (not a guardian).
+        public var current: String?
+        public init(pin: String?, current: String? = nil) {
+            self.pin = pin
+            self.current = current
+        }
         public typealias Answer = Nothing
     }
 
     /// `watch`: watches a folder of the account's home (with `remove`, stops): a guardian's.
     public struct Watch: GuardianRequest {
         public static let verb = GuardianVerb.watch
-        public static let fields: Set<String> = ["folder", "outgoing", "remove"]
+        public static let fields: Set<String> = ["folder", "outgoing", "remove", "pin"]
         /// Absolute, `~/...`, or relative to the account's home.
         public var folder: String
         public var outgoing: Bool
         public var remove: Bool
-        public init(folder: String, outgoing: Bool = false, remove: Bool = false) {
+        /// The guardian PIN, when removing needs it (child mode, locally).
+        public var pin: String?
+        public init(folder: String, outgoing: Bool = false, remove: Bool = false, pin: String? = nil) {
             self.folder = folder
             self.outgoing = outgoing
             self.remove = remove
+            self.pin = pin
         }
         public init(from decoder: Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             folder = try container.decode(String.self, forKey: .folder)
             outgoing = try container.decodeIfPresent(Bool.self, forKey: .outgoing) ?? false
             remove = try container.decodeIfPresent(Bool.self, forKey: .remove) ?? false
+            pin = try container.decodeIfPresent(String.self, forKey: .pin)
         }
         public struct Answer: Codable, Sendable, Equatable {
-            /// The folder as the service wrote it into the configuration; nil when nothing changed.
+            /// The folder as it was written into the configuration; nil when nothing changed.
             public var path: String?
-            public init(path: String?) { self.path = path }
+            /// Whether the running agent picked the change up, in words (the local backend).
+            public var reloaded: String?
+            public init(path: String?, reloaded: String? = nil) {
+                self.path = path
+                self.reloaded = reloaded
+            }
+        }
+    }
+
+    /// `watchList`: the folders watched, and which of them the configuration's mode watches.
+    public struct WatchList: GuardianRequest {
+        public static let verb = GuardianVerb.watchList
+        public static let fields: Set<String> = []
+        public init() {}
+        public struct Answer: Codable, Sendable, Equatable {
+            /// One watched folder.
+            public struct Folder: Codable, Sendable, Equatable {
+                public var path: String
+                /// "incoming" or "outgoing".
+                public var direction: String
+                /// Watched in the mode in force (outgoing folders: in child mode only).
+                public var active: Bool
+                /// The folder exists now (a missing one is watched once it exists).
+                public var exists: Bool
+                /// The account's download folder, watched by default.
+                public var isDefault: Bool
+                public init(path: String, direction: String, active: Bool, exists: Bool, isDefault: Bool) {
+                    self.path = path
+                    self.direction = direction
+                    self.active = active
+                    self.exists = exists
+                    self.isDefault = isDefault
+                }
+            }
+            /// The configuration's mode.
+            public var mode: AnalysisMode
+            /// No incoming folder is configured: the download folder is watched.
+            public var defaultDownloadFolder: Bool
+            public var folders: [Folder]
+            public init(mode: AnalysisMode, defaultDownloadFolder: Bool, folders: [Folder]) {
+                self.mode = mode
+                self.defaultDownloadFolder = defaultDownloadFolder
+                self.folders = folders
+            }
+        }
+    }
+
+    /// `purge`: deletes items hidden more than `olderThanDays` days ago, recording each; with
+    /// `dryRun`, only names them. `ids` limits it to the items named before (what the person saw).
+    public struct Purge: GuardianRequest {
+        public static let verb = GuardianVerb.purge
+        public static let fields: Set<String> = ["olderThanDays", "dryRun", "ids", "pin"]
+        public var olderThanDays: Int
+        public var dryRun: Bool
+        public var ids: [Int64]?
+        public var pin: String?
+        public init(olderThanDays: Int, dryRun: Bool = false, ids: [Int64]? = nil, pin: String? = nil) {
+            self.olderThanDays = olderThanDays
+            self.dryRun = dryRun
+            self.ids = ids
+            self.pin = pin
+        }
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            olderThanDays = try container.decode(Int.self, forKey: .olderThanDays)
+            dryRun = try container.decodeIfPresent(Bool.self, forKey: .dryRun) ?? false
+            ids = try container.decodeIfPresent([Int64].self, forKey: .ids)
+            pin = try container.decodeIfPresent(String.self, forKey: .pin)
+        }
+        public struct Answer: Codable, Sendable, Equatable {
+            /// The items old enough (with `dryRun`), or those deleted.
+            public var items: [Item]
+            /// How many were deleted (0 with `dryRun`).
+            public var purged: Int
+            public init(items: [Item], purged: Int) {
+                self.items = items
+                self.purged = purged
+            }
         }
     }
 

@@ -51,7 +51,7 @@ extension Review {
 
     /// `path` as a folder of this user's alone (made 0700 when missing); refuses a link or a
     /// folder someone else owns (a shared /tmp).
-    static func privateFolder(_ path: String) throws -> String {
+    public static func privateFolder(_ path: String) throws -> String {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw Refusal.refused("cannot create \(path): \(String(cString: strerror(errno)))")
         }
@@ -65,10 +65,15 @@ extension Review {
     /// The folder previews are copied into for viewing: `$XDG_RUNTIME_DIR/quarantine-view`
     /// (a per-user tmpfs), else one beside the vault.
     public static func viewingFolder(vault: Vault, environment: [String: String]) -> String {
+        viewingFolder(base: (vault.root as NSString).deletingLastPathComponent, environment: environment)
+    }
+
+    /// The folder previews are copied into for viewing, for the vault whose folder is `base`.
+    public static func viewingFolder(base: String, environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
             return runtime + "/quarantine-view"
         }
-        return (vault.root as NSString).deletingLastPathComponent + "/view"
+        return base + "/view"
     }
 }
 

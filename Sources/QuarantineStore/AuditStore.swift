@@ -321,6 +321,17 @@ public final class AuditStore: Sendable {
         try read { db in try VaultItem.fetchOne(db, key: id) }
     }
 
+    /// How many items are in each state (a state no item is in is left out).
+    public func itemCounts() throws -> [VaultItem.Status: Int] {
+        try read { db in
+            var counts: [VaultItem.Status: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) AS n FROM item GROUP BY status") {
+                if let status = VaultItem.Status(rawValue: row["status"]) { counts[status] = row["n"] }
+            }
+            return counts
+        }
+    }
+
     /// Events, newest first, optionally for one item.
     public func events(itemId: Int64? = nil) throws -> [AuditEvent] {
         try read { db in

@@ -6,7 +6,7 @@ import SensitivityAnalysis
 public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableRecord, Identifiable {
     public static let databaseTableName = "item"
 
-    public enum Status: String, Sendable, Codable {
+    public enum Status: String, Sendable, Codable, CaseIterable {
         /// A move into the vault is under way (see the journal).
         case quarantining
         case quarantined

@@ -31,7 +31,7 @@ struct CommandTreeTests {
 
     /// The verbs whose output is data a script reads.
     static let dataVerbs: Set<String> = ["status", "watch list", "config show", "list", "show", "history", "scan", "doctor",
-                                         "guardian status", "mode", "service status"]
+                                         "guardian status", "mode", "service status", "count"]
 
     @Test("each verb's --help has an example naming its own options and says its exit status; the data verbs have --json")
     func helpOfEveryVerb() async throws {
@@ -82,7 +82,7 @@ struct CommandTreeTests {
         _ = try await cli.run(["testcard", card.path])
         _ = try await cli.run(["scan", "--quarantine", card.path])
         for arguments in [["status"], ["watch", "list"], ["config", "show"], ["list"], ["show", "1"], ["history"], ["doctor"], ["mode"],
-                          ["service", "status"], ["scan", CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg").path]] {
+                          ["service", "status"], ["count"], ["scan", CLIRunner.photos.appendingPathComponent("astronaut__q50.jpg").path]] {
             let result = try await cli.run(arguments + ["--json"])
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(!lines.isEmpty, "\(arguments): no output")

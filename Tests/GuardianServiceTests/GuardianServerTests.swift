@@ -88,6 +88,7 @@ struct GuardianServerTests {
             case .refused(let words): return words
             case .wrongPIN: return "wrong PIN"
             case .waitForPIN: return "wait for PIN"
+            case .failed(let words): return "failed: \(words)"
             case .invalid(let error): return "invalid: \(error)"
             }
         } catch { return "error: \(error)" }
@@ -140,6 +141,9 @@ struct GuardianServerTests {
                 (.mode, { Self.outcome($0, GuardianWire.Mode(mode: .adult)) }),
                 (.watch, { Self.outcome($0, GuardianWire.Watch(folder: "Music-\(name)")) }),
                 (.setPIN, { Self.outcome($0, GuardianWire.SetPIN(pin: "2468")) }),
+                (.watchList, { Self.outcome($0, GuardianWire.WatchList()) }),
+                (.count, { Self.outcome($0, GuardianWire.Count()) }),
+                (.purge, { Self.outcome($0, GuardianWire.Purge(olderThanDays: 0)) }),
             ]
             #expect(Set(requests.map(\.0)) == Set(GuardianVerb.allCases), "a verb is not tried")
             for (verb, send) in requests {
@@ -149,7 +153,7 @@ struct GuardianServerTests {
                 switch (name, verb) {
                 case ("stranger", _): wanted = strangerWords
                 case ("child", .history), ("child", .mode), ("child", .watch), ("child", .setPIN): wanted = onlyGuardian
-                case ("child", .release), ("child", .block): wanted = "wrong PIN"   // the core's consent: no PIN given
+                case ("child", .release), ("child", .block), ("child", .purge): wanted = "wrong PIN"   // the core's consent: no PIN given
                 case (_, .ask) where name != "child": wanted = "only kid can do this"
                 default: wanted = nil
                 }
@@ -172,7 +176,7 @@ struct GuardianServerTests {
         // hello: the header says who asked; the answer, the verbs the route table lets them use.
         let (childHello, _) = try child.send(GuardianWire.Hello())
         #expect(childHello.role == .child && childHello.user == "kid" && childHello.mode == .child && childHello.pinIsSet == true)
-        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask])
+        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count])
         let (guardianHello, _) = try guardian.send(GuardianWire.Hello())
         #expect(guardianHello.role == .guardian)
         #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask })
@@ -224,7 +228,7 @@ struct GuardianServerTests {
         for (verb, type) in GuardianWire.requestTypes { #expect(type.verb == verb) }
         for verb in [GuardianVerb.history, .mode, .watch, .setPIN] { #expect(GuardianServer.routes[verb]?.access == .guardian) }
         #expect(GuardianServer.routes[.ask]?.access == .protectedAccount)
-        for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
+        for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block, .purge, .watchList, .count] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
     }
 
     @Test("GuardianRules decides who may use what: each access for each caller")
@@ -300,9 +304,10 @@ struct GuardianServerTests {
         // take those names; and decodes from what it encodes.
         let samples: [any GuardianRequest] = [GuardianWire.Hello(), GuardianWire.Status(), GuardianWire.List(all: true, before: 9, limit: 3),
                                               GuardianWire.Show(id: 1, before: 2, limit: 3), GuardianWire.History(before: 4, limit: 5),
-                                              GuardianWire.Release(id: 1, pin: "2468"), GuardianWire.Block(id: 1, pin: "2468", keep: true, origin: true),
-                                              GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult), GuardianWire.SetPIN(pin: "2468"),
-                                              GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true)]
+                                              GuardianWire.Release(id: 1, pin: "2468", to: "/tmp"), GuardianWire.Block(id: 1, pin: "2468", keep: true, origin: true),
+                                              GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult, pin: "2468"), GuardianWire.SetPIN(pin: "2468", current: "1357"),
+                                              GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true, pin: "2468"),
+                                              GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count()]
         #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
         for sample in samples { try Self.roundTrip(sample) }
     }

@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    agent|status|watch|scan|stream|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
+    agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge guardian mode config service testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge count guardian mode config service testcard doctor help' -- "${cur}"))
         ;;
     esac
 }
@@ -209,8 +209,15 @@ _quarantine_status() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_watch() {
@@ -240,8 +247,15 @@ _quarantine_watch_list() {
     repeating_flags=()
     non_repeating_flags=(--json --version -h --help)
     repeating_options=()
-    non_repeating_options=()
+    non_repeating_options=(--user)
     __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_watch_add() {
@@ -403,12 +417,30 @@ _quarantine_purge() {
     repeating_flags=()
     non_repeating_flags=(-y --yes --version -h --help)
     repeating_options=()
-    non_repeating_options=(--older-than)
+    non_repeating_options=(--older-than --user)
     __quarantine_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--older-than')
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    esac
+}
+
+_quarantine_count() {
+    repeating_flags=()
+    non_repeating_flags=(--json --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--user')
         return
         ;;
     esac

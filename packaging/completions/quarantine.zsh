@@ -61,6 +61,7 @@ _quarantine() {
             'block:Delete a quarantined file (or keep it sealed) and block its contents from coming back.'
             'history:Show the audit log: every quarantine, release, block and error, newest first.'
             'purge:Delete vault items older than a number of days: lists them, asks, and records each one.'
+            'count:Say how many items the vault holds, how many were asked back, and how many it held before, by state.'
             'guardian:The guardian: the PIN child mode asks for, and the system service that protects a child'\''s account.'
             'mode:Show or change the mode: adult or child. Entering child mode needs a guardian PIN set; leaving it needs that PIN.'
             'config:Show or check the configuration; print its schema.'
@@ -73,7 +74,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        agent|status|watch|scan|stream|list|show|release|block|history|purge|guardian|mode|config|service|testcard|doctor|help)
+        agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -101,6 +102,7 @@ _quarantine_status() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print JSON.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -143,6 +145,7 @@ _quarantine_watch_list() {
     local -i ret=1
     local -ar arg_specs=(
         '--json[Print JSON.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -296,6 +299,20 @@ _quarantine_purge() {
     local -ar arg_specs=(
         '--older-than[Only items hidden more than this many days ago.]:days:'
         '(-y --yes)'{-y,--yes}'[Do not ask for confirmation.]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_count() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--json[Print one JSON object ({"in_vault"\: ..., "asked_back"\: ..., "by_status"\: {...}}).]'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

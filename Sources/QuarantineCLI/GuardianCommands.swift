@@ -3,145 +3,13 @@ import PathBytes
 import Foundation
 import GuardianAPI
 import GuardianService
+import QuarantineBackend
 import Logging
 import QuarantineAgent
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceSupport
-
-// MARK: - Choosing the account
-
-/// `--user NAME`: act on the account a guardian service protects, through its socket. Without
-/// it, an account that is protected (its socket exists) always goes through its service.
-struct TargetUser: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The protected account to act on (a guardian: root or a member of quarantine-guardians).", valueName: "user"))
-    var user: String?
-
-    /// The guardian service to talk to, if any; exits 2 when `--user` names one that is not there.
-    func client() throws -> GuardianClient? {
-        guard let name = user ?? GuardianClient.forCurrentUser() else { return nil }
-        do { return try GuardianClient(user: name) } catch {
-            printError("quarantine: no guardian service answers for \(name) (\(GuardianPaths(user: name).socket)): is it enabled? 'sudo quarantine guardian status'")
-            throw ExitCode(2)
-        }
-    }
-}
-
-/// A served answer of a guardian service: what every answer says (who asked, the mode, whether
-/// a PIN is set), the verb's own answer, and the preview descriptor that came with it, if any.
-struct GuardianReply<Answer: Codable & Sendable> {
-    let header: GuardianAnswer<Answer>
-    let answer: Answer
-    let preview: Int32?
-
-    /// The child, in child mode: plain words.
-    var childWording: Bool { header.role == .child && header.mode == .child }
-}
-
-/// Sends a request, turning a refusal into the words and exit status the CLI uses.
-func ask<Request: GuardianRequest>(_ client: GuardianClient, _ request: Request) throws -> GuardianReply<Request.Answer> {
-    try served(client.send(request))
-}
-
-/// Sends a paged request (every page is fetched), turning a refusal into the CLI's words and exit status.
-func ask<Request: GuardianPagedRequest>(_ client: GuardianClient, _ request: Request) throws -> GuardianReply<Request.Answer> {
-    try served(client.send(request))
-}
-
-func served<Answer>(_ sent: (GuardianAnswer<Answer>, preview: Int32?)) throws -> GuardianReply<Answer> {
-    let (header, preview) = sent
-    switch header.refusal {
-    case nil:
-        guard let answer = header.answer else {
-            if let preview { close(preview) }
-            printError("quarantine: the guardian service sent an empty answer")
-            throw ExitCode(2)
-        }
-        return GuardianReply(header: header, answer: answer, preview: preview)
-    case .wrongPIN(let wait):
-        throw Interventions.refused(wrongPIN: wait)
-    case .waitForPIN(let until):
-        throw Interventions.refused(waitForPINUntil: until)
-    case .refused(let words):
-        printError("quarantine: \(words)")
-        throw ExitCode(1)
-    case .invalid(let error):
-        printError("quarantine: \(error)")
-        throw ExitCode(1)
-    }
-}
-
-/// The remote versions of the review verbs: what the person sees is the same as locally.
-enum RemoteReview {
-    static func list(_ client: GuardianClient, all: Bool, json: Bool) throws {
-        let reply = try ask(client, GuardianWire.List(all: all))
-        printItems(reply.answer.items, requests: reply.answer.requests, childWording: reply.childWording, all: all, json: json)
-    }
-
-    static func show(_ client: GuardianClient, id: Int64, open: Bool, json: Bool) throws {
-        let reply = try ask(client, GuardianWire.Show(id: id))
-        defer { if let preview = reply.preview { close(preview) } }
-        // The preview arrives as an open descriptor: copied to a private file of this user's.
-        var previewPath: String?
-        if let preview = reply.preview {
-            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-preview-\(getuid())")
-            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let path = folder.appendingPathComponent("item-\(id).jpg").path
-            let data = FileHandle(fileDescriptor: dup(preview), closeOnDealloc: true).readDataToEndOfFile()
-            if FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) { previewPath = path }
-        }
-        printItem(reply.answer.item, events: reply.answer.events, preview: previewPath, childWording: reply.childWording, json: json)
-        if open, let previewPath { openPreview(previewPath) }
-    }
-
-    static func release(_ client: GuardianClient, id: Int64) throws {
-        let hello = try ask(client, GuardianWire.Hello()).header
-        var pin: String?
-        if hello.role == .child {
-            // The item must exist before the child is asked anything (ask exits saying so if not).
-            let shown = try ask(client, GuardianWire.Show(id: id, limit: 1))
-            if let preview = shown.preview { close(preview) }
-            pin = try childPIN(action: "bring it back", hello: hello) {
-                _ = try ask(client, GuardianWire.Ask(id: id))
-                printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
-            }
-        }
-        let released = try ask(client, GuardianWire.Release(id: id, pin: pin)).answer
-        let path = PathBytes.display(released.path)
-        printOut(released.renamed ? "Released to \(path) (the name was taken; nothing was overwritten)." : "Released to \(path).")
-    }
-
-    static func block(_ client: GuardianClient, id: Int64, keep: Bool, origin: Bool) throws {
-        let hello = try ask(client, GuardianWire.Hello()).header
-        var pin: String?
-        if hello.role == .child {
-            pin = try childPIN(action: keep ? "lock it away for good" : "delete it", hello: hello, ask: nil)
-        }
-        let blocked = try ask(client, GuardianWire.Block(id: id, pin: pin, keep: keep, origin: origin)).answer
-        printOut("\(blocked.deleted ? "Deleted" : "Sealed") item \(id); the same contents will be quarantined on sight\(blocked.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
-    }
-
-    /// The child's two "are you sure" screens, then the PIN (Enter alone: `ask`, if given).
-    static func childPIN<Body>(action: String, hello: GuardianAnswer<Body>, ask: (() throws -> Void)?) throws -> String {
-        guard hello.pinIsSet == true else {
-            printError("A guardian must first set a PIN ('quarantine --user \(hello.user ?? "") guardian set-pin'). Nothing was changed.")
-            throw ExitCode(1)
-        }
-        guard isTerminal(0) else {
-            printError("quarantine: in child mode this needs a grown-up at the keyboard.")
-            throw ExitCode(1)
-        }
-        try Interventions.areYouSure(childAction: action)
-        let prompt = ask == nil ? "Guardian PIN: " : "Guardian PIN (or just press Enter to ask a grown-up later): "
-        let pin = readSecret(prompt) ?? ""
-        if pin.isEmpty, let ask {
-            try ask()
-            throw ExitCode(1)
-        }
-        return pin
-    }
-}
 
 // MARK: - quarantine guardian enable / disable / status / serve
 
@@ -299,11 +167,11 @@ extension Guardian {
             var failed = false
             for name in users {
                 var object: [String: Any] = ["user": name, "configuration": GuardianPaths(user: name).configuration]
-                if let client = try? GuardianClient(user: name), let (hello, _) = try? client.send(GuardianWire.Status()) {
-                    let status = hello.answer?.status
+                if let backend = try? SocketBackend(user: name), let reply = try? backend.send(GuardianWire.Status()) {
+                    let status = reply.answer.status
                     object["running"] = true
-                    object["mode"] = hello.mode?.rawValue
-                    object["pin_set"] = hello.pinIsSet
+                    object["mode"] = reply.mode.rawValue
+                    object["pin_set"] = reply.pinIsSet
                     object["state"] = status?.state
                     object["queue_depth"] = status?.queueDepth
                     object["folders"] = status?.folders.map(\.path)
@@ -323,7 +191,7 @@ extension Guardian {
                 } else {
                     object["private_mounts"] = UserNamespaces.current().guardianWords
                 }
-                if json { printJSONObject(object); continue }
+                if json { JSONOutput.printObject(object); continue }
                 if object["running"] as? Bool == true {
                     printOut("\(name): protected, \(object["mode"] ?? "?") mode, PIN \(object["pin_set"] as? Bool == true ? "set" : "NOT set"), watching \((object["folders"] as? [String] ?? []).joined(separator: ", ")); \(object["queue_depth"] ?? 0) file(s) queued\((object["problem"] as? String).map { "; problem: \($0)" } ?? "")")
                     for line in object["not_watched"] as? [String] ?? [] { printOut("  not watched: \(line)") }
@@ -354,8 +222,7 @@ extension Guardian {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            let level = environment["QUARANTINE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+            LoggingSetup.bootstrap(.service, environment: environment)
             let logger = Logger(label: "quarantine-guardian")
             do { try await GuardianService.run(user: user, logger: logger) } catch let error as GuardianService.StartError {
                 logger.critical("\(error)")

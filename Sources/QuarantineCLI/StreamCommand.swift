@@ -65,7 +65,7 @@ struct StreamCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = LoggingSetup.once
+        LoggingSetup.bootstrap(.command)
         if let blurTo {
             printError("quarantine: --blur-to \(blurTo): \(VirtualCamera.status().refusal)")
             throw ExitCode(2)

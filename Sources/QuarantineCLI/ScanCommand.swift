@@ -48,7 +48,7 @@ struct Scan: AsyncParsableCommand {
     }
 
     mutating func run() async throws {
-        _ = LoggingSetup.once
+        LoggingSetup.bootstrap(.command)
         let settings: Settings
         do { settings = try options.settings() } catch {
             printError("quarantine: \(error)")
@@ -260,9 +260,7 @@ struct ScanOutput {
     }
 
     func jsonText(_ record: Record) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        return String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self)
+        return JSONOutput.line(record)
     }
 
     func emit(_ report: FileReport, progress: ProgressBar) {

@@ -136,10 +136,7 @@ struct Doctor: AsyncParsableCommand {
         let healthy = checks.allSatisfy(\.ok)
         if json {
             struct Report: Encodable { var ok: Bool; var version: String; var checks: [Check] }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes, .prettyPrinted, .sortedKeys]
-            let data = try encoder.encode(Report(ok: healthy, version: Quarantine.version, checks: checks))
-            print(String(decoding: data, as: UTF8.self))
+            JSONOutput.print(Report(ok: healthy, version: Quarantine.version, checks: checks))
         } else {
             for check in checks {
                 print("\(check.ok ? "ok     " : "MISSING") \(check.name): \(check.detail)")

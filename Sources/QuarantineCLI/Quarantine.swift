@@ -8,11 +8,12 @@ import Logging
 import SensitivityAnalysis
 
 /// The `quarantine` command: keeps sensitive media that arrives on this machine out of sight.
-@main
-struct Quarantine: AsyncParsableCommand {
+public struct Quarantine: AsyncParsableCommand {
     static let version = "0.1.0"
 
-    static let configuration = CommandConfiguration(
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         commandName: "quarantine",
         abstract: "Keeps nudity that arrives on this machine out of sight, checked with two on-device models; nothing is uploaded.",
         discussion: """
@@ -24,7 +25,7 @@ struct Quarantine: AsyncParsableCommand {
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
         version: versionText,
-        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, StreamCommand.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self, WorkerLauncherCommand.self]
+        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, StreamCommand.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, CountCommand.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self, WorkerLauncherCommand.self]
     )
 
     /// What `--version` prints: the version, the commit it was built from, and each pinned
@@ -39,9 +40,11 @@ struct Quarantine: AsyncParsableCommand {
         return (["quarantine \(version) (commit \(String(cString: qbuild_commit())))"] + pins).joined(separator: "\n")
     }
 
-    /// Runs the command line; usage errors exit 2 (not ArgumentParser's 64), as documented.
-    static func main() async {
-        // The analysis worker confines itself before any thread starts (see WorkerCommand).
+    /// What the process does before anything else, synchronously, before any thread starts
+    /// (the executable calls it first, on the main thread, before its first `await`: an async
+    /// function could already run on a thread of Swift's pool): the analysis worker confines
+    /// itself (see WorkerCommand); files are made private; the allocator is tuned.
+    public static func prepareProcess() {
         if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], String(cString: first) == WorkerCommand.configuration.commandName {
             WorkerCommand.confined = AnalysisWorkerProcess.confine()
         }
@@ -49,6 +52,13 @@ struct Quarantine: AsyncParsableCommand {
         // (a release puts back the file's own mode explicitly).
         umask(0o077)
         MemoryTuning.apply()
+    }
+
+    /// Runs the command line of this process and exits; usage errors exit 2 (not
+    /// ArgumentParser's 64), as documented. (Not named `main`: ArgumentParser's synchronous
+    /// `main()` would be chosen over it from the executable's top-level code.) Call
+    /// ``prepareProcess()`` first.
+    public static func runProgram() async {
         do {
             // Arguments as bytes: a file name that is not UTF-8 is still named exactly (PathBytes).
             let arguments = (1..<Int(CommandLine.argc)).compactMap { CommandLine.unsafeArgv[$0].map { PathBytes.string(cString: $0) } }
@@ -65,6 +75,33 @@ struct Quarantine: AsyncParsableCommand {
                 Foundation.exit(2)
             }
             exit(withError: error)
+        }
+    }
+}
+
+extension Quarantine {
+    /// Runs the command line `arguments` in this process and returns its exit status, writing
+    /// through ``Console/current`` (tests run commands so, with their own console and backend:
+    /// ``Backends/chosen``). Messages go where `main` sends them: help and version to standard
+    /// output, errors to standard error; a usage error exits 2.
+    public static func exitStatus(running arguments: [String]) async -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+            return 0
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .validationFailure {
+                printError(message)
+                return 2
+            }
+            if !message.isEmpty { code == .success ? printOut(message) : printError(message) }
+            return code.rawValue
         }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GuardianAPI
 import PathBytes
+import QuarantineBackend
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
@@ -36,33 +37,16 @@ func openVault(readOnly: Bool = false) throws -> Vault {
     return vault
 }
 
-/// The item numbered `id`, or exit 2 saying where to find the numbers.
-func requireItem(_ vault: Vault, _ id: Int64) throws -> VaultItem {
-    guard let item = try vault.store.item(id) else {
-        printError("quarantine: there is no item \(id); see 'quarantine list --all'")
-        throw ExitCode(2)
-    }
-    return item
-}
-
-/// Asks a yes/no question on the terminal; false without a terminal.
-func confirm(_ question: String) -> Bool {
-    guard isTerminal(0) else { return false }
-    FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
-    guard let answer = readLine() else { return false }
-    return ["y", "yes"].contains(answer.lowercased().trimmingCharacters(in: .whitespaces))
-}
-
 extension VaultItem {
-    /// The original file's name.
-    var displayName: String { PathBytes.display(URL(fileURLWithPath: originalPath).lastPathComponent) }
-
     /// The original path for people (PathBytes.display: `\xFF`, `\n`, `\\`).
     var displayPath: String { PathBytes.display(originalPath) }
 }
 
 /// What `list` and `show` print, locally or from a guardian service: the same plain values.
 extension GuardianWire.Item {
+    /// The original file's name.
+    var displayName: String { PathBytes.display(URL(fileURLWithPath: originalPath).lastPathComponent) }
+
     /// The original path for people (PathBytes.display: `\xFF`, `\n`, `\\`).
     var displayPath: String { PathBytes.display(originalPath) }
 
@@ -72,22 +56,14 @@ extension GuardianWire.Item {
         while value >= 1000 && unit < units.count - 1 { value /= 1000; unit += 1 }
         return unit == 0 ? "\(size) B" : String(format: "%.1f %@", value, units[unit])
     }
-
-    var json: [String: Any] {
-        var object: [String: Any] = [
-            "id": id, "when": ISO8601DateFormatter().string(from: createdAt), "original_path": displayPath, "original_path_bytes": PathBytes.base64(originalPath),
-            "reasons": reasons, "size": size, "status": status, "sha256": sha256, "mode": analysisMode.rawValue,
-            "has_preview": hasPreview,
-        ]
-        if let originURL { object["origin_url"] = originURL }
-        if let referrerURL { object["referrer_url"] = referrerURL }
-        return object
-    }
 }
 
-func printJSONObject(_ object: Any) {
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-    printOut(String(decoding: data, as: UTF8.self))
+/// The item `id`, fetched through `backend` before anything is asked about it (exit 2 when
+/// there is none); its preview descriptor, if one came, is closed.
+func shownItem(_ backend: any QuarantineBackend, _ id: Int64) throws -> GuardianWire.Item {
+    let shown = try serve(backend, GuardianWire.Show(id: id, limit: 1))
+    if let preview = shown.preview { close(preview) }
+    return shown.answer.item
 }
 
 /// `quarantine list`: what is in the vault.
@@ -110,22 +86,15 @@ struct List: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() { return try RemoteReview.list(client, all: all, json: json) }
-        let review = Review.current(vault: try openVault(readOnly: true))
-        printItems(try review.items(includeClosed: all).compactMap(GuardianWire.Item.init), requests: try review.releaseRequests().mapValues(\.requestedAt),
-                   childWording: review.mode.mode == .child, all: all, json: json)
+        let reply = try serve(try target.backend(), GuardianWire.List(all: all))
+        printItems(reply.answer.items, requests: reply.answer.requests, childWording: reply.childWording, all: all, json: json)
     }
 }
 
 /// Prints vault items as `list` does: JSON Lines, a child's plain words, or one line each.
 func printItems(_ items: [GuardianWire.Item], requests: [Int64: Date], childWording: Bool, all: Bool, json: Bool) {
-    let iso = ISO8601DateFormatter()
     if json {
-        for item in items {
-            var object = item.json
-            if let request = requests[item.id] { object["release_requested_at"] = iso.string(from: request) }
-            printJSONObject(object)
-        }
+        for item in items { JSONOutput.print(ReviewJSON.Item(item, releaseRequestedAt: requests[item.id])) }
         return
     }
     if items.isEmpty {
@@ -173,18 +142,42 @@ struct Show: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() { return try RemoteReview.show(client, id: id, open: open, json: json) }
-        let vault = try openVault(readOnly: !open)
-        let review = Review.current(vault: vault)
-        let item = try requireItem(vault, id)
-        let preview = review.preview(of: item)
-        printItem(GuardianWire.Item(item)!, events: try review.history(of: id).compactMap(GuardianWire.Event.init), preview: preview, childWording: review.mode.mode == .child, json: json)
-        if open, preview != nil {
-            let environment = ProcessInfo.processInfo.environment
-            if case .open(let copy) = try review.perform(.showPreview(id), viewingFolder: Review.viewingFolder(vault: vault, environment: environment), helpPage: nil) {
-                openPreview(copy)
-            }
+        let backend = try target.backend()
+        let reply = try serve(backend, GuardianWire.Show(id: id))
+        defer { if let preview = reply.preview { close(preview) } }
+        // The person's own vault names the preview's path; a guardian service hands it over as
+        // an open descriptor, copied to a private file of this user's.
+        var previewPath = reply.answer.previewPath
+        if previewPath == nil, let preview = reply.preview {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-preview-\(getuid())")
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let path = folder.appendingPathComponent("item-\(id).jpg").path
+            if let data = Self.contents(of: preview), FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600]) { previewPath = path }
         }
+        printItem(reply.answer.item, events: reply.answer.events, preview: previewPath, childWording: reply.childWording, json: json)
+        guard open, let shown = previewPath else { return }
+        guard reply.answer.previewPath != nil, let preview = reply.preview else { return openPreview(shown) }
+        // Never from the vault's folder (viewers browse the folder of what they show, and an
+        // item's folder holds the original): a copy in a folder of previews only.
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            let folder = try Review.privateFolder(Review.viewingFolder(base: Vault.baseDirectory(environment: environment), environment: environment))
+            let copy = folder + "/quarantine-item-\(id)-preview.jpg"
+            unlink(copy)
+            guard let data = Self.contents(of: preview), FileManager.default.createFile(atPath: copy, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CLIError("cannot copy the preview of item \(id) into \(folder)")
+            }
+            openPreview(copy)
+        } catch {
+            printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// What the descriptor `fd` reads, from its start (it stays open).
+    static func contents(of fd: Int32) -> Data? {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { return nil }
+        return FileHandle(fileDescriptor: dup(fd), closeOnDealloc: true).readDataToEndOfFile()
     }
 }
 
@@ -192,10 +185,7 @@ struct Show: ParsableCommand {
 func printItem(_ item: GuardianWire.Item, events: [GuardianWire.Event], preview: String?, childWording: Bool, json: Bool) {
     let id = item.id
     if json {
-        var object = item.json
-        object["preview"] = preview
-        object["events"] = events.map { ["at": ISO8601DateFormatter().string(from: $0.at), "kind": $0.kind, "actor": $0.actor, "detail": $0.detail ?? ""] }
-        printJSONObject(object)
+        JSONOutput.print(ReviewJSON.Item(item, preview: preview, events: events.map(ReviewJSON.ItemEvent.init)))
         return
     }
     if childWording {
@@ -253,30 +243,24 @@ struct ReleaseCommand: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() {
-            if ask {
-                _ = try quarantine.ask(client, GuardianWire.Ask(id: id))
-                printOut("Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you.")
-                return
-            }
-            return try RemoteReview.release(client, id: id)
-        }
-        let vault = try openVault()
-        let item = try requireItem(vault, id)
-        let interventions = Interventions(vault: vault)
+        let backend = try target.backend()
+        let saved = "Your question is saved. A grown-up will see it in 'quarantine list' and can look at the picture with you."
         if ask {
-            try interventions.askGuardian(for: id)
+            _ = try serve(backend, GuardianWire.Ask(id: id))
+            printOut(saved)
             return
         }
-        let consent = try interventions.approve(.release, adultQuestion: "Release \(item.displayName) (\(item.reasonList.first ?? "flagged"))?",
-                                                childAction: "bring it back", yes: yes, request: id)
-        do {
-            let result = try interventions.review.release(id, to: to, consent: consent)
-            printOut(result.renamed ? "Released to \(PathBytes.display(result.path)) (\(item.displayPath) was taken; nothing was overwritten)." : "Released to \(PathBytes.display(result.path)).")
-        } catch {
-            printError("quarantine: \(error)")
-            throw ExitCode(2)
+        // The item must exist before anyone is asked anything.
+        let item = try shownItem(backend, id)
+        let session = try serve(backend, GuardianWire.Hello())
+        let pin = try Interventions.approve(.release, verb: .release, session: session, adultQuestion: "Release \(item.displayName) (\(item.reasons.first ?? "flagged"))?",
+                                            childAction: "bring it back", yes: yes) {
+            _ = try serve(backend, GuardianWire.Ask(id: id))
+            printOut(saved)
         }
+        let released = try serve(backend, GuardianWire.Release(id: id, pin: pin, to: to)).answer
+        let path = PathBytes.display(released.path)
+        printOut(released.renamed ? "Released to \(path) (\(item.displayPath) was taken; nothing was overwritten)." : "Released to \(path).")
     }
 }
 
@@ -297,17 +281,9 @@ struct History: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        let events: [GuardianWire.Event]
-        if let client = try target.client() { events = try ask(client, GuardianWire.History()).answer.events }
-        else { events = try Review.current(vault: try openVault(readOnly: true)).history().compactMap(GuardianWire.Event.init) }
-        for event in events {
+        for event in try serve(try target.backend(), GuardianWire.History()).answer.events {
             if json {
-                var object: [String: Any] = ["at": ISO8601DateFormatter().string(from: event.at), "kind": event.kind, "mode": event.mode.rawValue, "actor": event.actor]
-                object["item"] = event.itemId
-                object["path"] = event.path.map(PathBytes.display)
-                object["path_bytes"] = event.path.map(PathBytes.base64)
-                object["detail"] = event.detail
-                printJSONObject(object)
+                JSONOutput.print(ReviewJSON.Event(event))
             } else {
                 printOut("\(event.at)  \(event.kind.padding(toLength: 11, withPad: " ", startingAt: 0)) \(event.itemId.map { "#\($0) " } ?? "")\(event.path.map(PathBytes.display) ?? "")\(event.detail.map { "  (\($0))" } ?? "")")
             }
@@ -346,20 +322,13 @@ struct BlockCommand: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() { return try RemoteReview.block(client, id: id, keep: keep, origin: origin) }
-        let vault = try openVault()
-        let item = try requireItem(vault, id)
-        let name = URL(fileURLWithPath: item.originalPath).lastPathComponent
-        let interventions = Interventions(vault: vault)
-        let consent = try interventions.approve(.block, adultQuestion: "\(keep ? "Seal" : "Delete") \(name) (\(item.reasonList.first ?? "flagged"))?",
-                                                childAction: keep ? "lock it away for good" : "delete it", yes: yes)
-        do {
-            let result = try interventions.review.block(id, keep: keep, origin: origin, consent: consent)
-            printOut("\(result.deleted ? "Deleted" : "Sealed") \(name); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
-        } catch {
-            printError("quarantine: \(error)")
-            throw ExitCode(2)
-        }
+        let backend = try target.backend()
+        let item = try shownItem(backend, id)
+        let session = try serve(backend, GuardianWire.Hello())
+        let pin = try Interventions.approve(.block, verb: .block, session: session, adultQuestion: "\(keep ? "Seal" : "Delete") \(item.displayName) (\(item.reasons.first ?? "flagged"))?",
+                                            childAction: keep ? "lock it away for good" : "delete it", yes: yes)
+        let result = try serve(backend, GuardianWire.Block(id: id, pin: pin, keep: keep, origin: origin)).answer
+        printOut("\(result.deleted ? "Deleted" : "Sealed") \(item.displayName); the same contents will be quarantined on sight\(result.blockedHost.map { ", and so will downloads from \($0)" } ?? "").")
     }
 }
 
@@ -381,21 +350,24 @@ struct Purge: ParsableCommand {
     @Flag(name: [.short, .long], help: "Do not ask for confirmation.")
     var yes = false
 
+    @OptionGroup var target: TargetUser
+
     func validate() throws {
         guard olderThan >= 0 else { throw ValidationError("--older-than must be 0 or more days") }
     }
 
     func run() throws {
-        let interventions = Interventions(vault: try openVault())
-        let items = try interventions.review.purgeCandidates(olderThanDays: olderThan)
+        let backend = try target.backend()
+        let items = try serve(backend, GuardianWire.Purge(olderThanDays: olderThan, dryRun: true)).answer.items
         if items.isEmpty {
             printOut("Nothing in the vault is older than \(olderThan) day\(olderThan == 1 ? "" : "s").")
             return
         }
         printOut("These \(items.count) item\(items.count == 1 ? "" : "s") would be deleted for good:")
-        for item in items { printOut("  \(item.id ?? 0)  \(item.createdAt)  \(item.displayPath)") }
-        let consent = try interventions.approve(.purge, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
-        let count = try interventions.review.purge(items, consent: consent)
+        for item in items { printOut("  \(item.id)  \(item.createdAt)  \(item.displayPath)") }
+        let session = try serve(backend, GuardianWire.Hello())
+        let pin = try Interventions.approve(.purge, verb: .purge, session: session, adultQuestion: "Delete them?", childAction: "delete them for good", yes: yes)
+        let count = try serve(backend, GuardianWire.Purge(olderThanDays: olderThan, ids: items.map(\.id), pin: pin)).answer.purged
         printOut("Purged \(count) item\(count == 1 ? "" : "s"); each is in 'quarantine history'.")
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GuardianAPI
+import QuarantineBackend
 import Logging
 import QuarantineAgent
 import QuarantineCore
@@ -67,8 +68,7 @@ struct AgentCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let level = (logLevel ?? environment["QUARANTINE_LOG_LEVEL"]).flatMap(Logger.Level.init(rawValue:)) ?? .info
-        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, environment: environment) }
+        LoggingSetup.bootstrap(.service, requested: logLevel, environment: environment)
         let logger = Logger(label: "quarantine")
         // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -89,12 +89,6 @@ struct AgentCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
     }
-}
-
-/// Sends SIGHUP to a running agent, so it re-reads the configuration. Says what happened.
-func tellAgentToReload() -> String {
-    guard let pid = AgentLock.runningAgent(), pid > 0 else { return "The agent is not running; it uses this when it starts." }
-    return kill(pid, SIGHUP) == 0 ? "The running agent (pid \(pid)) picked this up." : "Could not signal the agent (pid \(pid)): restart it."
 }
 
 // MARK: - watch
@@ -140,26 +134,22 @@ struct WatchList: ParsableCommand {
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
-        let file = try ConfigurationFile.loadForCLI()
-        let settings = file.settings
-        let active = Set(settings.watch.roots(mode: settings.mode).map(\.path))
-        var rows: [(path: String, direction: FolderDirection, active: Bool)] = []
-        for root in settings.watch.roots(mode: .child) {
-            rows.append((root.path, root.direction, active.contains(root.path)))
-        }
+        let watched = try serve(try target.backend(), GuardianWire.WatchList()).answer
         if json {
-            printJSONObject(["mode": settings.mode.rawValue, "default_download_folder": settings.watch.incoming == nil,
-                             "folders": rows.map { ["path": $0.path, "direction": $0.direction.rawValue, "active": $0.active] as [String: Any] }])
+            JSONOutput.print(ReviewJSON.WatchList(mode: watched.mode, defaultDownloadFolder: watched.defaultDownloadFolder,
+                                                  folders: watched.folders.map { .init(path: $0.path, direction: $0.direction, active: $0.active) }))
             return
         }
-        if rows.isEmpty { printOut("No folders are watched. Add one with 'quarantine watch add PATH'.") }
-        for row in rows {
-            var note = row.direction.rawValue
-            if settings.watch.incoming == nil && row.direction == .incoming { note += ", your download folder (default)" }
-            if !row.active { note += ", checked in child mode only" }
-            if !FileManager.default.fileExists(atPath: row.path) { note += ", missing: watched once it exists" }
-            printOut("\(row.path)  (\(note))")
+        if watched.folders.isEmpty { printOut("No folders are watched. Add one with 'quarantine watch add PATH'.") }
+        for folder in watched.folders {
+            var note = folder.direction
+            if folder.isDefault { note += ", your download folder (default)" }
+            if !folder.active { note += ", checked in child mode only" }
+            if !folder.exists { note += ", missing: watched once it exists" }
+            printOut("\(folder.path)  (\(note))")
         }
     }
 }
@@ -183,31 +173,15 @@ struct WatchAdd: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() {
-            let watched = try ask(client, GuardianWire.Watch(folder: path, outgoing: outgoing)).answer
-            printOut(watched.path.map { "Watching \($0) for \(client.paths.user)." } ?? "Already watched.")
+        let backend = try target.backend()
+        let reply = try serve(backend, GuardianWire.Watch(folder: path, outgoing: outgoing))
+        guard let folder = reply.answer.path else {
+            printOut(backend.isRemote ? "Already watched." : "\(WatchSettings.expand(path)) is already watched.")
             return
         }
-        let file = try ConfigurationFile.loadForCLI()
-        let absolute = WatchSettings.expand(path)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory), isDirectory.boolValue else {
-            printError("quarantine: \(absolute) is not a folder")
-            throw ExitCode(1)
-        }
-        let vaultBase = Vault.baseDirectory()
-        if absolute == vaultBase || absolute.hasPrefix(vaultBase + "/") || vaultBase.hasPrefix(absolute + "/") && absolute == "/" {
-            printError("quarantine: \(absolute) holds the vault itself; it cannot be watched")
-            throw ExitCode(1)
-        }
-        guard try file.editWatch(.add(absolute, outgoing: outgoing)).changed else {
-            printOut("\(absolute) is already watched.")
-            return
-        }
-        let direction = outgoing ? "outgoing" : "incoming"
-        var message = "Watching \(absolute) (\(direction))."
-        if outgoing && file.settings.mode == .adult { message += " Outgoing folders are checked in child mode only." }
-        printOut(message + " " + tellAgentToReload())
+        var message = "Watching \(folder) (\(outgoing ? "outgoing" : "incoming"))\(backend.isRemote ? " for \(backend.account)" : "")."
+        if outgoing && reply.mode == .adult { message += " Outgoing folders are checked in child mode only." }
+        printOut(message + (reply.answer.reloaded.map { " " + $0 } ?? ""))
     }
 }
 
@@ -226,22 +200,13 @@ struct WatchRemove: ParsableCommand {
     @OptionGroup var target: TargetUser
 
     func run() throws {
-        if let client = try target.client() {
-            _ = try ask(client, GuardianWire.Watch(folder: path, remove: true))
-            printOut("No longer watching \(path) for \(client.paths.user).")
-            return
-        }
-        let file = try ConfigurationFile.loadForCLI()
-        let absolute = WatchSettings.expand(path)
-        let incoming = (file.settings.watch.incoming ?? [WatchSettings.downloadFolder()]).map { WatchSettings.expand($0) }
-        let outgoing = file.settings.watch.outgoing.map { WatchSettings.expand($0) }
-        guard incoming.contains(absolute) || outgoing.contains(absolute) else {
-            printError("quarantine: \(absolute) is not watched; see 'quarantine watch list'")
-            throw ExitCode(1)
-        }
-        try Interventions(vault: try openVault()).approve(.removeWatchedFolder, adultQuestion: "", childAction: "stop watching \(absolute)", yes: false)
-        try file.editWatch(.remove(absolute))
-        printOut("No longer watching \(absolute). " + tellAgentToReload())
+        let backend = try target.backend()
+        let session = try serve(backend, GuardianWire.Hello())
+        let pin = try Interventions.approve(.removeWatchedFolder, verb: .watch, session: session, adultQuestion: "",
+                                            childAction: "stop watching \(backend.isRemote ? path : WatchSettings.expand(path))", yes: false)
+        let reply = try serve(backend, GuardianWire.Watch(folder: path, remove: true, pin: pin))
+        let folder = reply.answer.path ?? path
+        printOut("No longer watching \(folder)\(backend.isRemote ? " for \(backend.account)" : "")." + (reply.answer.reloaded.map { " " + $0 } ?? ""))
     }
 }
 
@@ -349,36 +314,29 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Is the agent running; what it watches, what waits and what it is checking now.",
         discussion: """
+        With --user (or for an account a guardian service protects), the agent inside that service.
+
         Exit status: 0 running, 3 not running (as 'systemctl status').
 
         Examples:
           quarantine status
           quarantine status --json | jq .queue_depth
+          sudo quarantine status --user sam
         """)
 
     @Flag(name: .long, help: "Print JSON.")
     var json = false
 
+    @OptionGroup var target: TargetUser
+
     func run() throws {
-        let vault = try openVault(readOnly: true)
-        let pid = AgentLock.runningAgent()
-        let running = pid != nil
-        var status = try? vault.store.agentStatus()
-        // While the database refuses its writes, the agent writes its status beside its lock.
-        if let pid, let beside = AgentStatus.besideTheLock(), beside.pid == pid, beside.updatedAt > status?.updatedAt ?? .distantPast {
-            status = beside
-        }
-        let waiting = (try? vault.store.backlogCount()) ?? status?.queueDepth ?? 0
-        if !running, status != nil { status?.inFlight = [] }
+        let reply = try serve(try target.backend(), GuardianWire.Status()).answer
+        let running = reply.running ?? true
+        let pid = reply.pid
+        let status = reply.agent
+        let waiting = reply.waiting ?? status?.queueDepth ?? 0
         if json {
-            var object: [String: Any] = ["running": running, "queue_depth": waiting]
-            if let pid { object["pid"] = pid }
-            if let status {
-                let encoder = JSONEncoder()
-                encoder.dateEncodingStrategy = .iso8601
-                if let data = try? encoder.encode(status), let last = try? JSONSerialization.jsonObject(with: data) { object["last_status"] = last }
-            }
-            printJSONObject(object)
+            JSONOutput.print(ReviewJSON.Status(running: running, queueDepth: waiting, pid: pid, lastStatus: status))
             if !running { throw ExitCode(3) }
             return
         }
@@ -503,6 +461,20 @@ struct ServiceUninstall: ParsableCommand {
 }
 
 struct ServiceStatusCommand: ParsableCommand {
+    /// `service status --json`.
+    struct UnitJSON: Encodable {
+        var unitPath: String
+        var installed: Bool
+        var enabled: String?
+        var active: String?
+        var managerError: String?
+
+        enum CodingKeys: String, CodingKey {
+            case installed, enabled, active
+            case unitPath = "unit_path", managerError = "manager_error"
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Is the unit installed, enabled and active (see 'quarantine status' for the agent itself).",
@@ -520,9 +492,8 @@ struct ServiceStatusCommand: ParsableCommand {
     func run() throws {
         let status = ServiceUnit.status()
         if json {
-            let object: [String: Any?] = ["unit_path": status.unitPath, "installed": status.unitInstalled, "enabled": status.enabled,
-                                          "active": status.active, "manager_error": status.managerError]
-            printJSONObject(object.compactMapValues { $0 })
+            JSONOutput.print(UnitJSON(unitPath: status.unitPath, installed: status.unitInstalled, enabled: status.enabled,
+                                      active: status.active, managerError: status.managerError))
         } else {
             printOut(status.description)
         }
