@@ -8,6 +8,11 @@ let multiarch = "aarch64-linux-gnu"
 let multiarch = "x86_64-linux-gnu"
 #endif
 
+/// The pixel and frame loops (decoding, resampling, the models' input, the near-identical test)
+/// optimised in debug builds too: `make test` runs a debug build, and unoptimised, these loops
+/// were ~40% of a video scan's CPU (issue 27, "The suite's own time"). Release builds are -O anyway.
+let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "quarantine",
     platforms: [.macOS(.v14)],
@@ -59,13 +64,14 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"]),
+        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"],
+                swiftSettings: optimisedInDebug),
         .target(name: "SensitivityAnalysis", dependencies: [
             "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: optimisedInDebug),
 
         .target(name: "QuarantineStore", dependencies: [
             "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "PathBytes",

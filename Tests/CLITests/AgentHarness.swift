@@ -93,16 +93,51 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     /// Polls `condition` until it holds or `timeout` seconds pass: every 100 ms at first, then
-    /// less often (up to every 0.5 s), since each poll of the agent's state runs the CLI.
+    /// less often (up to every 0.5 s). A poll of the agent's state runs the CLI, and a process
+    /// start of the debug binary costs ~60 ms of CPU (its 176 shared libraries bound at start):
+    /// polled unconditionally, these were about half the suite's CPU. So at each poll the
+    /// condition is evaluated again only if what it can read may have changed since it was last
+    /// evaluated (``stateStamp()``: the agent logs every step at debug level and writes its
+    /// database and status under the home), or a second has passed (for what no file there
+    /// shows). So it is never evaluated more often than before; a change under the home is seen
+    /// at the same poll as before, one elsewhere (a notification, a thread) at most 0.5 s later.
     func wait(timeout: Double, _ condition: () async throws -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         var pause = 0.1
+        var seen = stateStamp()
+        var evaluated = Date()
+        if (try? await condition()) == true { return true }
         while Date() < deadline {
-            if (try? await condition()) == true { return true }
             try? await Task.sleep(for: .seconds(min(pause, max(0, deadline.timeIntervalSinceNow))))
             pause = min(0.5, pause * 1.25)
+            let stamp = stateStamp()
+            guard stamp != seen || Date().timeIntervalSince(evaluated) >= 1 else { continue }
+            seen = stamp
+            evaluated = Date()
+            if (try? await condition()) == true { return true }
         }
         return (try? await condition()) == true
+    }
+
+    /// What changes when the agent does something a wait can see: every file under the test's
+    /// home (the agent's log, its database, status and vault, Downloads) by name, size and
+    /// modification time, and whether the agent still runs. SQLite's -wal, -shm and -journal files
+    /// are left out: a reader (the CLI polling) may create, change or remove them itself.
+    func stateStamp() -> [String] {
+        var stamp = [process.map { $0.isRunning ? "running" : "exited" } ?? "none"]
+        let root = cli.home.path
+        guard let walk = FileManager.default.enumerator(atPath: root) else { return stamp }
+        while let relative = walk.nextObject() as? String {
+            if relative.hasSuffix("-wal") || relative.hasSuffix("-shm") || relative.hasSuffix("-journal") { continue }
+            var info = stat()
+            guard lstat(root + "/" + relative, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                stamp.append(relative + "/")
+            } else {
+                stamp.append("\(relative) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)")
+            }
+        }
+        return stamp.sorted()
     }
 
     func run(_ arguments: [String]) async throws -> CLIRunner.Result { try await cli.run(arguments, environment: environment) }

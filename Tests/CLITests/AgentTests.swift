@@ -259,7 +259,7 @@ struct AgentTests {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try await agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
         #expect(await agent.wait(timeout: 20) {

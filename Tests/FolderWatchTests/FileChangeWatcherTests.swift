@@ -63,6 +63,7 @@ extension FolderWatchTests {
         let folder = "\(parent)/quarantine"
         makeFolders(folder)
         let path = "\(folder)/config.toml"
+        #expect(await earlierWatcherThreadsEnded(), "earlier tests' watcher threads ended")
         let (watcher, counter) = try watching(path, quietPeriod: .milliseconds(50))
 
         #expect(watcherThreadCount() == 1, "the thread is found by name")

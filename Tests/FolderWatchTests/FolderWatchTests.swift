@@ -309,6 +309,7 @@ struct FolderWatchTests {
         defer { removeTree(root) }
         makeFolders("\(root)/a/b")
         writeFile("\(root)/a/b/old.jpg")
+        #expect(await earlierWatcherThreadsEnded(), "earlier tests' watcher threads ended")
         let (watcher, recorder) = try await started([root])
         #expect(await recorder.waitForCandidates(["\(root)/a/b/old.jpg"]))
         try await Task.sleep(for: .milliseconds(300))   // let settling (if any) finish

@@ -146,6 +146,16 @@ func watcherThreadsCPUTime() -> Duration {
 }
 
 /// How many watcher threads are alive (see ``watcherThreadsCPUTime()``).
+/// Waits (at most `timeout`) until no watcher thread is left in the process: a watcher an
+/// earlier test let go (or stopped) ends its threads moments later, later still on a loaded
+/// machine (seen when FolderWatchTests ran beside the main suite), and the tests that count
+/// threads by name must count their own only.
+func earlierWatcherThreadsEnded(timeout: Duration = .seconds(5)) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while watcherThreadCount() > 0 && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    return watcherThreadCount() == 0
+}
+
 func watcherThreadCount() -> Int {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
     return tasks.filter { (((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "")).hasPrefix("fw-") }.count
