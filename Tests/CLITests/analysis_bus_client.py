@@ -9,6 +9,8 @@ object per result on stdout.
   analysis_bus_client.py stream CLEAN CARD STEPS [RAWCLEAN RAWCARD WIDTH HEIGHT FORMAT]
                                                                a stream driven step by step (see stream())
   analysis_bus_client.py flood FRAME COUNT [--leave]          COUNT frames at once: the drop count; or leave at once
+  analysis_bus_client.py pace CLEAN CARD FPS SECONDS FROM UNTIL [WIDTH HEIGHT FORMAT]
+                                                               a paced stream with the card FROM..UNTIL s: figures
   analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
   analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
   analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
@@ -237,6 +239,46 @@ def flood(path, count, leave=False):
     out({"sent": count, "judged": judged, "dropped": dropped, "seconds": seconds, "judged_per_second": judged / seconds})
 
 
+def pace(clean, card, fps, seconds, card_from, card_until, raw=None):
+    """A live stream: a frame every 1/FPS s for SECONDS, the card from CARD_FROM to CARD_UNTIL s
+    (encoded pictures; with RAW = (WIDTH, HEIGHT, FORMAT), CLEAN and CARD are raw frames). The
+    counts, the judging rate, and when the advice came and went on the sender's clock."""
+    path, changes, _ = begin_stream()
+    context = GLib.MainContext.default()
+    arrivals = []
+    fds = {}
+    for name, source in (("clean", clean), ("card", card)):
+        fds[name] = descriptor(source, "--memfd")
+    started = GLib.get_monotonic_time()
+    n = 0
+    while True:
+        t = n / fps
+        now = (GLib.get_monotonic_time() - started) / 1e6
+        if t > seconds:
+            break
+        if t > now:
+            GLib.usleep(int((t - now) * 1e6))
+        which = "card" if card_from <= t < card_until else "clean"
+        if raw:
+            call(path, IFACE + ".Stream", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, int(raw[0]), int(raw[1]), raw[2])), "()", [fds[which]])
+        else:
+            call(path, IFACE + ".Stream", "AnalyzeFrame", GLib.Variant("(h)", (0,)), "()", [fds[which]])
+        n += 1
+        while context.iteration(False):
+            pass
+        while len(arrivals) < len(changes):
+            arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    final = settle(path)
+    elapsed = (GLib.get_monotonic_time() - started) / 1e6
+    call(path, IFACE + ".Stream", "End", None, "()")
+    while context.iteration(False):
+        pass
+    while len(arrivals) < len(changes):
+        arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    out({"sent": n, "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"], "failed": final["Failed"],
+         "seconds": round(elapsed, 2), "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
+
+
 def watch_policy(seconds):
     loop = GLib.MainLoop()
     seen = []
@@ -385,6 +427,8 @@ if __name__ == "__main__":
         stream(args[0], args[1], args[2], args[3:] if len(args) > 3 else None)
     elif command == "flood":
         flood(args[0], int(args[1]), leave="--leave" in args)
+    elif command == "pace":
+        pace(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), args[6:9] if len(args) > 6 else None)
     elif command == "watch-policy":
         watch_policy(int(args[0]))
     elif command == "burst":
