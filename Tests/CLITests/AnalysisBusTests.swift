@@ -194,6 +194,13 @@ struct AnalysisBusTests {
                 "\(agent.logText)")
         let after = try await Self.gdbus("AnalyzeImage", "3 3<\(card)", bus: bus)
         #expect(after.out.hasPrefix("(true,"), "\(after)")
+        // Every stream ended or was cancelled: none of their judging threads is left.
+        let pid = try #require(agent.process?.processIdentifier)
+        func streamThreads() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }.filter { $0.hasPrefix("stream-") }
+        }
+        #expect(await agent.wait(timeout: 10) { streamThreads().isEmpty }, "threads left: \(streamThreads())")
     }
 
     @Test("the policy follows the mode in force: disabled on request in adult mode, descriptive in child mode whatever is asked, with PropertiesChanged")
