@@ -54,14 +54,22 @@ enum AnalysisBusInterface {
   <interface name="io.github.quarantine.Analysis1.Stream">
     <property name="Participant" type="s" access="read"/>
     <property name="Direction" type="s" access="read"/>
+    <property name="AnalysisPolicy" type="s" access="read"/>
     <property name="ShouldIndicateSensitivity" type="b" access="read"/>
     <property name="ShouldInterruptVideo" type="b" access="read"/>
     <property name="ShouldMuteAudio" type="b" access="read"/>
+    <property name="FramesSeen" type="t" access="read"/>
     <property name="FramesJudged" type="t" access="read"/>
     <property name="FramesDropped" type="t" access="read"/>
-    <property name="FramesSkipped" type="t" access="read"/>
+    <property name="FramesFailed" type="t" access="read"/>
     <method name="AnalyzeFrame">
       <arg name="frame" type="h" direction="in"/>
+    </method>
+    <method name="AnalyzeRawFrame">
+      <arg name="frame" type="h" direction="in"/>
+      <arg name="width" type="u" direction="in"/>
+      <arg name="height" type="u" direction="in"/>
+      <arg name="pixel_format" type="s" direction="in"/>
     </method>
     <method name="ContinueStream"/>
     <method name="End"/>

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CSystemShims
 import Foundation
 import Locking
 import Logging
@@ -31,19 +32,8 @@ public final class AnalysisBus: Sendable {
     /// Finished video jobs kept on the bus per caller (for their `Result`), oldest removed first.
     static let keptFinishedJobs = 8
 
-    /// The `AnalysisPolicy` property, as Apple's `SCSensitivityAnalysisPolicy`.
-    public enum Policy: String, Sendable {
-        /// Adult mode with `agent.app_analysis = false`: applications are told not to ask.
-        case disabled
-        /// Adult mode: brief interventions.
-        case simple = "simple"
-        /// Child mode: descriptive interventions; never `disabled`.
-        case descriptive
-
-        public init(_ settings: Settings) {
-            if settings.mode == .child { self = .descriptive } else { self = settings.agent.appAnalysis ? .simple : .disabled }
-        }
-    }
+    /// The largest frame `AnalyzeFrame` or `AnalyzeRawFrame` reads (a 4K RGBA frame is 33 MB).
+    static let maxFrameBytes = 64 << 20
 
     private struct State {
         var service: SessionBusService?
@@ -51,7 +41,7 @@ public final class AnalysisBus: Sendable {
         var stopped = false
         var nextID: UInt64 = 0
         var videoJobs: [String: BusVideoJob] = [:]
-        var streams: [String: (owner: String, participant: String, direction: String, analysis: any LiveStreamAnalysis)] = [:]
+        var streams: [String: BusStream] = [:]
         /// Pictures waiting or judged, by caller, with their tasks (cancelled when the caller goes).
         var pictures: [String: [UInt64: Task<Void, Never>]] = [:]
         /// Finished video jobs per caller, oldest first.
@@ -92,28 +82,28 @@ public final class AnalysisBus: Sendable {
         let (service, tasks, jobs, streams) = state.withLock { s in
             s.stopped = true
             defer { s.service = nil; s.pictures = [:]; s.videoJobs = [:]; s.streams = [:] }
-            return (s.service, s.pictures.values.flatMap(\.values), Array(s.videoJobs.values), s.streams.values.map(\.analysis))
+            return (s.service, s.pictures.values.flatMap(\.values), Array(s.videoJobs.values), Array(s.streams.values))
         }
         for task in tasks { task.cancel() }
         for job in jobs { job.cancel(reason: "the agent is stopping") }
-        for stream in streams { stream.end() }
+        for stream in streams { stream.cancel() }
         service?.stop()
     }
 
     /// The configuration in force changed (a reload): `AnalysisPolicy` follows, with
     /// `PropertiesChanged` when it changes.
     public func update(_ settings: Settings) {
-        let (old, service) = state.withLock { s -> (Policy, SessionBusService?) in
+        let (old, service) = state.withLock { s -> (AnalysisPolicy, SessionBusService?) in
             defer { s.settings = settings }
-            return (Policy(s.settings), s.service)
+            return (AnalysisPolicy(s.settings), s.service)
         }
-        let new = Policy(settings)
+        let new = AnalysisPolicy(settings)
         guard new != old else { return }
         logger.notice("analysis policy for applications: \(old.rawValue) -> \(new.rawValue)")
         service?.propertiesChanged(path: Self.objectPath, interface: Self.interface, [("AnalysisPolicy", .string(new.rawValue))])
     }
 
-    var policy: Policy { state.withLock { Policy($0.settings) } }
+    var policy: AnalysisPolicy { state.withLock { AnalysisPolicy($0.settings) } }
 
     // MARK: - Routes
 
@@ -132,6 +122,7 @@ public final class AnalysisBus: Sendable {
         interface + ".BeginStream": ("ss", .root),
         videoJobInterface + ".Cancel": ("", .videoJob),
         streamInterface + ".AnalyzeFrame": ("h", .stream),
+        streamInterface + ".AnalyzeRawFrame": ("huus", .stream),
         streamInterface + ".ContinueStream": ("", .stream),
         streamInterface + ".End": ("", .stream),
     ]
@@ -164,12 +155,11 @@ public final class AnalysisBus: Sendable {
             state.withLock { $0.videoJobs[call.path] }?.cancel()
             call.reply([])
         case "AnalyzeFrame": analyzeFrame(call)
+        case "AnalyzeRawFrame": analyzeRawFrame(call)
         case "ContinueStream":
-            state.withLock { $0.streams[call.path] }?.analysis.continueStream()
+            state.withLock { $0.streams[call.path] }?.analyzer.continueStream()
             call.reply([])
-        case "End":
-            endStream(call.path)
-            call.reply([])
+        case "End": endStream(call)
         default: call.fail("org.freedesktop.DBus.Error.UnknownMethod", call.member)
         }
     }
@@ -197,15 +187,7 @@ public final class AnalysisBus: Sendable {
         case .stream:
             expected = Self.streamInterface
             guard let stream = state.withLock({ $0.streams[call.path] }) else { return call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path) }
-            let snapshot = stream.analysis.snapshot
-            all = [
-                ("Participant", .string(stream.participant)), ("Direction", .string(stream.direction)),
-                ("ShouldIndicateSensitivity", .boolean(snapshot.intervention.shouldIndicateSensitivity)),
-                ("ShouldInterruptVideo", .boolean(snapshot.intervention.shouldInterruptVideo)),
-                ("ShouldMuteAudio", .boolean(snapshot.intervention.shouldMuteAudio)),
-                ("FramesJudged", .uint64(snapshot.judged)), ("FramesDropped", .uint64(snapshot.dropped)),
-                ("FramesSkipped", .uint64(snapshot.skipped)),
-            ]
+            all = stream.properties
         case .any:
             return call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path)
         }
@@ -223,7 +205,7 @@ public final class AnalysisBus: Sendable {
 
     /// Why a call cannot start analysis, as a D-Bus error; nil when it may.
     private func refusal(for caller: String) -> (name: String, text: String)? {
-        let (stopped, count, policy) = state.withLock { s in (s.stopped, jobCount(s, caller), Policy(s.settings)) }
+        let (stopped, count, policy) = state.withLock { s in (s.stopped, jobCount(s, caller), AnalysisPolicy(s.settings)) }
         if stopped { return ("org.freedesktop.DBus.Error.ServiceUnknown", "the agent is stopping") }
         if policy == .disabled {
             return (Self.errorPrefix + "Disabled", "analysis for applications is turned off (agent.app_analysis = false in the configuration)")
@@ -247,7 +229,12 @@ public final class AnalysisBus: Sendable {
 
     /// Reads the one descriptor a call carries (`h`); answers the call when it has none.
     private func descriptor(of call: SessionBusService.Call) -> Int32? {
-        guard let fd = call.withArguments({ $0.unixFD() }) else {
+        readable(call.withArguments({ $0.unixFD() }), call)
+    }
+
+    /// `fd` when it is open for reading; else closes it and answers the call.
+    private func readable(_ fd: Int32?, _ call: SessionBusService.Call) -> Int32? {
+        guard let fd else {
             call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes an open descriptor (h) of the file, never a path")
             return nil
         }
@@ -304,7 +291,8 @@ public final class AnalysisBus: Sendable {
 
     /// Judges the picture open at `fd` (borrowed) through the engine, in the caller's turn.
     /// `key` names it for the analysis (``MediaFile/PassedDescriptors``): no path is ever opened.
-    func judgePicture(_ fd: Int32, key: String, caller: String) async -> Result<SensitivityAnalysis, Failure> {
+    /// `settings`: those in force, unless given (a stream keeps those of its beginning).
+    func judgePicture(_ fd: Int32, key: String, caller: String, settings given: Settings? = nil) async -> Result<SensitivityAnalysis, Failure> {
         guard let engine = engine() else {
             return .failure(Failure(name: Self.errorPrefix + "Unavailable", message: "the agent cannot analyse now: \(problem() ?? "its analysis is starting")"))
         }
@@ -323,7 +311,7 @@ public final class AnalysisBus: Sendable {
             return .failure(Failure(name: Self.errorPrefix + "NotAPicture",
                                     message: type.kind == .video ? "this is a video: use AnalyzeVideo" : "these bytes are not a picture this agent reads (\(type.rawValue))"))
         }
-        let settings = state.withLock { $0.settings }
+        let settings = given ?? state.withLock { $0.settings }
         let report: FileReport
         do {
             report = try await pictureShare.run(caller: caller) {
@@ -444,60 +432,187 @@ public final class AnalysisBus: Sendable {
     // MARK: - Streams
 
     private func beginStream(_ call: SessionBusService.Call) {
-        let (participant, direction) = call.withArguments { ($0.string() ?? "", $0.string() ?? "") }
-        guard ["incoming", "outgoing"].contains(direction) else {
-            return call.fail("org.freedesktop.DBus.Error.InvalidArgs", "direction must be \"incoming\" or \"outgoing\", not \"\(direction)\"")
+        let (participant, rawDirection) = call.withArguments { ($0.string() ?? "", $0.string() ?? "") }
+        guard let direction = VideoStreamAnalyzer.StreamDirection(rawValue: rawDirection) else {
+            return call.fail("org.freedesktop.DBus.Error.InvalidArgs", "direction must be \"incoming\" or \"outgoing\", not \"\(rawDirection)\"")
         }
         if let refused = refusal(for: call.sender) { return call.fail(refused.name, refused.text) }
         let caller = call.sender
-        let id = state.withLock { s -> UInt64 in s.nextID += 1; return s.nextID }
+        // The stream keeps the policy in force when it began: its rule and its thresholds.
+        let (id, settings) = state.withLock { s -> (UInt64, Settings) in s.nextID += 1; return (s.nextID, s.settings) }
         let path = "\(Self.objectPath)/stream/\(id)"
-        let stream = WorkerFrameStream(judge: { [weak self] fd, serial in
-            guard let self else { return nil }
-            guard case .success(let analysis) = await self.judgePicture(fd, key: "\(caller)/stream-\(id)/frame-\(serial)", caller: caller) else { return nil }
-            return (analysis.isSensitive, self.policy)
-        }, changed: { [weak self] change in
-            guard let service = self?.state.withLock({ $0.service }) else { return }
+        let judge = WorkerFrameJudge { [weak self] file, serial in
+            guard let self else { throw WorkerFrameJudge.Cancelled() }
+            return try await self.judgeFrame(file, key: "\(caller)/stream-\(id)/frame-\(serial)", caller: caller, settings: settings)
+        }
+        let stream = BusStream(path: path, owner: caller, participant: participant, direction: direction, judge: judge,
+                               policy: settings.policy, analysisPolicy: AnalysisPolicy(settings)) { [weak self] change in
+            // Only while the object is there: nothing after the caller left.
+            guard let service = self?.state.withLock({ $0.streams[path] != nil ? $0.service : nil }) else { return }
             service.signal(path: path, interface: Self.streamInterface, member: "AnalysisChanged",
                            [.boolean(change.shouldIndicateSensitivity), .boolean(change.shouldInterruptVideo), .boolean(change.shouldMuteAudio)],
                            destination: caller)
-        })
-        state.withLock { $0.streams[path] = (owner: caller, participant: participant, direction: direction, analysis: stream as any LiveStreamAnalysis) }
+        }
+        state.withLock { $0.streams[path] = stream }
         call.reply([.objectPath(path)])
     }
 
-    private func analyzeFrame(_ call: SessionBusService.Call) {
-        guard let fd = descriptor(of: call) else { return }
-        guard let stream = state.withLock({ $0.streams[call.path] }) else {
-            close(fd)
-            return call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path)
+    /// Judges one frame (a picture file's bytes) through the engine, in the caller's turn: the
+    /// bytes go to the worker in a memfd, as a caller's picture does.
+    private func judgeFrame(_ file: [UInt8], key: String, caller: String, settings: Settings) async throws -> VideoFrameVerdict {
+        let fd = qsys_memfd("quarantine-frame")
+        guard fd >= 0 else {
+            throw Failure(name: "org.freedesktop.DBus.Error.NoMemory", message: "no memory file for the frame: \(String(cString: strerror(errno)))")
         }
-        // Answered at once: the frame waits (or an older one is dropped); AnalysisChanged tells.
-        stream.analysis.submit(frame: fd)
-        call.reply([])
+        defer { close(fd) }
+        guard Self.writeAll(fd, file) else {
+            throw Failure(name: "org.freedesktop.DBus.Error.NoMemory", message: "the frame could not be copied: \(String(cString: strerror(errno)))")
+        }
+        let analysis = try await judgePicture(fd, key: key, caller: caller, settings: settings).get()
+        return VideoFrameVerdict(isSensitive: analysis.isSensitive, reasons: analysis.reasons, detections: analysis.detections)
     }
 
-    private func endStream(_ path: String) {
-        state.withLock { $0.streams.removeValue(forKey: path) }?.analysis.end()
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
+    }
+
+    /// The stream a frame call is for (its caller's, checked by the route), or nil after answering.
+    private func stream(for call: SessionBusService.Call, closing fd: Int32) -> BusStream? {
+        guard let stream = state.withLock({ $0.streams[call.path] }) else {
+            close(fd)
+            call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path)
+            return nil
+        }
+        return stream
+    }
+
+    /// `AnalyzeFrame(h frame)`: one encoded picture, read whole now; answered at once (the frame
+    /// waits, or pushes out the one waiting); `AnalysisChanged` tells the outcome.
+    private func analyzeFrame(_ call: SessionBusService.Call) {
+        guard let fd = descriptor(of: call), let stream = stream(for: call, closing: fd) else { return }
+        defer { close(fd) }
+        do {
+            let bytes = try Self.readFrame(fd, bytes: nil)
+            stream.analyzer.analyze(VideoStreamFrame(.encoded(bytes)))
+            call.reply([])
+        } catch {
+            call.fail(error.name, error.message)
+        }
+    }
+
+    /// `AnalyzeRawFrame(h frame, u width, u height, s pixel_format)`: one uncompressed frame, the
+    /// first bytes of the descriptor's file (a memfd), laid out as `pixel_format`.
+    private func analyzeRawFrame(_ call: SessionBusService.Call) {
+        let (passed, width, height, formatName) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
+        guard let fd = readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
+        defer { close(fd) }
+        do {
+            let raw = try Self.rawFrame(fd, width: Int(width ?? 0), height: Int(height ?? 0), format: formatName ?? "")
+            stream.analyzer.analyze(VideoStreamFrame(.raw(raw)))
+            call.reply([])
+        } catch {
+            call.fail(error.name, error.message)
+        }
+    }
+
+    /// The raw frame at the start of `fd`'s file, its size and layout checked before anything is read.
+    static func rawFrame(_ fd: Int32, width: Int, height: Int, format formatName: String) throws(Failure) -> RawVideoFrame {
+        guard let format = RawVideoFrame.PixelFormat(rawValue: formatName) else {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                          message: "unknown pixel format \"\(formatName)\": one of \(RawVideoFrame.PixelFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard width > 0, height > 0 else {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "a frame of \(width)x\(height) pixels has no pixels")
+        }
+        do {
+            try MediaLimits.default.check(width: width, height: height)
+        } catch {
+            throw Failure(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: "the frame \(error.message)")
+        }
+        let count = format.byteCount(width: width, height: height)
+        do {
+            return try RawVideoFrame(format: format, width: width, height: height, bytes: readFrame(fd, bytes: count))
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "\(error)")
+        }
+    }
+
+    /// Reads a frame from the start of `fd`'s file: all of it (`bytes` nil) or its first `bytes`.
+    /// Only a regular file (a memfd) is read, never a pipe, so the bus thread never waits on a
+    /// writer; at most ``maxFrameBytes``.
+    static func readFrame(_ fd: Int32, bytes wanted: Int?) throws(Failure) -> [UInt8] {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                          message: "the frame's descriptor is not a regular file (a pipe or a socket is not read here): pass a memfd or a file")
+        }
+        let size = Int(info.st_size)
+        let count = wanted ?? size
+        guard count <= maxFrameBytes else {
+            throw Failure(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: "a frame of \(count) bytes is over the limit of \(maxFrameBytes >> 20) MiB")
+        }
+        guard count > 0, size >= count else {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                          message: wanted == nil ? "the frame's file is empty" : "the frame's file holds \(size) bytes; this frame needs \(count)")
+        }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { buffer -> Int in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                done += n
+            }
+            return done
+        }
+        guard read == count else {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "the frame's file ended after \(read) of \(count) bytes (it changed while read)")
+        }
+        return bytes
+    }
+
+    /// `End`: the frame still waiting is judged and the last changes sent before the answer;
+    /// then the object is gone.
+    private func endStream(_ call: SessionBusService.Call) {
+        guard let stream = state.withLock({ $0.streams[call.path] }) else { return call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path) }
+        Task { [weak self] in
+            await stream.end()
+            self?.state.withLock { s in
+                if s.streams[stream.path] === stream { s.streams[stream.path] = nil }
+            }
+            call.reply([])
+        }
     }
 
     // MARK: - Callers leaving
 
     /// The caller left the bus: its pictures and videos are cancelled, its streams ended, its objects removed.
     private func callerLeft(_ caller: String) {
-        let (tasks, jobs, streams) = state.withLock { s -> ([Task<Void, Never>], [BusVideoJob], [any LiveStreamAnalysis]) in
+        let (tasks, jobs, streams) = state.withLock { s -> ([Task<Void, Never>], [BusVideoJob], [BusStream]) in
             let tasks = Array((s.pictures.removeValue(forKey: caller) ?? [:]).values)
             let jobs = s.videoJobs.values.filter { $0.owner == caller }
             for job in jobs { s.videoJobs[job.path] = nil }
             s.finishedJobs[caller] = nil
             let streams = s.streams.filter { $0.value.owner == caller }
             for path in streams.keys { s.streams[path] = nil }
-            return (tasks, jobs, streams.values.map(\.analysis))
+            return (tasks, jobs, Array(streams.values))
         }
         let running = jobs.filter { $0.phase == .running }.count
         for task in tasks { task.cancel() }
         for job in jobs { job.cancel(reason: "the caller left the bus") }
-        for stream in streams { stream.end() }
+        for stream in streams { stream.cancel() }
         if !tasks.isEmpty || running > 0 || !streams.isEmpty {
             logger.info("\(caller) left the session bus: \(tasks.count) picture(s) and \(running) video(s) cancelled, \(streams.count) stream(s) ended")
         }

@@ -14,7 +14,8 @@ import MediaDecoding
 /// ``StreamInterventions`` rule; each change of advice is one value of ``analysisChanges``.
 ///
 /// ``analyze(_:)`` never blocks; judging runs on the analyzer's own threads, never on Swift's
-/// cooperative pool. ``end()`` judges what is still waiting and finishes ``analysisChanges``.
+/// cooperative pool. ``end()`` judges what is still waiting and finishes ``analysisChanges``;
+/// ``cancel()`` stops at once (a caller that went away).
 ///
 /// ```swift
 /// let stream = analyzer.videoStreamAnalyzer(participantUUID: peer, streamDirection: .incoming)
@@ -37,7 +38,8 @@ public final class VideoStreamAnalyzer: Sendable {
         public var seen = 0
         /// Frames judged (including those that failed).
         public var judged = 0
-        /// Frames pushed out of the slot unjudged by newer ones.
+        /// Frames not judged: pushed out of the slot by newer ones, or discarded by
+        /// ``VideoStreamAnalyzer/cancel()`` (so `judged + dropped == seen` once the stream is over).
         public var dropped = 0
         /// Frames the judge could not judge.
         public var failed = 0
@@ -112,6 +114,13 @@ public final class VideoStreamAnalyzer: Sendable {
         }
         return statistics
     }
+
+    /// Stops at once, for a consumer that is gone: frames still waiting are discarded (counted
+    /// as dropped), a judgement under way is not applied when it returns, nothing more is
+    /// published, and ``analysisChanges`` finishes once the judging threads are idle. A judge
+    /// that can be interrupted is the caller's to interrupt. Idempotent; ``end()`` after it
+    /// returns the counts.
+    public func cancel() { core.cancel() }
 }
 
 extension VideoStreamAnalyzer {
@@ -139,6 +148,8 @@ extension VideoStreamAnalyzer {
         var statistics = Statistics()
         var latest: VideoStreamAnalysis?
         var ended = false
+        /// Set by ``cancel()``: verdicts are no longer applied.
+        var cancelled = false
         var running = 0
         var whenDone: [() -> Void] = []
         var firstArrival: UInt64?
@@ -201,8 +212,22 @@ extension VideoStreamAnalyzer {
         func continueStream() {
             lock.lock()
             defer { lock.unlock() }
-            guard state.continueStream() else { return }
+            guard !cancelled, state.continueStream() else { return }
             publish(cause: .continued, waiting: nil, verdict: nil, now: DispatchTime.now().uptimeNanoseconds)
+        }
+
+        func cancel() {
+            lock.lock()
+            if !cancelled {
+                cancelled = true
+                ended = true
+                statistics.dropped += slot.count
+                slot.removeAll()
+                lock.broadcast()
+            }
+            let finishedAlready = running == 0
+            lock.unlock()
+            if finishedAlready { continuation.finish() }
         }
 
         /// Ends the stream; `done` runs once every judging thread has finished.
@@ -237,7 +262,7 @@ extension VideoStreamAnalyzer {
                 finished[ticket] = (waiting, verdict, now)
                 while let ready = finished.removeValue(forKey: nextToApply) {
                     nextToApply += 1
-                    apply(ready.0, ready.1, ready.2)
+                    if cancelled { statistics.dropped += 1 } else { apply(ready.0, ready.1, ready.2) }
                 }
             }
             running -= 1

@@ -152,19 +152,55 @@ struct AnalysisBusTests {
         #expect(Date().timeIntervalSince(started) < 30)
     }
 
-    @Test("BeginStream: AnalysisChanged when the card appears, paused until ContinueStream, cleared by a clean frame; a flood of frames is dropped oldest-first with a count")
+    /// The two pictures as raw 640x480 yuv420p frames (what a camera or a decoder hands over).
+    static func rawFrames(_ agent: AgentHarness, card: String, clean: String) throws -> (card: String, clean: String) {
+        func raw(_ picture: String, _ name: String) throws -> String {
+            let out = agent.cli.home.appendingPathComponent(name).path
+            try FFmpegTool.run(["-i", picture, "-vf", "scale=640:480", "-f", "rawvideo", "-pix_fmt", "yuv420p", out])
+            return out
+        }
+        return (try raw(card, "card.yuv"), try raw(clean, "clean.yuv"))
+    }
+
+    @Test("BeginStream applies the documented rule (StreamInterventions): adult indicates at the first flagged frame, interrupts and mutes after 3, ContinueStream lifts the interruption, 3 clean frames and 1 s lift the indication; raw frames; a caller that leaves has its stream cancelled")
     func streams() async throws {
         let (agent, bus) = try await Self.agentOnBus(); defer { agent.cleanUp(); bus.stop() }
         let (card, clean) = try await Self.pictures(agent)
-        let answer = try #require(try await Self.python(["stream", clean, card], bus: bus).first)
-        let changes = answer["changes"] as? [[Bool]] ?? []
-        #expect(changes == [[true, true, false], [false, false, false]], "adult (simple): indicate and interrupt, audio kept: \(answer)")
-        #expect(answer["judged"] as? Int == 3)
+        let raw = try Self.rawFrames(agent, card: card, clean: clean)
+        let answer = try #require(try await Self.python(["stream", clean, card, "junk,clean,rawclean,card,rawcard,card,continue,clear",
+                                                          raw.clean, raw.card, "640", "480", "yuv420p"], bus: bus).first)
+        let (n, y) = (false, true)
+        // One step at a time: a frame that is not a picture is skipped (adult), the clean ones
+        // (encoded and raw) change nothing, the card indicates at once, the third card in a row
+        // (the raw one among them) interrupts and mutes, ContinueStream lifts that, clean frames lift the rest.
+        #expect(answer["states"] as? [[Bool]] == [[n, n, n], [n, n, n], [n, n, n], [y, n, n], [y, n, n], [y, y, y], [y, n, n], [n, n, n]], "\(answer)")
+        #expect(answer["changes"] as? [[Bool]] == [[y, n, n], [y, y, y], [y, n, n], [n, n, n]], "each change is one AnalysisChanged: \(answer)")
+        #expect((answer["paths"] as? [String])?.count == 1)
+        #expect(answer["policy"] as? String == "simple")
+        #expect(answer["failed"] as? Int == 1 && answer["dropped"] as? Int == 0, "\(answer)")
+        #expect(answer["judged"] as? Int == answer["seen"] as? Int, "\(answer)")
+        #expect((answer["cleared_after"] as? Int ?? 0) >= 3, "3 clean frames at least: \(answer)")
+
         let flood = try #require(try await Self.python(["flood", clean, "12"], bus: bus).first)
         let judged = flood["judged"] as? Int ?? 0, dropped = flood["dropped"] as? Int ?? 0
         #expect(dropped > 0, "frames faster than judged are dropped: \(flood)")
         #expect(judged >= 1 && judged + dropped == 12, "every frame judged or counted as dropped: \(flood)")
         print("stream flood: \(flood)")
+
+        // A caller that leaves with frames in flight: its stream is cancelled, its slot freed.
+        let left = try #require(try await Self.python(["flood", clean, "12", "--leave"], bus: bus).first)
+        #expect(left["left"] as? Bool == true, "\(left)")
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("left the session bus: 0 picture(s) and 0 video(s) cancelled, 1 stream(s) ended") },
+                "\(agent.logText)")
+        let after = try await Self.gdbus("AnalyzeImage", "3 3<\(card)", bus: bus)
+        #expect(after.out.hasPrefix("(true,"), "\(after)")
+        // Every stream ended or was cancelled: none of their judging threads is left.
+        let pid = try #require(agent.process?.processIdentifier)
+        func streamThreads() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }.filter { $0.hasPrefix("stream-") }
+        }
+        #expect(await agent.wait(timeout: 10) { streamThreads().isEmpty }, "threads left: \(streamThreads())")
     }
 
     @Test("the policy follows the mode in force: disabled on request in adult mode, descriptive in child mode whatever is asked, with PropertiesChanged")
@@ -185,10 +221,16 @@ struct AnalysisBusTests {
         let lines = try await watched
         #expect(lines.first?["ready"] as? String == "disabled")
         #expect(lines.last?["changed"] as? String == "descriptive", "\(lines)\n\(agent.logText)")
-        // A child's stream also mutes the audio.
+        // A child's stream (descriptive): interrupted and muted at the first flagged frame; the
+        // interruption outlives the card until ContinueStream; a frame that cannot be judged
+        // counts as flagged (fail closed).
         let (_, clean) = try await Self.pictures(agent)
-        let stream = try #require(try await Self.python(["stream", clean, card], bus: bus).first)
-        #expect((stream["changes"] as? [[Bool]])?.first == [true, true, true], "\(stream)")
+        let stream = try #require(try await Self.python(["stream", clean, card, "clean,card,clear,continue,junk"], bus: bus).first)
+        let (n, y) = (false, true)
+        #expect(stream["policy"] as? String == "descriptive", "\(stream)")
+        #expect(stream["states"] as? [[Bool]] == [[n, n, n], [y, y, y], [n, y, y], [n, n, n], [y, y, y]], "\(stream)")
+        #expect(stream["changes"] as? [[Bool]] == [[y, y, y], [n, y, y], [n, n, n], [y, y, y]], "\(stream)")
+        #expect(stream["failed"] as? Int == 1, "\(stream)")
     }
 
     @Test("hostile callers: descriptors that are no picture file, a path for a descriptor, another caller's object, a burst over the caller's bound")
@@ -209,6 +251,13 @@ struct AnalysisBusTests {
         #expect(answers["bad_direction"] as? String == "org.freedesktop.DBus.Error.InvalidArgs")
         #expect((answers["foreign_end"] as? String ?? "").contains("org.freedesktop.DBus.Error.UnknownObject"), "\(answers)")
         #expect(answers["still_mine"] as? String == "incoming")
+        for name in ["frame_pipe", "raw_format", "raw_empty", "raw_short", "raw_pipe"] {
+            #expect((answers[name] as? String ?? "").hasPrefix("org.freedesktop.DBus.Error.InvalidArgs: "), "\(name): \(answers)")
+        }
+        #expect((answers["raw_huge"] as? String ?? "").hasPrefix("org.freedesktop.DBus.Error.LimitsExceeded: "), "\(answers)")
+        #expect((answers["raw_short"] as? String ?? "").contains("holds 100 bytes; this frame needs 12288"), "\(answers)")
+        #expect((answers["frame_pipe"] as? String ?? "").contains("not a regular file"), "\(answers)")
+        #expect(answers["raw_fits"] as? Int == 1, "only the frame that fits is taken: \(answers)")
         // 12 pictures at once from one connection: 8 are taken, the rest told to wait.
         let burst = try #require(try await Self.python(["burst", card, "12"], bus: bus).first)
         let results = burst["answers"] as? [String] ?? []

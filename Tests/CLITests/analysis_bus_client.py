@@ -6,8 +6,11 @@ object per result on stdout.
   analysis_bus_client.py policy
   analysis_bus_client.py image FILE [--unlinked | --memfd]     the descriptor of a file nobody can name
   analysis_bus_client.py video FILE [--leave-after-progress]   the job's signals; or disconnect mid-video
-  analysis_bus_client.py stream CLEAN CARD                     frames: clean, card, (ContinueStream), clean
-  analysis_bus_client.py flood FRAME COUNT                     COUNT frames at once: the drop count
+  analysis_bus_client.py stream CLEAN CARD STEPS [RAWCLEAN RAWCARD WIDTH HEIGHT FORMAT]
+                                                               a stream driven step by step (see stream())
+  analysis_bus_client.py flood FRAME COUNT [--leave]          COUNT frames at once: the drop count; or leave at once
+  analysis_bus_client.py pace CLEAN CARD FPS SECONDS FROM UNTIL [WIDTH HEIGHT FORMAT]
+                                                               a paced stream with the card FROM..UNTIL s: figures
   analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
   analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
   analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
@@ -128,7 +131,6 @@ def begin_stream():
 
     def on_change(_c, _s, path, _i, _m, params):
         changes.append({"path": path, "change": list(params.unpack())})
-        loop.quit()
 
     bus.signal_subscribe(NAME, IFACE + ".Stream", "AnalysisChanged", None, None, Gio.DBusSignalFlags.NONE, on_change)
     (stream,) = call(PATH, IFACE, "BeginStream", GLib.Variant("(ss)", ("participant-1", "incoming")), "(o)")
@@ -143,33 +145,87 @@ def frame(stream, path):
         os.close(fd)
 
 
-def wait_change(changes, loop, count, seconds=60):
-    if len(changes) < count:
-        GLib.timeout_add_seconds(seconds, loop.quit)
-        loop.run()
+def raw_frame(stream, path, width, height, pixel_format):
+    fd = descriptor(path, "--memfd")
+    try:
+        call(stream, IFACE + ".Stream", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, width, height, pixel_format)), "()", [fd])
+    finally:
+        os.close(fd)
 
 
-def stream(clean, card):
-    stream, changes, loop = begin_stream()
-    frame(stream, clean)
-    frame(stream, card)
-    wait_change(changes, loop, 1)
-    flagged = [dict(c) for c in changes]
-    props = {p: get(stream, IFACE + ".Stream", p) for p in ("ShouldIndicateSensitivity", "ShouldInterruptVideo", "ShouldMuteAudio")}
-    call(stream, IFACE + ".Stream", "ContinueStream", None, "()")
-    frame(stream, clean)
-    wait_change(changes, loop, 2)
-    judged = get(stream, IFACE + ".Stream", "FramesJudged")
-    call(stream, IFACE + ".Stream", "End", None, "()")
-    out({"stream": stream, "changes": [c["change"] for c in changes], "paths": [c["path"] for c in changes],
-         "flagged_properties": props, "judged": judged, "first": flagged})
+def counts(stream):
+    return {p: get(stream, IFACE + ".Stream", "Frames" + p) for p in ("Seen", "Judged", "Dropped", "Failed")}
 
 
-def flood(path, count):
+def advice(stream):
+    return [get(stream, IFACE + ".Stream", p) for p in ("ShouldIndicateSensitivity", "ShouldInterruptVideo", "ShouldMuteAudio")]
+
+
+def settle(stream, seconds=60):
+    """Waits until every frame sent is judged or dropped (the stream is idle)."""
+    deadline = GLib.get_monotonic_time() + seconds * 1_000_000
+    while GLib.get_monotonic_time() < deadline:
+        c = counts(stream)
+        if c["Judged"] + c["Dropped"] >= c["Seen"]:
+            return c
+        GLib.usleep(10_000)
+    raise SystemExit("the stream did not judge its frames in %d s: %s" % (seconds, counts(stream)))
+
+
+def stream(clean, card, steps, raw=None):
+    """STEPS, comma-separated, one at a time (each frame is judged before the next is sent):
+    clean, card, junk (not a picture), rawclean, rawcard (AnalyzeRawFrame), continue
+    (ContinueStream), clear (clean frames until the indication is lifted). After each step the
+    stream's Should* properties are recorded; at the end the AnalysisChanged signals received."""
+    path, changes, loop = begin_stream()
+    junk = os.path.join(tempfile.mkdtemp(), "junk.txt")
+    with open(junk, "w") as f:
+        f.write("not a picture\n")
+    context = GLib.MainContext.default()
+    states = []
+    cleared_after = None
+    for step in steps.split(","):
+        if step in ("clean", "card", "junk"):
+            frame(path, {"clean": clean, "card": card, "junk": junk}[step])
+        elif step in ("rawclean", "rawcard"):
+            raw_frame(path, raw[0] if step == "rawclean" else raw[1], int(raw[2]), int(raw[3]), raw[4])
+        elif step == "continue":
+            call(path, IFACE + ".Stream", "ContinueStream", None, "()")
+        elif step == "clear":
+            for n in range(1, 41):
+                frame(path, clean)
+                settle(path)
+                if not advice(path)[0]:
+                    cleared_after = n
+                    break
+        else:
+            raise SystemExit("unknown step " + step)
+        settle(path)
+        while context.iteration(False):
+            pass
+        states.append(advice(path))
+    # Every change of the properties also came as a signal, to this caller.
+    expected = sum(1 for a, b in zip([[False] * 3] + states, states) if a != b)
+    deadline = GLib.get_monotonic_time() + 10_000_000
+    while len(changes) < expected and GLib.get_monotonic_time() < deadline:
+        context.iteration(False)
+        GLib.usleep(10_000)
+    final = counts(path)
+    policy = get(path, IFACE + ".Stream", "AnalysisPolicy")
+    call(path, IFACE + ".Stream", "End", None, "()")
+    out({"stream": path, "policy": policy, "states": states, "changes": [c["change"] for c in changes],
+         "paths": sorted(set(c["path"] for c in changes)), "cleared_after": cleared_after,
+         "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"], "failed": final["Failed"]})
+
+
+def flood(path, count, leave=False):
     stream, _, _ = begin_stream()
     started = GLib.get_monotonic_time()
     for _ in range(count):
         frame(stream, path)
+    if leave:
+        out({"left": True, "stream": stream})
+        os._exit(0)  # the connection closes with the process: a caller that goes away
     # Let the stream judge what was kept.
     deadline = GLib.get_monotonic_time() + 60_000_000
     while GLib.get_monotonic_time() < deadline:
@@ -181,6 +237,46 @@ def flood(path, count):
     seconds = (GLib.get_monotonic_time() - started) / 1e6
     call(stream, IFACE + ".Stream", "End", None, "()")
     out({"sent": count, "judged": judged, "dropped": dropped, "seconds": seconds, "judged_per_second": judged / seconds})
+
+
+def pace(clean, card, fps, seconds, card_from, card_until, raw=None):
+    """A live stream: a frame every 1/FPS s for SECONDS, the card from CARD_FROM to CARD_UNTIL s
+    (encoded pictures; with RAW = (WIDTH, HEIGHT, FORMAT), CLEAN and CARD are raw frames). The
+    counts, the judging rate, and when the advice came and went on the sender's clock."""
+    path, changes, _ = begin_stream()
+    context = GLib.MainContext.default()
+    arrivals = []
+    fds = {}
+    for name, source in (("clean", clean), ("card", card)):
+        fds[name] = descriptor(source, "--memfd")
+    started = GLib.get_monotonic_time()
+    n = 0
+    while True:
+        t = n / fps
+        now = (GLib.get_monotonic_time() - started) / 1e6
+        if t > seconds:
+            break
+        if t > now:
+            GLib.usleep(int((t - now) * 1e6))
+        which = "card" if card_from <= t < card_until else "clean"
+        if raw:
+            call(path, IFACE + ".Stream", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, int(raw[0]), int(raw[1]), raw[2])), "()", [fds[which]])
+        else:
+            call(path, IFACE + ".Stream", "AnalyzeFrame", GLib.Variant("(h)", (0,)), "()", [fds[which]])
+        n += 1
+        while context.iteration(False):
+            pass
+        while len(arrivals) < len(changes):
+            arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    final = settle(path)
+    elapsed = (GLib.get_monotonic_time() - started) / 1e6
+    call(path, IFACE + ".Stream", "End", None, "()")
+    while context.iteration(False):
+        pass
+    while len(arrivals) < len(changes):
+        arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    out({"sent": n, "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"], "failed": final["Failed"],
+         "seconds": round(elapsed, 2), "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
 
 
 def watch_policy(seconds):
@@ -264,6 +360,30 @@ def hostile(path):
                            capture_output=True, text=True)
     answers["foreign_end"] = other.stderr.strip()
     answers["still_mine"] = get(stream, IFACE + ".Stream", "Direction")
+    # Frames the stream refuses at the call: a pipe (never read: it could make the agent wait),
+    # raw frames of an unknown layout, of no pixels, over the size limit, or larger than the file.
+    small = os.memfd_create("frame", os.MFD_CLOEXEC)
+    os.write(small, b"\x80" * 100)
+    pipe_r, pipe_w = os.pipe()
+    os.write(pipe_w, open(path, "rb").read()[:4096])
+    os.close(pipe_w)
+    for name, method, args, fd in [
+            ("frame_pipe", "AnalyzeFrame", GLib.Variant("(h)", (0,)), pipe_r),
+            ("raw_format", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 10, 10, "yuv444p16")), small),
+            ("raw_empty", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 0, 10, "gray")), small),
+            ("raw_huge", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 4294967295, 4294967295, "rgba")), small),
+            ("raw_short", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 64, 64, "rgb24")), small),
+            ("raw_pipe", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 10, 10, "gray")), pipe_r)]:
+        try:
+            call(stream, IFACE + ".Stream", method, args, "()", [fd])
+            answers[name] = "answered"
+        except GLib.Error as e:
+            answers[name] = Gio.DBusError.get_remote_error(e) + ": " + e.message
+    # 10x10 gray is 100 bytes: taken.
+    call(stream, IFACE + ".Stream", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 10, 10, "gray")), "()", [small])
+    answers["raw_fits"] = counts(stream)["Seen"]
+    os.close(small)
+    os.close(pipe_r)
     call(stream, IFACE + ".Stream", "End", None, "()")
     out(answers)
 
@@ -304,9 +424,11 @@ if __name__ == "__main__":
     elif command == "video":
         video(args[0], leave="--leave-after-progress" in args)
     elif command == "stream":
-        stream(args[0], args[1])
+        stream(args[0], args[1], args[2], args[3:] if len(args) > 3 else None)
     elif command == "flood":
-        flood(args[0], int(args[1]))
+        flood(args[0], int(args[1]), leave="--leave" in args)
+    elif command == "pace":
+        pace(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), args[6:9] if len(args) > 6 else None)
     elif command == "watch-policy":
         watch_policy(int(args[0]))
     elif command == "burst":

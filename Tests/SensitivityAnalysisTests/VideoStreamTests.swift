@@ -103,6 +103,27 @@ struct VideoStreamTests {
         #expect(judged == judged.sorted(), "frames judged out of order: \(judged)")
     }
 
+    @Test("cancel() stops at once: the waiting frame is discarded, the verdict under way is not applied, nothing is published, the changes finish")
+    func cancelStopsAtOnce() async throws {
+        let judge = SlowStandInJudge(delay: 0.3)
+        let stream = VideoStreamAnalyzer(participantUUID: "gone", streamDirection: .incoming, judge: judge, policy: .defaults(for: .child))
+        let collector = Task { var all: [VideoStreamAnalysis] = []; for await change in stream.analysisChanges { all.append(change) }; return all }
+        let red = RGBImage(width: 16, height: 16, filledWith: (255, 0, 0))
+        stream.analyze(VideoStreamFrame(red, time: 0))
+        try await Task.sleep(nanoseconds: 50_000_000)  // the first is being judged
+        stream.analyze(VideoStreamFrame(red, time: 0.1))
+        stream.cancel()
+        stream.cancel()
+        stream.analyze(VideoStreamFrame(red, time: 0.2))  // ignored
+        stream.continueStream()                             // nothing to publish
+        let changes = await collector.value
+        let statistics = await stream.end()
+        #expect(changes.isEmpty, "a cancelled stream publishes nothing: \(changes)")
+        #expect(stream.analysis == nil)
+        #expect(statistics.seen == 2 && statistics.judged == 0 && statistics.dropped == 2, "\(statistics)")
+        #expect(judge.judgedTimes.withLock { $0 } == [0], "only the frame under way reached the judge")
+    }
+
     @Test("with a slot of 4 and two judging threads, verdicts are still applied in frame order")
     func orderWithTwoJudges() async throws {
         let judge = SlowStandInJudge(delay: 0.01)
