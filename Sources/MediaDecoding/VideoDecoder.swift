@@ -143,7 +143,7 @@ public final class VideoDecoder: @unchecked Sendable {
         }
         ctx.pointee.max_pixels = Int64(limits.maxPixels)
         // One decoding thread: frame threads cost more CPU than they save, and the other core
-        // runs inference on the previous sample (measured: README, videos).
+        // runs inference on the previous sample (measured: docs/analysis.md, "Videos").
         ctx.pointee.thread_count = 1
         ctx.pointee.flags2 |= AV_CODEC_FLAG2_FAST
         ctx.pointee.pkt_timebase = timeBase

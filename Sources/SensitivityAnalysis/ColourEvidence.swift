@@ -10,7 +10,7 @@ import MediaDecoding
 /// not apply to it.
 public struct ColourEvidence: Sendable {
     /// Mean distance of the pixels' (Cb, Cr) from their mean: 0 for greyscale or a uniform tint;
-    /// 18-50 for colour photos and colourful drawings (measured: README, "Decision rules").
+    /// 18-50 for colour photos and colourful drawings (measured: docs/analysis.md, "Decision rules").
     public let spread: Double
     /// Distance of the mean (Cb, Cr) from grey: how strongly the picture as a whole is tinted.
     public let tint: Double

@@ -4,7 +4,7 @@
 /// The models' raw detections and scores are never changed (parity with upstream stays
 /// checkable); the rules only decide which of the counted ones stand. Each rule is a setting
 /// of the policy (`[policy.MODE.rules]` in config.toml) and the numbers behind the defaults
-/// are in README, "Decision rules". What they never do:
+/// are in docs/analysis.md, "Decision rules". What they never do:
 /// - drop a detection of ``lonePartBelow`` (0.9) or more, with or without other human evidence,
 ///   or one of ``keptWithEvidence`` (0.8) or more that comes with any (open_nsfw's included);
 /// - drop a detection in a picture that shows a person (a face, another body part, covered
@@ -72,7 +72,7 @@ public struct DecisionRules: Sendable, Equatable, Codable {
     /// No rule: the models' raw output decides, as before issue 28.
     public static let off = DecisionRules(lonePartBelow: nil, recheck: false, skinMinimum: nil, tinySide: nil, quietNSFW: nil, upscaledSide: nil)
 
-    /// The built-in defaults of `mode` (config.toml documents the same; README, "Decision rules",
+    /// The built-in defaults of `mode` (config.toml documents the same; docs/analysis.md, "Decision rules",
     /// has the numbers behind them). The same in both modes (child mode's lower thresholds
     /// already count more, and the rules only look at parts with no person around them), except
     /// ``upscaledSide``: only adult mode sets aside open_nsfw's score of a small picture, because

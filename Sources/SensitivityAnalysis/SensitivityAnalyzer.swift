@@ -15,7 +15,7 @@ public final class SensitivityAnalyzer: Sendable {
         /// Analysis threads at nice 10 and idle I/O class (the agent; not an interactive scan).
         public var lowPriority = false
 
-        /// Measured on 2 cores (README, "Threads"): one ORT thread per run and one worker per
+        /// Measured on 2 cores (docs/performance.md, "Threads"): one ORT thread per run and one worker per
         /// core gives more pictures per second than one worker with all cores inside ORT,
         /// because decoding and pre-processing are single-threaded and overlap with inference.
         public init(workers: Int = ProcessInfo.processInfo.activeProcessorCount, intraOpThreads: Int = 1, limits: MediaLimits = .default) {

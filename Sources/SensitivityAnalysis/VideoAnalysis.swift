@@ -172,7 +172,7 @@ public final class VideoAnalysisHandler: Sendable {
 
     /// Two decoders where there are two workers, keyframes farther apart than the gap (so most
     /// of the work is decoding the stretches between them) and frames up to 1080p; else one.
-    /// Measured (README, videos): 720p with 8-s keyframes 18.4 s -> 16.2 s; with keyframes within
+    /// Measured (docs/analysis.md, "Videos"): 720p with 8-s keyframes 18.4 s -> 16.2 s; with keyframes within
     /// the gap no faster (inference is the bottleneck) but 20-60 MB more; a second 4K decoder
     /// halves the time but takes the peak over 300 MB.
     static func automaticDecoders(info: VideoDecoder.Info, workers: Int, gap: Double) -> Int {
