@@ -42,6 +42,12 @@ struct RuntimeFolderTests {
 
     @Test("mounted at the account's login (after the service started), its runtime folder is watched: the account's picture there is held, another owner's is left; unmounted, it is no longer watched")
     func runtimeFolderIsWatchedWhileMounted() async throws {
+        // The agent's FolderWatcher needs the process's one libinotifytools instance: another
+        // test's watcher running beside it made the agent end at start (EBUSY), watching nothing.
+        try await FolderWatcherTurn.run { try await self.watchedWhileMounted() }
+    }
+
+    func watchedWhileMounted() async throws {
         let uid = try #require(Self.freeUID(), "no free uid in 42470..42489")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-runtime-\(UUID().uuidString)")
         let home = folder.appendingPathComponent("home").path
