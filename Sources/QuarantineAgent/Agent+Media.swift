@@ -11,7 +11,8 @@ extension QuarantineAgent {
     /// watched for a protected account, reads the mount table and follows its changes.
     func startWatchingMounts() {
         let followed = !options.removableMediaFolders.isEmpty || options.runtimeFolder != nil
-        if options.protectedHome != nil, followed, let table = MountTable.current() {
+        let table = MountTable.current()
+        if options.protectedHome != nil, followed, let table {
             let points = accountMounts(table)
             state.withLock { $0.mediaRoots = points }
             for point in points { logger.notice("\(mountedWhat(point)) at \(shown(point)): watched for the account's own files") }
@@ -19,7 +20,7 @@ extension QuarantineAgent {
         holding.setSharedRoots(accountOnlyRoots(), removable: Set(state.withLock { $0.mediaRoots }))
         guard options.protectedHome != nil, followed else { return }
         do {
-            let watcher = try MountWatcher { [weak self] table in self?.mountsChanged(table) }
+            let watcher = try MountWatcher(initial: table) { [weak self] table in self?.mountsChanged(table) }
             watcher.start()
             state.withLock { $0.mountWatcher = watcher }
         } catch {

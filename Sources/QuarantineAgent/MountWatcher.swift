@@ -12,14 +12,19 @@ public final class MountWatcher: Sendable {
     public static let fallbackInterval = Duration.seconds(2)
 
     let path: String
+    let initial: MountTable?
     let onChange: @Sendable (MountTable) -> Void
     let wake: WakePipe
     let running = Locked<(thread: Thread?, stopping: Bool, done: Bool)>((nil, false, false))
     let finished = DispatchSemaphore(value: 0)
 
     /// `onChange` runs on the watcher's thread with the table as it is after the change.
-    public init(path: String = "/proc/self/mountinfo", onChange: @escaping @Sendable (MountTable) -> Void) throws {
+    /// `initial` is the table the caller acted on before starting the watcher: a change between
+    /// that read and the watcher's first look is reported too (without it, that first look is
+    /// the starting point, and a mount made meanwhile is not reported).
+    public init(path: String = "/proc/self/mountinfo", initial: MountTable? = nil, onChange: @escaping @Sendable (MountTable) -> Void) throws {
         self.path = path
+        self.initial = initial
         self.onChange = onChange
         wake = try WakePipe()
     }
@@ -54,9 +59,12 @@ public final class MountWatcher: Sendable {
     var isStopping: Bool { running.withLock { $0.stopping } }
 
     func body() {
-        var last = MountTable.current(path: path)
+        // Opened before the first read: a mount after the open marks this descriptor, and one
+        // before it is in the first read (read first, a mount in between went unnoticed).
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         defer { if fd >= 0 { close(fd) } }
+        var last = MountTable.current(path: path)
+        if let initial, let now = last, now != initial { onChange(now) }
         let fallback = Int32(Self.fallbackInterval.components.seconds * 1000)
         while !isStopping {
             var fds = [wake.pollDescriptor]

@@ -10,6 +10,25 @@ extension FolderWatchTests {
 /// serialized FolderWatch suite, so a plain `swift test` never runs two watchers at once.
 @Suite("FolderWatch under lowered system limits")
 struct SystemLimits {
+    @Test("start() throws a clear error when inotify cannot be initialised (max_user_instances reached)")
+    func initialisationError() async throws {
+        let root = makeTemporaryFolder("errors")
+        defer { removeTree(root) }
+        let watcher = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
+        let recorder = Recorder(watcher)
+        var thrown: FolderWatchError?
+        do {
+            let old = try setInotifyLimit("max_user_instances", inotifyUsage().instances)
+            defer { restoreInotifyLimit("max_user_instances", old) }
+            do { try watcher.start() } catch let error as FolderWatchError { thrown = error }
+        }
+        #expect(thrown?.code == EMFILE)
+        #expect(thrown?.message.contains("max_user_instances") == true)
+        #expect(thrown?.operation == "inotify_init")
+        #expect(await recorder.wait(.seconds(1)) { _ in recorder.finished })
+        watcher.stop()
+    }
+
     @Test("IN_Q_OVERFLOW: .overflow, then a rescan that reports every file")
     func overflowTriggersRescan() async throws {
         let root = makeTemporaryFolder("overflow")

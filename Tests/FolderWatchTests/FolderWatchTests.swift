@@ -436,7 +436,7 @@ struct FolderWatchTests {
         #expect(recorder.candidates(named: "existing.jpg").count >= 2)
     }
 
-    @Test("start() throws clear errors: a second watcher, or inotify that cannot be initialised")
+    @Test("start() throws clear errors: a second watcher, or one already started")
     func startErrors() async throws {
         let root = makeTemporaryFolder("errors")
         defer { removeTree(root) }
@@ -450,19 +450,7 @@ struct FolderWatchTests {
             (error as? FolderWatchError)?.code == EALREADY
         }
         first.stop()
-
-        let third = FolderWatcher(roots: [WatchRoot(path: root, direction: .incoming)])
-        let recorder = Recorder(third)
-        var thrown: FolderWatchError?
-        do {
-            let old = try setInotifyLimit("max_user_instances", inotifyUsage().instances)
-            defer { restoreInotifyLimit("max_user_instances", old) }
-            do { try third.start() } catch let error as FolderWatchError { thrown = error }
-        }
-        #expect(thrown?.code == EMFILE)
-        #expect(thrown?.message.contains("max_user_instances") == true)
-        #expect(thrown?.operation == "inotify_init")
-        #expect(await recorder.wait(.seconds(1)) { _ in recorder.finished })
-        third.stop()
+        // inotify that cannot be initialised (max_user_instances reached) lowers a system-wide
+        // limit: SystemLimits.initialisationError, run on its own.
     }
 }

@@ -23,7 +23,8 @@ struct RemovableMediaTests {
         try FileManager.default.createDirectory(atPath: stick, withIntermediateDirectories: true)
         let seen = Locked<[[String]]>([])
         let changed = DispatchSemaphore(value: 0)
-        let watcher = try MountWatcher { table in
+        // The table before the watcher starts: a mount before its thread first looks is still a change.
+        let watcher = try MountWatcher(initial: MountTable.current()) { table in
             seen.withLock { $0.append(table.mountPoints(below: [media])) }
             changed.signal()
         }
