@@ -63,6 +63,35 @@ enum FFmpeg {
         if code < 0 { throw error(code, operation, type: type) }
     }
 
+    /// An opened decoder for a video stream: one decoding thread (frame threads cost more CPU
+    /// than they save, and the other core judges the previous sample), pictures above
+    /// `maxPixels` refused by the decoder itself, `configure` for the caller's own flags. On
+    /// failure nothing is left allocated (the caller still owns and closes its demuxer); the error
+    /// names `path`.
+    static func openVideoDecoder(_ parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, maxPixels: Int,
+                                 type: MediaType, path: String,
+                                 configure: (UnsafeMutablePointer<AVCodecContext>) -> Void) throws(MediaError) -> UnsafeMutablePointer<AVCodecContext> {
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            let name = String(cString: avcodec_get_name(parameters.pointee.codec_id))
+            throw MediaError(.unsupportedFormat, "uses the \(name) video codec, which this ffmpeg cannot decode", path: path)
+        }
+        var context = avcodec_alloc_context3(codec)
+        guard let ctx = context, avcodec_parameters_to_context(ctx, parameters) >= 0 else {
+            avcodec_free_context(&context)
+            throw MediaError(.io, "out of memory", path: path, operation: "avcodec_alloc_context3")
+        }
+        ctx.pointee.max_pixels = Int64(maxPixels)
+        ctx.pointee.thread_count = 1
+        ctx.pointee.pkt_timebase = timeBase
+        configure(ctx)
+        let opened = avcodec_open2(ctx, codec, nil)
+        if opened < 0 {
+            avcodec_free_context(&context)
+            throw error(opened, "avcodec_open2", type: type).at(path)
+        }
+        return ctx
+    }
+
     /// The size a picture is reduced to before analysis: unchanged unless it is more than twice
     /// what both models need (or larger at all, with `alwaysShrink`), then shrunk, keeping its
     /// aspect, to just what they need.

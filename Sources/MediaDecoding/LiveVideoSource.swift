@@ -148,27 +148,15 @@ public final class LiveVideoSource: @unchecked Sendable {
                     codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)),
                     container: String(cString: context.pointee.iformat.pointee.name),
                     frameRate: rate > 0 && rate < 1000 ? rate : nil, paced: paced ?? (kind == .file))
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+        do {
+            // No frame threading either (it would delay every frame by a frame per thread), and
+            // low delay: the other core judges frames.
+            codecContext = try FFmpeg.openVideoDecoder(parameters, timeBase: timeBase, maxPixels: limits.maxPixels, type: .other, path: input) {
+                $0.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
+            }
+        } catch {
             avformat_close_input(&format)
-            throw MediaError(.unsupportedFormat, "uses the \(info.codec) video codec, which this ffmpeg cannot decode", path: input)
-        }
-        codecContext = avcodec_alloc_context3(codec)
-        guard let ctx = codecContext, avcodec_parameters_to_context(ctx, parameters) >= 0 else {
-            avcodec_free_context(&codecContext)
-            avformat_close_input(&format)
-            throw MediaError(.io, "out of memory", path: input, operation: "avcodec_alloc_context3")
-        }
-        ctx.pointee.max_pixels = Int64(limits.maxPixels)
-        // One decoding thread, no frame threading (it would delay every frame by a frame per
-        // thread): the other core judges frames.
-        ctx.pointee.thread_count = 1
-        ctx.pointee.flags |= AV_CODEC_FLAG_LOW_DELAY
-        ctx.pointee.pkt_timebase = timeBase
-        let codecOpened = avcodec_open2(ctx, codec, nil)
-        if codecOpened < 0 {
-            avcodec_free_context(&codecContext)
-            avformat_close_input(&format)
-            throw FFmpeg.error(codecOpened, "avcodec_open2", type: .other).at(input)
+            throw error
         }
     }
 

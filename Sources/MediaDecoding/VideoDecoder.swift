@@ -132,26 +132,15 @@ public final class VideoDecoder: @unchecked Sendable {
                     container: String(cString: fmt.pointee.iformat.pointee.name), rotation: rotation,
                     frameRate: rate.flatMap { $0 > 0 && $0 < 1000 ? $0 : nil }, keyframeInterval: keyframeInterval)
 
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+        do {
+            // Fast decoding flags; the single thread leaves the other core to inference on the
+            // previous sample (measured: docs/analysis.md, "Videos").
+            codecContext = try FFmpeg.openVideoDecoder(parameters, timeBase: timeBase, maxPixels: limits.maxPixels, type: file.type, path: file.path) {
+                $0.pointee.flags2 |= AV_CODEC_FLAG2_FAST
+            }
+        } catch {
             Self.close(&format)
-            throw MediaError(.unsupportedFormat, "uses the \(info.codec) video codec, which this ffmpeg cannot decode", path: file.path)
-        }
-        codecContext = avcodec_alloc_context3(codec)
-        guard let ctx = codecContext, avcodec_parameters_to_context(ctx, parameters) >= 0 else {
-            Self.close(&format)
-            throw MediaError(.io, "out of memory", path: file.path, operation: "avcodec_alloc_context3")
-        }
-        ctx.pointee.max_pixels = Int64(limits.maxPixels)
-        // One decoding thread: frame threads cost more CPU than they save, and the other core
-        // runs inference on the previous sample (measured: docs/analysis.md, "Videos").
-        ctx.pointee.thread_count = 1
-        ctx.pointee.flags2 |= AV_CODEC_FLAG2_FAST
-        ctx.pointee.pkt_timebase = timeBase
-        let opened = avcodec_open2(ctx, codec, nil)
-        if opened < 0 {
-            avcodec_free_context(&codecContext)
-            Self.close(&format)
-            throw FFmpeg.error(opened, "avcodec_open2", type: file.type).at(file.path)
+            throw error
         }
     }
 
