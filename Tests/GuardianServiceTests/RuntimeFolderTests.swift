@@ -77,7 +77,9 @@ struct RuntimeFolderTests {
         let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
         let running = Task { try await group.run() }
         defer { Task { await group.triggerGracefulShutdown() } }
-        try await Task.sleep(for: .seconds(1))
+        // Mounted after the service started, as the test's title says: under a loaded CI run the
+        // agent's start took 3 s, longer than a fixed wait, and the mount landed during it.
+        #expect(await Self.waitUntil(30) { agent.state.withLock { $0.state == "running" } }, "the agent did not start")
 
         // As logind does at the account's first login: /run/user/<uid>, a tmpfs, the account's, 0700.
         let runtime = "/run/user/\(uid)"
