@@ -67,8 +67,12 @@ struct RuntimeFolderTests {
         environment["QUARANTINE_STATE_DIR"] = state
         environment["XDG_CONFIG_HOME"] = state + "/config"
         environment["XDG_RUNTIME_DIR"] = state + "/run"
-        let options = GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration,
+        var options = GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration,
                                                    mounts: MountTable.current())
+        // The host's /tmp, /var/tmp and /dev/shm are left out: other root tests of the suite mount
+        // over them meanwhile (in CI "/var/tmp can no longer be watched" came during this test,
+        // and the runtime folder's pictures were then not held within 8 s; see issue 26's note).
+        options.sharedFolders = []
         #expect(options.runtimeFolder?.path == "/run/user/\(uid)")
         #expect(options.runtimeFolder?.reachedAt == "/run/user/\(uid)", "no unit here: reached directly")
 
