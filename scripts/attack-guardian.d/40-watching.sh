@@ -27,6 +27,14 @@ for place in /tmp /var/tmp /dev/shm "/tmp/sub-$child/deeper"; do
     rm -f "$place/card-$child.png"
 done
 rm -rf "/tmp/sub-$child"
+# A folder another account makes in /tmp, closed to the child (so the service skips it), and
+# opens to everyone a moment later: the child's card saved in it is held all the same.
+as_other mkdir -m 0755 "/tmp/opened-$other"
+sleep 1
+as_other chmod 1777 "/tmp/opened-$other"
+make_card "/tmp/opened-$other/card-$child.png"
+attempt_card "a card saved in a folder of another account's in /tmp that was opened (chmod 1777) after it was made" "/tmp/opened-$other/card-$child.png" 10
+rm -rf "/tmp/opened-$other"
 # Everyone's folders: the child's clean photo comes back as it was (bytes, mode, owner, mtime);
 # another account's card is not the service's to move.
 same_as_before() { [ "$(sha256sum < "$1" 2>/dev/null)" = "$2" ] && [ "$(stat -c '%s %a %U %Y' "$1" 2>/dev/null)" = "$3" ]; }
@@ -162,4 +170,22 @@ else
 fi
 as_child bash -c "rm -f '$chome/Downloads' && mv '$chome/Downloads.real' '$chome/Downloads'"
 rm -rf "$secret"
+
+# The child looks at a hidden item: 'quarantine show' saves the blurred preview it is handed in
+# /tmp/quarantine-preview-UID; the service does not hold that copy of its own preview as a new
+# picture of the child's (it did: the path 'show' printed was briefly gone).
+preview_id=$(as_child timeout 10 "$q" list --json 2>/dev/null | python3 -c '
+import json, sys
+items = [json.loads(line) for line in sys.stdin if line.strip()]
+print(next((str(item["id"]) for item in items if item.get("has_preview")), ""))' 2>/dev/null)
+copy=$(as_child timeout 10 "$q" show "${preview_id:-0}" 2>/dev/null | sed -n 's/^  preview *//p')
+if [ -z "$preview_id" ] || [ -z "$copy" ] || ! as_child test -r "$copy"; then
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "SET-UP: no preview copy (item '${preview_id}', copy '${copy}')"
+else
+    gone=
+    for _ in $(seq 40); do as_child test -r "$copy" || { gone=1; break; }; sleep 0.1; done
+    if [ -z "$gone" ]; then attempt "the child's copy of a preview ('quarantine show') is held by the service" held "$copy stayed readable for 4 s"
+    else attempt "the child's copy of a preview ('quarantine show') is held by the service" through "$copy went away"; fi
+fi
+rm -rf "/tmp/quarantine-preview-$(id -u "$child")"
 # A private mount (a user namespace of the child's own): 45-private-mounts.sh.
