@@ -31,7 +31,7 @@ extension FolderWatchTests {
         var events: [FolderWatchEvent] { other.withLock { $0 } }
     }
 
-    @Test("A root unmounted, remounted, renamed and replaced again and again: every file in another root is reported, each within 2 s",
+    @Test("A root unmounted, remounted, renamed and replaced again and again: every file in another root is reported, each within 3 s",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
     func churnOnOneRootCostsAnotherNothing() async throws {
         let base = makeTemporaryFolder("remount")
@@ -110,9 +110,9 @@ extension FolderWatchTests {
         let late = written.compactMap { entry -> (String, Duration)? in
             guard let at = times.reported(entry.path) else { return nil }
             let took = at - entry.at
-            return took > .seconds(2) ? (entry.path, took) : nil
+            return took > .seconds(3) ? (entry.path, took) : nil
         }
-        print("churn: \(written.count) files in the steady root, \(missed.count) never reported, \(late.count) later than 2 s")
+        print("churn: \(written.count) files in the steady root, \(missed.count) never reported, \(late.count) later than 3 s")
         #expect(missed.isEmpty, "never reported: \(missed.prefix(10)) of \(missed.count)")
         #expect(late.isEmpty, "reported late: \(late.prefix(10))")
         #expect(!times.events.contains { if case .rootMissing(steady, _) = $0 { true } else { false } }, "the steady root went missing: \(times.events)")
