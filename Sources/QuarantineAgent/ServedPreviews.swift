@@ -5,7 +5,9 @@ import QuarantineStore
 
 /// The blurred previews a service handed out, by size and sha256, so that the copy the account's
 /// CLI makes of one (`quarantine show` writes it to `/tmp/quarantine-preview-UID/item-N.jpg`) is
-/// not held and judged as a new picture of the account's.
+/// not held and judged as a new picture of the account's. (Its bytes are on the allow list too,
+/// ``Review/openPreview(of:)``, but the list is consulted by a lane after the file is held at
+/// once: the path `show` printed was gone until then.)
 ///
 /// Only the very bytes handed out count: the account was given them to look at, so a file with
 /// exactly those bytes, wherever it is saved, shows nothing new. Any other file of the same size

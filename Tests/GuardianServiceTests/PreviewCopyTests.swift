@@ -10,7 +10,8 @@ import Testing
 
 /// The blurred preview the guardian service hands the protected account (`quarantine show`
 /// saves it in `/tmp/quarantine-preview-UID`): that copy is not a new picture to hold and judge
-/// (issue 26: the path `show` printed was briefly gone, held by the service itself).
+/// (issue 26: the path `show` printed was briefly gone, held at once by the service itself and
+/// put back only once a lane found its bytes on the allow list).
 @Suite("Guardian: the account's copy of a preview it was handed")
 struct PreviewCopyTests {
     /// A fresh folder with `bytes` written to `name` in it; its path.
