@@ -178,14 +178,32 @@ preview_id=$(as_child timeout 10 "$q" list --json 2>/dev/null | python3 -c '
 import json, sys
 items = [json.loads(line) for line in sys.stdin if line.strip()]
 print(next((str(item["id"]) for item in items if item.get("has_preview")), ""))' 2>/dev/null)
-copy=$(as_child timeout 10 "$q" show "${preview_id:-0}" 2>/dev/null | sed -n 's/^  preview *//p')
-if [ -z "$preview_id" ] || [ -z "$copy" ] || ! as_child test -r "$copy"; then
-    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "SET-UP: no preview copy (item '${preview_id}', copy '${copy}')"
+# Read as the child every millisecond or so, from the moment the copy appears, for 4 s: a hold
+# and its put-back take milliseconds. Started before 'show' writes the copy.
+copy=/tmp/quarantine-preview-$(id -u "$child")/item-${preview_id:-0}.jpg
+rm -rf "/tmp/quarantine-preview-$(id -u "$child")"
+as_child python3 -c '
+import sys, time, os
+path, missing, seen = sys.argv[1], 0, False
+start = time.monotonic()
+while not os.path.exists(path) and time.monotonic() < start + 10: time.sleep(0.001)
+end = time.monotonic() + 4
+while time.monotonic() < end:
+    try:
+        with open(path, "rb") as f: seen = seen or len(f.read(1)) == 1
+    except OSError:
+        missing += 1
+    time.sleep(0.001)
+print(missing if seen else "never")' "$copy" > "$work/preview-sampler.txt" 2>&1 &
+sampler=$!
+shown=$(as_child timeout 10 "$q" show "${preview_id:-0}" 2>/dev/null | sed -n 's/^  preview *//p')
+wait "$sampler"; missing=$(cat "$work/preview-sampler.txt")
+if [ -z "$preview_id" ] || [ "$shown" != "$copy" ] || [ "$missing" = never ]; then
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "SET-UP: no preview copy (item '${preview_id}', shown '${shown}', sampler '${missing}')"
+elif [ "$missing" = 0 ]; then
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" held "$copy stayed readable for 4 s"
 else
-    gone=
-    for _ in $(seq 40); do as_child test -r "$copy" || { gone=1; break; }; sleep 0.1; done
-    if [ -z "$gone" ]; then attempt "the child's copy of a preview ('quarantine show') is held by the service" held "$copy stayed readable for 4 s"
-    else attempt "the child's copy of a preview ('quarantine show') is held by the service" through "$copy went away"; fi
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "$copy could not be read ${missing} times in 4 s"
 fi
 rm -rf "/tmp/quarantine-preview-$(id -u "$child")"
 # A private mount (a user namespace of the child's own): 45-private-mounts.sh.
