@@ -636,6 +636,11 @@ final class Engine: @unchecked Sendable {
             if isDirectory, awaitingReadFolders.contains(path) {
                 // Walking it again clears it once it can be listed.
                 scanNewFolder(path, rootKey: rootKey, reason: .directoryMovedIn)
+            } else if isDirectory, wdByPath[path] == nil, roots[rootKey]?.limited != true {
+                // A folder skipped when it appeared (``FolderWatchOptions/skipFolder``: closed
+                // to the account then) that a chmod or chown has opened: watched from now on,
+                // with what it holds already. (Past the watch limit, the fallback rescan finds it.)
+                scanNewFolder(path, rootKey: rootKey, reason: nil)
             } else if !isDirectory, awaitingReadFiles.contains(path) {
                 retryIfReadable(path)
             }

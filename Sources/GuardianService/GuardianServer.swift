@@ -73,6 +73,8 @@ final class GuardianServer: @unchecked Sendable {
     /// The shared folders as the agent reaches them (the unit's side path of `/tmp`): paths in
     /// answers are named as people know them (``SharedFolder/shown(_:in:)``).
     let sharedFolders: [SharedFolder]
+    /// The previews handed out, told to the agent (their copies are not held as new pictures).
+    let servedPreviews: ServedPreviews?
 
     /// A connection the service holds: who is at the other end and what they are to it.
     final class Connection: @unchecked Sendable {
@@ -122,8 +124,9 @@ final class GuardianServer: @unchecked Sendable {
     init(paths: GuardianPaths, childUID: uid_t, home: String, vault: Vault, configurationPath: String, logger: Logger,
          socketPath: String? = nil, limits: Limits = Limits(), guardianCheck: @escaping @Sendable (uid_t) -> Bool = GuardianPaths.isGuardian,
          accepting: @escaping @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure> = { $0.acceptOrErrno() },
-         sharedFolders: [SharedFolder] = [], reload: @escaping @Sendable () -> Void) throws(ServiceError) {
+         sharedFolders: [SharedFolder] = [], servedPreviews: ServedPreviews? = nil, reload: @escaping @Sendable () -> Void) throws(ServiceError) {
         self.accepting = accepting
+        self.servedPreviews = servedPreviews
         self.paths = paths
         self.childUID = childUID
         self.home = home
@@ -389,6 +392,7 @@ final class GuardianServer: @unchecked Sendable {
         var bytes = served.bytes
         defer { if let preview { close(preview) } }
         var descriptors = preview.map { [$0] } ?? []
+        if let preview, connection.role == .child { servedPreviews?.remember(preview) }
         if bytes.count > GuardianProtocol.maxMessage {
             logger.error("an answer of \(bytes.count) bytes was not sent (over \(GuardianProtocol.maxMessage))")
             bytes = GuardianProtocol.refusal(.refused("the answer is too long to send (\(bytes.count) bytes)"))

@@ -101,13 +101,17 @@ public enum GuardianService {
         // A wrong USER.toml never stops the protection: the last good copy (or child-mode
         // defaults) stays in force and `guardian status` names the problem.
         options.lastGoodConfigurationPath = lastGood
+        // The account's CLI saves the blurred preview it is handed (`quarantine show`) in /tmp:
+        // that copy is not a new picture to hold.
+        let servedPreviews = ServedPreviews()
+        options.servedPreviews = servedPreviews
         let agent: QuarantineAgent
         do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)
         }
         let vault = try Vault.standard(environment: environment)
         let server = try GuardianServer(paths: paths, childUID: account.uid, home: account.home, vault: vault, configurationPath: paths.configuration, logger: logger,
-                                       sharedFolders: sharedFolders) {
+                                       sharedFolders: sharedFolders, servedPreviews: servedPreviews) {
             kill(getpid(), SIGHUP)
         }
         server.start()

@@ -18,6 +18,13 @@ extension QuarantineAgent {
             switch event {
             case .candidate(let candidate):
                 guard isAccountsFile(candidate.path, under: candidate.root) else { continue }
+                // The copy of a blurred preview this service handed the account: nothing new.
+                if let previews = options.servedPreviews,
+                   previews.isServed(path: candidate.path, device: candidate.device, inode: candidate.inode, size: candidate.size,
+                                     modificationNanoseconds: candidate.modificationNanoseconds) {
+                    logger.debug("a copy of a preview this service handed out: not held nor checked", metadata: ["path": "\(shown(candidate.path))"])
+                    continue
+                }
                 let direction = state.withLock { $0.roots[candidate.root]?.direction } ?? .incoming
                 let identity = FileIdentity(device: candidate.device, inode: candidate.inode, size: candidate.size,
                                             modificationNanoseconds: candidate.modificationNanoseconds, changeNanoseconds: candidate.changeNanoseconds)

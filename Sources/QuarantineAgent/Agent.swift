@@ -61,6 +61,10 @@ public final class QuarantineAgent: Service, Sendable {
         /// last session. In child mode it is watched for the account's own files while it is
         /// mounted, like a removable medium. Nil: not watched.
         public var runtimeFolder: SharedFolder?
+        /// The blurred previews this service hands out (the guardian service's socket): a file
+        /// with exactly those bytes (the copy `quarantine show` makes) is not held nor judged.
+        /// Nil: none.
+        public var servedPreviews: ServedPreviews?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)

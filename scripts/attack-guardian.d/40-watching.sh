@@ -27,6 +27,14 @@ for place in /tmp /var/tmp /dev/shm "/tmp/sub-$child/deeper"; do
     rm -f "$place/card-$child.png"
 done
 rm -rf "/tmp/sub-$child"
+# A folder another account makes in /tmp, closed to the child (so the service skips it), and
+# opens to everyone a moment later: the child's card saved in it is held all the same.
+as_other mkdir -m 0755 "/tmp/opened-$other"
+sleep 1
+as_other chmod 1777 "/tmp/opened-$other"
+make_card "/tmp/opened-$other/card-$child.png"
+attempt_card "a card saved in a folder of another account's in /tmp that was opened (chmod 1777) after it was made" "/tmp/opened-$other/card-$child.png" 10
+rm -rf "/tmp/opened-$other"
 # Everyone's folders: the child's clean photo comes back as it was (bytes, mode, owner, mtime);
 # another account's card is not the service's to move.
 same_as_before() { [ "$(sha256sum < "$1" 2>/dev/null)" = "$2" ] && [ "$(stat -c '%s %a %U %Y' "$1" 2>/dev/null)" = "$3" ]; }
@@ -162,4 +170,40 @@ else
 fi
 as_child bash -c "rm -f '$chome/Downloads' && mv '$chome/Downloads.real' '$chome/Downloads'"
 rm -rf "$secret"
+
+# The child looks at a hidden item: 'quarantine show' saves the blurred preview it is handed in
+# /tmp/quarantine-preview-UID; the service does not hold that copy of its own preview as a new
+# picture of the child's (it did: the path 'show' printed was briefly gone).
+preview_id=$(as_child timeout 10 "$q" list --json 2>/dev/null | python3 -c '
+import json, sys
+items = [json.loads(line) for line in sys.stdin if line.strip()]
+print(next((str(item["id"]) for item in items if item.get("has_preview")), ""))' 2>/dev/null)
+# Read as the child every millisecond or so, from the moment the copy appears, for 4 s: a hold
+# and its put-back take milliseconds. Started before 'show' writes the copy.
+copy=/tmp/quarantine-preview-$(id -u "$child")/item-${preview_id:-0}.jpg
+rm -rf "/tmp/quarantine-preview-$(id -u "$child")"
+as_child python3 -c '
+import sys, time, os
+path, missing, seen = sys.argv[1], 0, False
+start = time.monotonic()
+while not os.path.exists(path) and time.monotonic() < start + 10: time.sleep(0.001)
+end = time.monotonic() + 4
+while time.monotonic() < end:
+    try:
+        with open(path, "rb") as f: seen = seen or len(f.read(1)) == 1
+    except OSError:
+        missing += 1
+    time.sleep(0.001)
+print(missing if seen else "never")' "$copy" > "$work/preview-sampler.txt" 2>&1 &
+sampler=$!
+shown=$(as_child timeout 10 "$q" show "${preview_id:-0}" 2>/dev/null | sed -n 's/^  preview *//p')
+wait "$sampler"; missing=$(cat "$work/preview-sampler.txt")
+if [ -z "$preview_id" ] || [ "$shown" != "$copy" ] || [ "$missing" = never ]; then
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "SET-UP: no preview copy (item '${preview_id}', shown '${shown}', sampler '${missing}')"
+elif [ "$missing" = 0 ]; then
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" held "$copy stayed readable for 4 s"
+else
+    attempt "the child's copy of a preview ('quarantine show') is held by the service" through "$copy could not be read ${missing} times in 4 s"
+fi
+rm -rf "/tmp/quarantine-preview-$(id -u "$child")"
 # A private mount (a user namespace of the child's own): 45-private-mounts.sh.
