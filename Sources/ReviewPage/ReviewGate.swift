@@ -47,8 +47,13 @@ public struct ReviewGate: Sendable {
             return .refuse(status: 421, reason: "this page answers only at http://127.0.0.1:\(port)")
         }
         if method == "POST" {
-            guard let origin, origins.contains(origin.lowercased()) else { return .refuse(status: 403, reason: "this form was not sent from the review page (Origin)") }
+            // The page's Referrer-Policy (no-referrer) makes a browser send `Origin: null` with
+            // its own forms; then only the browser's `Sec-Fetch-Site: same-origin` (a header no
+            // page can set) vouches for it. A foreign origin, or none, is refused.
             if let fetchSite, fetchSite != "same-origin" { return .refuse(status: 403, reason: "this form was not sent from the review page (Sec-Fetch-Site)") }
+            guard let origin, origins.contains(origin.lowercased()) || (origin == "null" && fetchSite == "same-origin") else {
+                return .refuse(status: 403, reason: "this form was not sent from the review page (Origin)")
+            }
         }
         let fields = FormFields(encoded: Substring(query ?? ""))
         if let token = fields["token"] {

@@ -175,7 +175,8 @@ struct ReviewSite: Sendable {
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }
-        return Self.response(200, type: "image/jpeg", bytes: bytes)
+        guard let softened = PagePreview.soften(bytes) else { return Self.refusal(415, "the preview of item \(id) cannot be read") }
+        return Self.response(200, type: "image/jpeg", bytes: softened)
     }
 
     /// The original of an item the person chose Show for in this start; refused otherwise.

@@ -162,6 +162,9 @@ struct ReviewPageSecurityTests {
         #expect(try await place.post("/delete/\(id)", "", csrf: csrf, origin: "http://evil.example").status == 403)
         #expect(try await place.send("POST", "/delete/\(id)", headers: ["Cookie": place.cookie], body: "csrf=\(csrf)").status == 403, "no Origin")
         #expect(try await place.send("POST", "/delete/\(id)", headers: ["Cookie": place.cookie, "Origin": place.origin, "Sec-Fetch-Site": "cross-site"], body: "csrf=\(csrf)").status == 403)
+        // Origin: null (what a browser sends under Referrer-Policy: no-referrer) only with the browser's own Sec-Fetch-Site: same-origin.
+        #expect(try await place.send("POST", "/delete/\(id)", headers: ["Cookie": place.cookie, "Origin": "null"], body: "csrf=\(csrf)").status == 403)
+        #expect(try await place.send("POST", "/delete/\(id)", headers: ["Cookie": place.cookie, "Origin": "null", "Sec-Fetch-Site": "cross-site"], body: "csrf=\(csrf)").status == 403)
         #expect(try await place.post("/delete/\(id)", "", csrf: nil).status == 403, "no CSRF token")
         #expect(try await place.post("/delete/\(id)", "", csrf: ReviewGate.randomToken()).status == 403, "a wrong CSRF token")
         #expect(try await place.post("/delete/\(id)", "", csrf: csrf, cookie: "quarantine_review_\(place.port)=x").status == 403, "no secret")
