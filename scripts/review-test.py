@@ -11,6 +11,7 @@ What a person sees and does, checked against what the CLI says (`list --json`, `
 - requests without the secret, with a foreign Origin, or without the CSRF token are refused.
 
 Usage: review-test.py BINARY [--quick] [--screenshots DIR]
+       review-test.py --shoot ADDRESS PATH FILE   (a screenshot of one view of a running page)
   --quick        the short part `make test` runs (the refusals, blurred/shown, the child's panes)
   --screenshots  save a screenshot of each view (docs/review/*.png)
 """
@@ -307,7 +308,23 @@ def child(binary, work, shots, quick):
         process.wait(timeout=10)
 
 
+def shoot(address, path, file):
+    """A screenshot of `path` on the page at `address` (its secret sets the cookie first)."""
+    folder = tempfile.mkdtemp(prefix="quarantine-review-shot-")
+    driver = browser(folder)
+    try:
+        driver.get(address)
+        driver.get(re.sub(r"/[^/]*\?token=.*", "", address) + path)
+        driver.save_screenshot(file)
+    finally:
+        driver.quit()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--shoot":
+        shoot(*sys.argv[2:])
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("binary")
     parser.add_argument("--quick", action="store_true")

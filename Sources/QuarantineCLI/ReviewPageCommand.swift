@@ -3,6 +3,7 @@ import Foundation
 import GuardianAPI
 import GuardianService
 import QuarantineBackend
+import QuarantineCore
 import ReviewPage
 import ServiceSupport
 
@@ -62,8 +63,8 @@ struct ReviewPageCommand: AsyncParsableCommand {
         }
         let path = item.map { "/item/\($0)" } ?? "/"
         // One page per person: a running one is opened again.
-        if let running = ReviewServer.runningAddress(folder + "/" + ReviewServer.addressFileName) {
-            let url = running.url.replacingOccurrences(of: "/?token=", with: path + "?token=")
+        if let running = ReviewPageAddress.running(in: folder) {
+            let url = ReviewPageAddress.address(running.url, at: path)
             announce(url, folder: folder, environment: environment, again: true)
             return
         }
@@ -79,7 +80,7 @@ struct ReviewPageCommand: AsyncParsableCommand {
         let idle = idleTimeout
         do {
             try await server.run { address in
-                let url = address.url.replacingOccurrences(of: "/?token=", with: path + "?token=")
+                let url = ReviewPageAddress.address(address.url, at: path)
                 self.announce(url, folder: folder, environment: environment, again: false)
                 if !printURL { printOut("The page stops after \(idle) without a request (Ctrl-C stops it now).") }
             }
@@ -96,16 +97,9 @@ struct ReviewPageCommand: AsyncParsableCommand {
             printOut(url)
             return
         }
-        let launcher = folder + "/open.html"
-        let page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0; url=\(url)\"><title>Review</title></head>"
-            + "<body><a href=\"\(url)\">Open the review page</a></body></html>"
-        unlink(launcher)
-        let fd = open(launcher, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            _ = Array(page.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            close(fd)
-        }
-        let problem = fd < 0 ? "cannot write \(launcher)" : Self.openAndWait(launcher, environment: environment)
+        let launcher = ReviewPageAddress.launcher(for: url, in: folder)
+        let problem: String?
+        if let launcher { problem = Self.openAndWait(launcher, environment: environment) } else { problem = "cannot write the page that opens it in \(folder)" }
         if let problem {
             printError("quarantine: could not open a browser (\(problem)). Open this address yourself:")
             printOut(url)

@@ -1,5 +1,6 @@
 import Foundation
 import QuarantineBackend
+import QuarantineCore
 
 /// What one start of the review page serves, and for how long.
 public struct ReviewOptions: Sendable {
@@ -30,22 +31,10 @@ public struct ReviewOptions: Sendable {
         self.port = port
     }
 
-    /// The folder for the address file: `$XDG_RUNTIME_DIR/quarantine-review`, else
-    /// `/tmp/quarantine-review-UID`; made 0700 and refused when it is a link or someone else's.
+    /// The folder for the address file (``ReviewPageAddress/folder(environment:)``).
     public static func stateFolder(environment: [String: String]) throws -> String {
-        let base: String
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
-            base = runtime + "/quarantine-review"
-        } else {
-            base = "/tmp/quarantine-review-\(geteuid())"
+        do { return try ReviewPageAddress.folder(environment: environment) } catch {
+            throw ReviewServer.Failure("\(error); the page's secret is not written there")
         }
-        if mkdir(base, 0o700) != 0 && errno != EEXIST {
-            throw ReviewServer.Failure("cannot create \(base): \(String(cString: strerror(errno)))")
-        }
-        var info = stat()
-        guard lstat(base, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            throw ReviewServer.Failure("\(base) is not a private folder of this user; the page's secret is not written there")
-        }
-        return base
     }
 }

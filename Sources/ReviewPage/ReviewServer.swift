@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Locking
 import Logging
+import QuarantineCore
 import ServiceLifecycle
 
 /// The local review page's server: Hummingbird on 127.0.0.1, a port the kernel picks, for one
@@ -41,7 +42,7 @@ public final class ReviewServer: Sendable {
     }
 
     /// The address file's name in the state folder.
-    public static let addressFileName = "review.url"
+    public static let addressFileName = ReviewPageAddress.fileName
 
     /// Asks the server to stop (tests; the idle timer does the same).
     public func stop() { stopRequested.withLock { $0 = true } }
@@ -101,22 +102,7 @@ public final class ReviewServer: Sendable {
 
     /// Removes the address file when it is still this start's.
     static func removeAddress(_ file: String, port: Int) {
-        guard let running = runningAddress(file), running.pid == getpid(), running.url.contains(":\(port)/") else { return }
+        guard let running = ReviewPageAddress.running(in: (file as NSString).deletingLastPathComponent), running.pid == getpid(), running.url.contains(":\(port)/") else { return }
         unlink(file)
-    }
-
-    /// The address of a review page that runs now (its file names a live process), if any.
-    public static func runningAddress(_ file: String) -> (pid: Int32, url: String)? {
-        let fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 512)
-        let count = read(fd, &bytes, bytes.count)
-        guard count > 0 else { return nil }
-        let lines = String(decoding: bytes[0..<count], as: UTF8.self).split(separator: "\n")
-        guard lines.count >= 2, let pid = Int32(lines[0]), pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return nil }
-        return (pid, String(lines[1]))
     }
 }

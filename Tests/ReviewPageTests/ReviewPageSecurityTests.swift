@@ -240,6 +240,25 @@ struct ReviewPageSecurityTests {
         if let fd = reply.preview { close(fd) }
     }
 
+    @Test("a notification's Show preview finds the running page: a 0600 launcher at the item (the secret on no command line); none once the page stopped")
+    func notificationFindsTheRunningPage() async throws {
+        let place = try Place()
+        #expect(ReviewPageAddress.launcher(item: 5, environment: place.environment) == nil, "no page runs yet")
+        try await place.start(place.local)
+        let launcher = try #require(ReviewPageAddress.launcher(item: 5, environment: place.environment))
+        var info = stat()
+        #expect(lstat(launcher, &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_uid == geteuid())
+        let page = try String(contentsOfFile: launcher, encoding: .utf8)
+        #expect(page.contains("http://127.0.0.1:\(place.port)/item/5?token=\(place.secret)"))
+        // What the launcher leads to: the secret sets the cookie, then the item's place.
+        let first = try await place.send("GET", "/item/5?token=\(place.secret)")
+        #expect(first.status == 303 && first.headers["location"] == "/item/5")
+        place.server.stop()
+        try await place.task?.value
+        #expect(ReviewPageAddress.launcher(item: 5, environment: place.environment) == nil, "the page stopped")
+        await place.stop()
+    }
+
     @Test("the server stops by itself after the idle time and removes its address file")
     func stopsWhenIdle() async throws {
         let place = try Place(); defer { Task { await place.stop() } }
