@@ -29,7 +29,6 @@ struct ReviewSite: Sendable {
     }
 
     func respond(to request: Request) async -> Response {
-        server.lastRequest.withLock { $0 = Date() }
         guard let gate = server.gate.withLock({ $0 }) else { return Self.refusal(503, "the page is starting") }
         let target = request.head.path ?? "/"
         let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -39,9 +38,13 @@ struct ReviewSite: Sendable {
                           fetchSite: request.headers[HTTPField.Name("Sec-Fetch-Site")!], cookies: gate.cookieValues(request.headers[values: .cookie]),
                           path: path, query: query) {
         case .refuse(let status, let reason): return Self.refusal(status, reason)
-        case .setCookie(let location): return Self.redirect(location, cookie: gate.setCookie)
+        case .setCookie(let location):
+            server.lastRequest.withLock { $0 = Date() }
+            return Self.redirect(location, cookie: gate.setCookie)
         case .pass: break
         }
+        // Only the person's requests keep the page alive (refused ones, from anyone, do not).
+        server.lastRequest.withLock { $0 = Date() }
         var fields = FormFields(encoded: Substring(query ?? ""))
         if request.method == .post {
             guard let body = try? await request.body.collect(upTo: Self.maxForm) else { return Self.refusal(413, "the form is too long") }

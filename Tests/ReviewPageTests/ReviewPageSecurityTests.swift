@@ -270,4 +270,23 @@ struct ReviewPageSecurityTests {
         #expect(!FileManager.default.fileExists(atPath: place.address.file))
         #expect(throws: (any Error).self) { try RawHTTP.send(port: place.port, "GET", "/") }
     }
+
+    @Test("refused requests (another account without the secret) do not keep the page alive")
+    func refusedRequestsDoNotKeepItAlive() async throws {
+        let place = try Place(); defer { Task { await place.stop() } }
+        let started = Date()
+        try await place.start(place.local, idle: 1.5)
+        let port = place.port
+        // Requests without the secret every 0.3 s, for up to 6 s or until the server is gone.
+        let gone = await offPool { () -> Bool in
+            while Date().timeIntervalSince(started) < 6 {
+                guard (try? RawHTTP.send(port: port, "GET", "/")) != nil else { return true }
+                usleep(300_000)
+            }
+            return false
+        }
+        #expect(gone, "refused requests kept the page alive")
+        try await place.task?.value
+        #expect(Date().timeIntervalSince(started) < 6)
+    }
 }
