@@ -198,6 +198,24 @@ struct ReviewPageSecurityTests {
         #expect(try await place.send("GET", "/original/\(shown)", headers: headers).status == 403)
     }
 
+    @Test("a video is shown in place in a <video controls>, its original served in the parts the player asks for (Range)")
+    func videoInPlace() async throws {
+        let place = try Place(); defer { Task { await place.stop() } }
+        try await place.start(place.local)
+        let file = place.folder.appendingPathComponent("home/Downloads/clip.mp4")
+        let bytes: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [UInt8](repeating: 7, count: 100)
+        try Data(bytes).write(to: file)
+        let id = try #require(try place.vault.quarantine(path: file.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test").id)
+        let csrf = try await place.csrf()
+        #expect(try await place.post("/show/\(id)", "", csrf: csrf).status == 303)
+        let page = try await place.send("GET", "/", headers: ["Cookie": place.cookie]).text
+        #expect(page.contains("<video controls") && page.contains("src=\"/original/\(id)\""))
+        let part = try await place.send("GET", "/original/\(id)", headers: ["Cookie": place.cookie, "Range": "bytes=4-11"])
+        #expect(part.status == 206 && part.headers["content-range"] == "bytes 4-11/\(bytes.count)" && part.text == "ftypisom")
+        let whole = try await place.send("GET", "/original/\(id)", headers: ["Cookie": place.cookie])
+        #expect(whole.status == 200 && whole.headers["content-type"] == "video/mp4" && whole.body == bytes)
+    }
+
     @Test("child mode (locally, and a protected child through the guardian socket): Show without the PIN or with a wrong one is refused and the wrong PIN is rate-limited by the core; the PIN shows it; a guardian needs none")
     func childNeedsThePIN() async throws {
         for throughSocket in [false, true] {
