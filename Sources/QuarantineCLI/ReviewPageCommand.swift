@@ -104,11 +104,13 @@ struct ReviewPageCommand: AsyncParsableCommand {
             printError("quarantine: could not open a browser (\(problem)). Open this address yourself:")
             printOut(url)
         } else {
-            printOut((again ? "Opened your review page again" : "Opened the review page") + " in the browser. If it did not appear, open: \(url)")
+            printOut((again ? "Your review page runs already: asked the browser to open it again" : "Asked the browser to open the review page")
+                     + " (xdg-open). If it does not appear, open: \(url)")
         }
     }
 
-    /// Starts `xdg-open target` and waits up to 5 s for its answer: why it failed, or nil.
+    /// Starts `xdg-open target` and waits up to 10 s for its answer: why it failed, or nil (it
+    /// succeeded, or is still busy: a browser it started itself may keep it waiting).
     static func openAndWait(_ target: String, environment: [String: String]) -> String? {
         guard let command = DetachedProgram.desktopCommand("xdg-open", [target], environment: environment) else {
             return "xdg-open is not installed (package xdg-utils)"
@@ -116,7 +118,7 @@ struct ReviewPageCommand: AsyncParsableCommand {
         switch DetachedProgram.start(command, environment: environment) {
         case .failure(let error): return "\(error)"
         case .success(let pid):
-            for _ in 0..<50 {
+            for _ in 0..<100 {
                 var status: Int32 = 0
                 let done = waitpid(pid, &status, WNOHANG)
                 if done == pid {
