@@ -216,6 +216,13 @@ def adult(binary, work, shots, quick):
         flagged, out = account.flagged(shown.screenshot_as_png, work, "crop-shown.png")
         check(flagged, f"after Show, a crop of the picture is the card ({out[:120]})")
         save(driver, shots, "adult-show.png")
+        if shots:
+            # The desktop's dark preference (prefers-color-scheme), as the page follows it.
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+            background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+            check(background == "rgb(18, 18, 18)", f"dark preference: a dark page ({background})")
+            save(driver, shots, "adult-show-dark.png")
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
         check(raw.send("GET", f"/original/{first}", {"Cookie": raw.cookie})[0] == 200, "after Show the original is served")
         check(any(e["kind"] == "shown" and e.get("item") == first for e in account.history()), "Show is in the history")
 
