@@ -29,6 +29,8 @@ public final class ReviewServer: Sendable {
     let gate: Locked<ReviewGate?> = Locked(nil)
     let lastRequest = Locked(Date())
     let stopRequested = Locked(false)
+    /// One backend request at a time (see ``ReviewSite/send(_:_:)``).
+    let backendTurn = NSLock()
     /// Words for the next page shown (what an action did).
     let flash = Locked<String?>(nil)
     let shown = ShownItems()

@@ -128,10 +128,17 @@ struct ReviewSite: Sendable {
     /// The PIN typed in the form, if any.
     func pin(_ call: Call) -> String? { call.fields["pin"].flatMap { $0.isEmpty ? nil : $0 } }
 
-    /// Sends `request` through the call's backend, off the event loop.
+    /// Sends `request` through the call's backend, off the event loop, one at a time: a guardian
+    /// service's connection carries one request and its answer at a time (a browser loads the
+    /// previews of a grid at once).
     func send<R: GuardianRequest>(_ call: Call, _ request: R) async throws -> BackendReply<R.Answer> {
         let backend = call.backend
-        return try await Self.blocking { try backend.send(request) }
+        let turn = server.backendTurn
+        return try await Self.blocking {
+            turn.lock()
+            defer { turn.unlock() }
+            return try backend.send(request)
+        }
     }
 
     /// Show: the core's consent for ``ProtectedAction/show`` (through the backend), then the
@@ -170,6 +177,7 @@ struct ReviewSite: Sendable {
     func preview(_ call: Call, _ id: Int64) async throws -> Response {
         let reply = try await send(call, GuardianWire.Show(id: id, limit: 1))
         guard let fd = reply.preview else { return Self.refusal(404, "item \(id) has no preview") }
+        guard reply.answer.item.id == id else { close(fd); return Self.refusal(502, "the answer was about another item") }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -1,5 +1,6 @@
 import Foundation
 import GuardianAPI
+import MediaDecoding
 import Logging
 import QuarantineBackend
 import QuarantineCore
@@ -196,6 +197,27 @@ struct ReviewPageSecurityTests {
         #expect(try place.vault.store.events(itemId: shown).contains { $0.kind == .shown })
         #expect(try await place.post("/hide/\(shown)", "", csrf: csrf).status == 303)
         #expect(try await place.send("GET", "/original/\(shown)", headers: headers).status == 403)
+    }
+
+    @Test("a grid's previews asked for at once through one guardian connection each get their own item's answer")
+    func concurrentRequestsThroughTheSocket() async throws {
+        let place = try Place(mode: "child", pin: "2468"); defer { Task { await place.stop() } }
+        try await place.start(try place.socket(as: Self.childUID))
+        var ids: [Int64] = []
+        for index in 0..<4 {
+            let item = try place.item("card-\(index).png")
+            _ = try place.vault.attachPreview(RGBImage(width: 64, height: 64, filledWith: (UInt8(index * 60), 90, 200)), to: item.id!)
+            ids.append(item.id!)
+        }
+        let cookie = place.cookie, port = place.port
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for round in 0..<24 {
+                let id = ids[round % ids.count]
+                group.addTask { try await offPool { try RawHTTP.send(port: port, "GET", round % 2 == 0 ? "/preview/\(id)" : "/item/\(id)?pane=2", headers: ["Cookie": cookie]).status } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
     }
 
     @Test("a video is shown in place in a <video controls>, its original served in the parts the player asks for (Range)")
