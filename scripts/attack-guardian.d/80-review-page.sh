@@ -98,3 +98,5 @@ review_start as_other "$work/review-other.out"; rp_other=$rp_url
 out=$(as_other /usr/bin/python3 "$work/review-client.py" get "$rp_other" /guardian)
 [[ $out == 403* ]] && attempt "review page: another account's guardian page" held "$out" || attempt "review page: another account's guardian page" through "$out"
 for pid in "${rp_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+# Their pages' private folders (no XDG_RUNTIME_DIR under runuser: /tmp/quarantine-review-UID).
+for u in "$child" "$guardian" "$other"; do rm -rf "/tmp/quarantine-review-$(id -u "$u")"; done
