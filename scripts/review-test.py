@@ -27,7 +27,9 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -227,6 +229,22 @@ def adult(binary, work, shots, quick):
         check(any(e["kind"] == "shown" and e.get("item") == first for e in account.history()), "Show is in the history")
 
         if not quick:
+            # Keyboard only: Tab from the top reaches a Show button, and Enter on an Options menu opens it.
+            driver.get(f"http://127.0.0.1:{raw.port}/")
+            body = driver.find_element(By.TAG_NAME, "body")
+            reached = []
+            for _ in range(20):
+                ActionChains(driver).send_keys(Keys.TAB).perform()
+                active = driver.switch_to.active_element
+                reached.append(active.tag_name + ":" + active.text.strip().split("\n")[0])
+                if active.tag_name == "button" and active.text.strip() == "Show":
+                    break
+            check(reached[0] == "a:Skip to the content" and reached[-1] == "button:Show", f"Tab order reaches Show ({reached})")
+            ActionChains(driver).send_keys(Keys.TAB).perform()
+            summary = driver.switch_to.active_element
+            ActionChains(driver).send_keys(Keys.ENTER).perform()
+            opened = summary.tag_name == "summary" and driver.execute_script("return arguments[0].parentElement.open", summary)
+            check(bool(opened), "Enter opens the Options menu")
             # Put back: as `quarantine release`.
             putback = items["b-putback.png"]
             submit_in(driver, putback["id"], "Put back")
