@@ -11,13 +11,18 @@ public enum ReviewPageAddress {
     /// `$XDG_RUNTIME_DIR/quarantine-review`, else `/tmp/quarantine-review-UID`, made 0700 when
     /// missing; refused when it is a link or someone else's (a shared /tmp).
     public static func folder(environment: [String: String]) throws -> String {
+        try Review.privateFolder(base(environment: environment))
+    }
+
+    /// Where ``folder(environment:)`` is, made or not.
+    static func base(environment: [String: String]) -> String {
         let base: String
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
             base = runtime + "/quarantine-review"
         } else {
             base = "/tmp/quarantine-review-\(geteuid())"
         }
-        return try Review.privateFolder(base)
+        return base
     }
 
     /// The running page's pid and address (with its secret), if one runs.
@@ -58,7 +63,9 @@ public enum ReviewPageAddress {
 
     /// The launcher of the running page at item `id`, if a page runs for this person.
     public static func launcher(item id: Int64, environment: [String: String]) -> String? {
-        guard let folder = try? folder(environment: environment), let running = running(in: folder) else { return nil }
+        // Only an existing folder (nothing is made for a page that never ran).
+        let base = base(environment: environment)
+        guard FileManager.default.fileExists(atPath: base), let folder = try? folder(environment: environment), let running = running(in: folder) else { return nil }
         return launcher(for: address(running.url, at: "/item/\(id)"), in: folder)
     }
 }
