@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-dbus bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test man clean
+.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-dbus bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test review-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
@@ -32,6 +32,7 @@ help:
 	@echo "make golden re-record Tests/Fixtures/golden.json from the upstream pipelines"
 	@echo "make attack the attacks of issue 11 against the release agent, each in a temporary home (a few minutes)"
 	@echo "make attack-guardian  the guardian deployment attacked as the child and another account, real accounts (root; issue 26)"
+	@echo "make review-test  the review page (quarantine review) in headless Chromium against the release build: blurred until Show, the actions, the child's panes, the refusals; screenshots in docs/review"
 	@echo "make desktop-test  real Chromium and Firefox, dunst on Xvfb and the release agent: downloads, notifications, buttons, screenshots (apt installs what it needs)"
 
 setup:
@@ -115,6 +116,8 @@ test: setup testdata
 	wait $$watch || status=1; \
 	echo "--- FolderWatchTests (ran beside the above) ---"; cat "$$watch_log"; rm -f "$$watch_log"; exit $$status
 	$(SWIFT) test --skip-build --filter SystemLimits
+	@# The review page's short browser part (issue 32; make review-test runs all of it).
+	/usr/bin/python3 scripts/review-test.py --quick "$$($(SWIFT) build --show-bin-path)/quarantine"
 
 golden: setup testdata
 	scripts/reference/reference.sh golden
@@ -172,6 +175,12 @@ attack-guardian: build testdata
 desktop-test: build testdata
 	scripts/desktop/desktop-test.py --setup
 	scripts/desktop/desktop-test.py --binary $(RELEASE_BIN)
+
+# The review page in headless Chromium (issue 32; scripts/review-test.py): blurred previews only until Show
+# (checked with quarantine scan on crops of screenshots), Put back / Delete / Block this site against the CLI,
+# the child's two panes and the PIN, the refusals; the screenshots of each view into docs/review.
+review-test: build
+	/usr/bin/python3 scripts/review-test.py $(RELEASE_BIN) --screenshots docs/review
 
 # The man page and shell completions in packaging/ are generated from the CLI's own help.
 man:

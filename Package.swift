@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The review page's local HTTP server (issue 32).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: - C libraries
@@ -115,10 +118,19 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
 
+        // The local review page (`quarantine review`): a loopback-only Hummingbird server over the backend.
+        .target(name: "ReviewPage", dependencies: [
+            "QuarantineBackend", "QuarantineCore", "QuarantineStore", "GuardianAPI", "SensitivityAnalysis", "MediaDecoding", "Locking",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
         // The commands, as a library: tests run them in process; the executable is their door.
         .target(name: "QuarantineCLI", dependencies: [
             "CBuildInfo", "DownloadOrigins", "PathBytes", "Locking",
-            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
+            "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService", "ReviewPage",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -159,6 +171,9 @@ let package = Package(
         .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The review page's security checks, with the server on a random loopback port (the browser tests: scripts/review-test.py, make review-test).
+        .testTarget(name: "ReviewPageTests", dependencies: ["ReviewPage", "QuarantineBackend", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+                                                            "GuardianService", "GuardianAPI", "ServiceSupport", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "TestSupport",
                                                                 .product(name: "GRDB", package: "GRDB.swift")]),
     ]

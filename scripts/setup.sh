@@ -23,6 +23,7 @@ APT_PACKAGES=(
   libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd python3-seccomp
   libarchive-dev libpoppler-glib-dev libarchive-tools qpdf
   libpam0g-dev
+  chromium chromium-driver python3-selenium
 )
 
 DATA_HOME="${XDG_DATA_HOME:-$HOME/.local/share}/quarantine"

@@ -128,6 +128,8 @@ public enum GuardianVerb: String, Codable, Sendable, CaseIterable {
     case purge
     /// How many items the vault holds, by state.
     case count
+    /// The original of one item, as a descriptor, to be shown (the review page's Show).
+    case reveal
 }
 
 /// One verb's request: a plain value, sent as one JSON object with its verb and the version.

@@ -637,7 +637,9 @@ public final class QuarantineAgent: Service, Sendable {
                 do {
                     switch try review.perform(action, viewingFolder: Review.viewingFolder(vault: vault, environment: options.environment),
                                               helpPage: settings.agent.helpPage) {
-                    case .open(let target):
+                    case .open(var target):
+                        // Show preview, while the person's review page runs: that page, at the item.
+                        if case .showPreview(let id) = action, let page = ReviewPageAddress.launcher(item: id, environment: options.environment) { target = page }
                         if let problem = DetachedProgram.openOnDesktop(target, environment: options.environment) {
                             logger.warning("cannot open \(target): \(problem)")
                         }

@@ -74,5 +74,6 @@ public struct BackendRoute: Sendable {
         to(GuardianWire.WatchList.self, access: .anyone) { desk, _ in Served(answer: try desk.watchList()) },
         to(GuardianWire.SetPIN.self, access: .guardian) { desk, request in try desk.setPIN(request) },
         to(GuardianWire.Count.self, access: .anyone) { desk, _ in Served(answer: try desk.count()) },
+        to(GuardianWire.Reveal.self, access: .anyone) { desk, request in try desk.reveal(request) },
     ].map { ($0.verb, $0) })
 }

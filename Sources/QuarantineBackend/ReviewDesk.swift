@@ -182,6 +182,13 @@ public struct ReviewDesk: Sendable {
         return Served(answer: .init(deleted: result.deleted, blockedHost: result.blockedHost))
     }
 
+    func reveal(_ request: GuardianWire.Reveal) throws -> Served<GuardianWire.Reveal.Answer> {
+        let consent = try review.consent(to: .show, by: caller, pin: request.pin)
+        let (fd, item) = try review.openOriginal(request.id, consent: consent)
+        log("item \(request.id) shown to \(review.actor)")
+        return Served(answer: .init(name: URL(fileURLWithPath: shownPath(item.originalPath)).lastPathComponent, size: item.size), preview: fd)
+    }
+
     func ask(_ request: GuardianWire.Ask) throws -> Served<GuardianWire.Nothing> {
         try review.requestRelease(request.id)
         log("\(account) asks for item \(request.id) back")

@@ -18,6 +18,9 @@ public enum ProtectedAction: Sendable, Equatable, CaseIterable {
     case leaveChildMode
     /// Switch from adult to child mode.
     case enterChildMode
+    /// See a hidden file as it is (the review page's Show): nothing changes on disk, but the
+    /// person sees what was hidden from them.
+    case show
 }
 
 /// What must happen before an action goes ahead.
@@ -46,7 +49,7 @@ public enum GuardianRules {
             return .none
         case (.child, _):
             guard pinIsSet else { return .refused("A guardian must first set a PIN with 'quarantine guardian set-pin'. Nothing was changed.") }
-            return .guardianPIN(askTwice: action == .release || action == .block)
+            return .guardianPIN(askTwice: action == .release || action == .block || action == .show)
         }
     }
 }

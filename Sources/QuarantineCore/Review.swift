@@ -152,6 +152,22 @@ public struct Review: Sendable {
         try vault.store.requestRelease(itemId: id, mode: mode.mode, actor: "cli", at: clock())
     }
 
+    /// The original of item `id`, opened read only to be shown (the review page's Show), and
+    /// recorded in the audit log: nothing on disk changes. Only for an item still in the vault.
+    public func openOriginal(_ id: Int64, consent: Consent) throws -> (fd: Int32, item: VaultItem) {
+        require(consent, for: .show)
+        guard let item = try vault.store.item(id), item.status.isInVault, let path = vault.contentPath(of: item) else {
+            throw Refusal.refused("item \(id) is not in the vault")
+        }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw Refusal.refused("cannot open item \(id) in the vault: \(String(cString: strerror(errno)))") }
+        do { try vault.store.record(.shown, itemId: id, mode: mode.mode, actor: actor) } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, item)
+    }
+
     /// Releases someone asked for, of items still in the vault.
     public func releaseRequests() throws -> [Int64: ReleaseRequest] { try vault.store.openReleaseRequests() }
 

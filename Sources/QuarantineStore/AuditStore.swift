@@ -416,6 +416,8 @@ public enum EventKind: String, Sendable, Codable, DatabaseValueConvertible {
     case analysed, flagged, quarantined, released, blocked, deleted, error, recovered, purged, guardian
     case modeChanged = "mode_changed"
     case releaseRequested = "release_requested"
+    /// The original was shown to the person (the review page's Show).
+    case shown
 }
 
 /// One line of the audit log.

@@ -134,6 +134,7 @@ struct GuardianServerTests {
                 (.status, { Self.outcome($0, GuardianWire.Status()) }),
                 (.list, { Self.outcome($0, GuardianWire.List()) }),
                 (.show, { Self.outcome($0, GuardianWire.Show(id: release)) }),
+                (.reveal, { Self.outcome($0, GuardianWire.Reveal(id: release)) }),
                 (.history, { Self.outcome($0, GuardianWire.History()) }),
                 (.ask, { Self.outcome($0, GuardianWire.Ask(id: asked)) }),
                 (.release, { Self.outcome($0, GuardianWire.Release(id: release)) }),
@@ -153,7 +154,7 @@ struct GuardianServerTests {
                 switch (name, verb) {
                 case ("stranger", _): wanted = strangerWords
                 case ("child", .history), ("child", .mode), ("child", .watch), ("child", .setPIN): wanted = onlyGuardian
-                case ("child", .release), ("child", .block), ("child", .purge): wanted = "wrong PIN"   // the core's consent: no PIN given
+                case ("child", .release), ("child", .block), ("child", .purge), ("child", .reveal): wanted = "wrong PIN"   // the core's consent: no PIN given
                 case (_, .ask) where name != "child": wanted = "only kid can do this"
                 default: wanted = nil
                 }
@@ -176,7 +177,7 @@ struct GuardianServerTests {
         // hello: the header says who asked; the answer, the verbs the route table lets them use.
         let (childHello, _) = try child.send(GuardianWire.Hello())
         #expect(childHello.role == .child && childHello.user == "kid" && childHello.mode == .child && childHello.pinIsSet == true)
-        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count])
+        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count, .reveal])
         let (guardianHello, _) = try guardian.send(GuardianWire.Hello())
         #expect(guardianHello.role == .guardian)
         #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask })
@@ -228,7 +229,7 @@ struct GuardianServerTests {
         for (verb, type) in GuardianWire.requestTypes { #expect(type.verb == verb) }
         for verb in [GuardianVerb.history, .mode, .watch, .setPIN] { #expect(GuardianServer.routes[verb]?.access == .guardian) }
         #expect(GuardianServer.routes[.ask]?.access == .protectedAccount)
-        for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block, .purge, .watchList, .count] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
+        for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block, .purge, .watchList, .count, .reveal] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
     }
 
     @Test("GuardianRules decides who may use what: each access for each caller")
@@ -307,7 +308,8 @@ struct GuardianServerTests {
                                               GuardianWire.Release(id: 1, pin: "2468", to: "/tmp"), GuardianWire.Block(id: 1, pin: "2468", keep: true, origin: true),
                                               GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult, pin: "2468"), GuardianWire.SetPIN(pin: "2468", current: "1357"),
                                               GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true, pin: "2468"),
-                                              GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count()]
+                                              GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count(),
+                                              GuardianWire.Reveal(id: 1, pin: "2468")]
         #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
         for sample in samples { try Self.roundTrip(sample) }
     }

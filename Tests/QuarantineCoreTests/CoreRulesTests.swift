@@ -57,10 +57,10 @@ struct CoreRulesTests {
 
     @Test("child mode: every action that weakens protection needs the guardian PIN; adult mode asks once")
     func guardianRules() {
-        let weakening: [ProtectedAction] = [.release, .block, .purge, .removeWatchedFolder, .changeExclusions, .changeThresholds, .leaveChildMode]
+        let weakening: [ProtectedAction] = [.release, .block, .purge, .removeWatchedFolder, .changeExclusions, .changeThresholds, .leaveChildMode, .show]
         for action in weakening {
             let approval = GuardianRules.approval(for: action, in: .child, pinIsSet: true)
-            #expect(approval == .guardianPIN(askTwice: action == .release || action == .block), "\(action)")
+            #expect(approval == .guardianPIN(askTwice: action == .release || action == .block || action == .show), "\(action)")
             guard case .refused = GuardianRules.approval(for: action, in: .child, pinIsSet: false) else {
                 Issue.record("\(action) in child mode without a PIN must be refused")
                 continue
@@ -69,6 +69,8 @@ struct CoreRulesTests {
         #expect(GuardianRules.approval(for: .release, in: .adult, pinIsSet: false) == .confirmation)
         #expect(GuardianRules.approval(for: .purge, in: .adult, pinIsSet: true) == .confirmation)
         #expect(GuardianRules.approval(for: .removeWatchedFolder, in: .adult, pinIsSet: false) == Approval.none)
+        // The review page's Show: one click in adult mode (Apple's simple intervention).
+        #expect(GuardianRules.approval(for: .show, in: .adult, pinIsSet: true) == Approval.none)
         #expect(GuardianRules.approval(for: .enterChildMode, in: .adult, pinIsSet: true) == Approval.none)
         if case .refused = GuardianRules.approval(for: .enterChildMode, in: .adult, pinIsSet: false) {} else {
             Issue.record("entering child mode needs a PIN set first")

@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
+    agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge count guardian mode config service testcard doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge count guardian mode config service testcard doctor review help' -- "${cur}"))
         ;;
     esac
 }
@@ -705,6 +705,27 @@ _quarantine_doctor() {
     repeating_options=()
     non_repeating_options=()
     __quarantine_offer_flags_options 0
+}
+
+_quarantine_review() {
+    repeating_flags=()
+    non_repeating_flags=(--print-url --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--item --idle-timeout --user)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--item')
+        return
+        ;;
+    '--idle-timeout')
+        return
+        ;;
+    '--user')
+        return
+        ;;
+    esac
 }
 
 _quarantine_help() {

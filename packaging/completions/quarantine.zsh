@@ -68,13 +68,14 @@ _quarantine() {
             'service:Install, remove or inspect the systemd user service that runs the agent.'
             'testcard:Write the synthetic test card: a harmless picture always reported as sensitive (TEST_CARD).'
             'doctor:Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.'
+            'review:Review hidden items in the browser: a local page for this session.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|help)
+        agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -587,6 +588,21 @@ _quarantine_doctor() {
     local -ar arg_specs=(
         '--json[Print one JSON object instead of text.]'
         '--repair[Move a damaged audit database aside, and list again the vault'\''s files that the database lost, from their meta.json.]'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_review() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--print-url[Print the address (with its secret) and do not open a browser.]'
+        '--item[Open the page at this item.]:id:'
+        '--idle-timeout[Stop after this long without a request\: seconds, or with s, m or h (default 10m).]:time:'
+        '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
