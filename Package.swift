@@ -15,7 +15,6 @@ let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration
 
 let package = Package(
     name: "quarantine",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "quarantine", targets: ["quarantine"]),
         .library(name: "SensitivityAnalysis", targets: ["SensitivityAnalysis"]),
@@ -70,7 +69,6 @@ let package = Package(
             "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: optimisedInDebug),
 
         .target(name: "QuarantineStore", dependencies: [
@@ -86,7 +84,8 @@ let package = Package(
         ]),
 
         // Where a download came from, read from the browsers' own download history.
-        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift"),
+                                                   .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
         // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
         .target(name: "Locking"),
@@ -117,7 +116,7 @@ let package = Package(
 
         // The commands, as a library: tests run them in process; the executable is their door.
         .target(name: "QuarantineCLI", dependencies: [
-            "CBuildInfo", "DownloadOrigins", "PathBytes", "Locking",
+            "CBuildInfo", "PathBytes", "Locking",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -146,7 +145,8 @@ let package = Package(
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
-        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift"),
+                                                            .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
         // Swift runtime into every login) loaded by the real libpam.
@@ -158,7 +158,8 @@ let package = Package(
         // The commands run in process, through the local backend and a guardian service's socket.
         .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
+                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "TestSupport",
                                                                 .product(name: "GRDB", package: "GRDB.swift")]),
     ]
