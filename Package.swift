@@ -66,13 +66,13 @@ let package = Package(
         .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"],
                 swiftSettings: optimisedInDebug),
         .target(name: "SensitivityAnalysis", dependencies: [
-            "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
+            "QuarantineBase", "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: optimisedInDebug),
 
         .target(name: "QuarantineStore", dependencies: [
-            "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "PathBytes",
+            "QuarantineBase", "MediaDecoding", "CSystemShims", "Locking", "PathBytes",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -80,33 +80,36 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
+            "QuarantineBase", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
         ]),
 
         // Where a download came from, read from the browsers' own download history.
-        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift"),
+        .target(name: "DownloadOrigins", dependencies: ["QuarantineBase", "CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift"),
                                                    .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
+        // Under everything: the modes, the paths (`Paths`, the one resolver of XDG and system
+        // folders), the pinned runtime and models, and (re-exported) Locking and PathBytes.
+        .target(name: "QuarantineBase", dependencies: ["Locking", "PathBytes"]),
         // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
         .target(name: "Locking"),
         .target(name: "PathBytes"),
         .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
-        .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
+        .target(name: "ServiceSupport", dependencies: ["QuarantineBase", "CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
-        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins", "Locking"]),
+        .target(name: "AnalysisWorker", dependencies: ["QuarantineBase", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins", "Locking"]),
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
-        .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
+        .target(name: "GuardianAPI", dependencies: ["QuarantineBase", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         // The one way a front end reaches the core: the request types of GuardianAPI, served by the
         // person's own vault (LocalBackend) or a guardian service's socket (SocketBackend).
         .target(name: "QuarantineBackend", dependencies: ["GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
+            "QuarantineBase", "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .target(name: "QuarantineAgent", dependencies: [
-            "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
+            "QuarantineBase", "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
@@ -116,7 +119,7 @@ let package = Package(
 
         // The commands, as a library: tests run them in process; the executable is their door.
         .target(name: "QuarantineCLI", dependencies: [
-            "CBuildInfo", "PathBytes", "Locking",
+            "QuarantineBase", "CBuildInfo", "PathBytes", "Locking",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
