@@ -61,6 +61,9 @@ public final class QuarantineAgent: Service, Sendable {
         /// last session. In child mode it is watched for the account's own files while it is
         /// mounted, like a removable medium. Nil: not watched.
         public var runtimeFolder: SharedFolder?
+        /// Who judges files, when given (a test's stand-in engine): made for the settings in
+        /// force instead of the worker process or the models that `agent.sandbox` chooses.
+        public var engine: (@Sendable (Settings) throws -> any AnalysisEngine)?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -88,14 +91,13 @@ public final class QuarantineAgent: Service, Sendable {
     let state: Locked<State>
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
-    /// Requests for ``publisher()`` and ``flusher()``: timers owned by ``run()``.
-    let publishRequests: AsyncStream<Void>
-    let publishContinuation: AsyncStream<Void>.Continuation
-    let flushRequests: AsyncStream<Void>
-    let flushContinuation: AsyncStream<Void>.Continuation
-    /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``.
-    let reloadRequests: AsyncStream<ReloadTrigger>
-    let reloadContinuation: AsyncStream<ReloadTrigger>.Continuation
+    /// The status publisher's own state (``StatusPublisher``).
+    let publication = StatusPublisher.State()
+    /// The intake's own state (``FolderIntake``): the batches for the backlog, the flusher's requests.
+    let intakeState = FolderIntake.State()
+    /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``
+    /// (the ``Reloader``'s own state).
+    let reloads = Reloader.State()
     /// Items hidden before their browser wrote its download history, waited for by
     /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
     let originFollowUps: AsyncStream<OriginFollowUp>
@@ -122,8 +124,6 @@ public final class QuarantineAgent: Service, Sendable {
         /// The gate: while a fault of the audit database lasts, no new analysis starts
         /// (``noteDatabaseFaults()``, ``watchDatabase()``).
         var databaseFault: DatabaseFault?
-        /// The database works again: the flusher writes the files it kept at once.
-        var retryFlushNow = false
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
         var notifier: DesktopNotifier?
@@ -141,12 +141,6 @@ public final class QuarantineAgent: Service, Sendable {
         /// and the account's runtime folder while it is mounted (``Options/runtimeFolder``).
         var mediaRoots: [String] = []
         var mountWatcher: MountWatcher?
-        var pendingCandidates: [BacklogEntry] = []
-        /// Queued, to be held at once by the flusher (``holdAtOnce(_:settings:)``), off Swift's threads.
-        var toHoldAtOnce: [BacklogEntry] = []
-        /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
-        var intakeFailures = 0
-        var publishFailing = false
         var state = "starting"
     }
 
@@ -168,9 +162,6 @@ public final class QuarantineAgent: Service, Sendable {
         initial.configurationProblem = configurationProblem
         state = Locked(initial)
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
@@ -287,25 +278,13 @@ public final class QuarantineAgent: Service, Sendable {
         publishNow()
         _ = systemd?.notify("READY=1\nSTATUS=Watching \(roots.count) folder(s) in \(settings.mode.rawValue) mode")
 
+        // The agent's parts, each a service of one group (``parts(of:watcher:hangups:)``). A graceful
+        // shutdown reaches it from the enclosing group: the dispatcher ends when stopping and
+        // nothing is in flight, then the rest, each in turn.
+        let parts = ServiceGroup(configuration: .init(services: Self.parts(of: self, watcher: watcher, hangups: hangups),
+                                                      logger: Logger(label: "quarantine.agent.parts", factory: { _ in SwiftLogNoOpLogHandler() })))
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.intake(watcher) }
-                group.addTask { await self.handleHangups(hangups) }
-                group.addTask { await self.handleReloads() }
-                group.addTask { await self.watchdog() }
-                group.addTask { await self.retryAnalyzer() }
-                group.addTask { await self.retryHeldFiles() }
-                group.addTask { await self.publisher() }
-                group.addTask { await self.flusher() }
-                group.addTask { await self.watchDatabase() }
-                group.addTask { await self.notificationActions() }
-                group.addTask { await self.followOrigins() }
-                group.addTask { await self.withdrawStaleNotifications() }
-                group.addTask { await self.releaseRequestsOfProtectedAccounts() }
-                // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
-                await self.dispatch()
-                group.cancelAll()
-            }
+            try? await parts.run()
         } onGracefulShutdown: {
             self.beginStopping()
         }
@@ -330,7 +309,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
-        reloadContinuation.finish()
+        reloads.continuation.finish()
         // The dispatcher cancels the videos and waits for the pictures in flight.
         wakeContinuation.yield()
         publishSoon()
@@ -472,6 +451,7 @@ public final class QuarantineAgent: Service, Sendable {
         let options = self.options
         do {
             let engine: any AnalysisEngine = try await onOwnThread("analysis-start") { () throws -> any AnalysisEngine in
+                if let make = options.engine { return try make(settings) }
                 guard settings.agent.sandbox else {
                     return try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
                 }
@@ -707,7 +687,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGHUP still works and the log says so.
     func watchConfigurationFile() async {
         let path = options.configPath
-        let watcher = FileChangeWatcher(path: path) { [reloadContinuation] in reloadContinuation.yield(.fileEdited) }
+        let watcher = FileChangeWatcher(path: path) { [reloads] in reloads.continuation.yield(.fileEdited) }
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try await onOwnThread("config-watch-start") { try watcher.start() }
@@ -721,13 +701,13 @@ public final class QuarantineAgent: Service, Sendable {
     func handleHangups(_ signals: UnixSignalsSequence) async {
         for await _ in signals {
             if Task.isCancelled { return }
-            reloadContinuation.yield(.hangup)
+            reloads.continuation.yield(.hangup)
         }
     }
 
     /// Reloads one request at a time, whatever asked for it.
     func handleReloads() async {
-        for await trigger in reloadRequests {
+        for await trigger in reloads.requests {
             if Task.isCancelled || isStopping { return }
             await reload(trigger)
         }
