@@ -156,14 +156,15 @@ let package = Package(
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport",
                                                                "CSystemShims", "FolderWatch", "Locking", "PathBytes",
-                                                               .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]),
+                                                               .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
         // The commands run in process, through the local backend and a guardian service's socket.
         .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "TestSupport",
+        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "CSystemShims", "Locking", "TestSupport",
                                                                 .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )
