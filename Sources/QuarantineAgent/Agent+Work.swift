@@ -512,7 +512,7 @@ extension QuarantineAgent {
     /// A desktop notification when there is a desktop session; always a log line.
     func tell(_ notice: Notice, image: String?, itemId: Int64?) {
         logger.notice("\(notice.summary): \(notice.body)", metadata: itemId.map { ["item": "\($0)"] })
-        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        guard let notifier = notifications.notifier else { return }
         var notification = DesktopNotification(summary: notice.summary, body: notice.body)
         notification.imagePath = image
         // No preview to show (a picture that could not be decoded): no button for it.
@@ -520,10 +520,10 @@ extension QuarantineAgent {
         do {
             let id = try notifier.send(notification)
             if let itemId, !notification.actions.isEmpty {
-                state.withLock { s in
+                notifications.desk.withLock { desk in
                     // Bounded: the oldest are forgotten (a server keeps few on screen anyway).
-                    if s.notifiedItems.count >= 200, let oldest = s.notifiedItems.keys.min() { s.notifiedItems.removeValue(forKey: oldest) }
-                    s.notifiedItems[id] = itemId
+                    if desk.notifiedItems.count >= 200, let oldest = desk.notifiedItems.keys.min() { desk.notifiedItems.removeValue(forKey: oldest) }
+                    desk.notifiedItems[id] = itemId
                 }
             }
         } catch {
@@ -554,12 +554,13 @@ extension QuarantineAgent {
         let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
         // Asked outside the agent's lock (the engine takes its own).
         let analysis = Self.analysisDescription(engine, settings: settings)
+        let notificationState = notifications.desk.withLock { $0.description }
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.configurationProblem, s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
+                               notifications: notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
                                unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),

@@ -98,6 +98,8 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``
     /// (the ``Reloader``'s own state).
     let reloads = Reloader.State()
+    /// The desktop notifications (the ``NotificationService``'s own state).
+    let notifications = NotificationService.State()
     /// Items hidden before their browser wrote its download history, waited for by
     /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
     let originFollowUps: AsyncStream<OriginFollowUp>
@@ -126,12 +128,8 @@ public final class QuarantineAgent: Service, Sendable {
         var databaseFault: DatabaseFault?
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
-        var notifier: DesktopNotifier?
         /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
         var analysisBus: AnalysisBus?
-        /// Notifications still offering buttons, by id: the item each is about.
-        var notifiedItems: [UInt32: Int64] = [:]
-        var notificationState = "log only: notifications are off"
         var stopping = false
         var inFlight: [String: AgentStatus.Work] = [:]
         var videosInFlight = 0
@@ -295,7 +293,7 @@ public final class QuarantineAgent: Service, Sendable {
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
         await stopAnalysisBus()
-        state.withLock { $0.notifier }?.close()
+        notifications.notifier?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
 
@@ -584,21 +582,21 @@ public final class QuarantineAgent: Service, Sendable {
 
     func setUpNotifications(_ settings: Settings) {
         guard settings.agent.notifications else {
-            state.withLock { $0.notificationState = "log only: notifications are off (agent.notifications)" }
+            notifications.desk.withLock { $0.description = "log only: notifications are off (agent.notifications)" }
             return
         }
         if let notifier = DesktopNotifier.connect(environment: options.environment) {
-            state.withLock { $0.notifier = notifier; $0.notificationState = "desktop notifications (\(notifier.serverName))" }
+            notifications.desk.withLock { $0.notifier = notifier; $0.description = "desktop notifications (\(notifier.serverName))" }
             logger.info("desktop notifications through \(notifier.serverName)")
         } else {
-            state.withLock { $0.notificationState = "log only: no desktop session (no D-Bus session bus or notification server)" }
+            notifications.desk.withLock { $0.description = "log only: no desktop session (no D-Bus session bus or notification server)" }
             logger.info("no desktop notification server: quarantined items are only logged")
         }
     }
 
     /// What the person chose in a notification. A child task of ``run()``.
     func notificationActions() async {
-        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        guard let notifier = notifications.notifier else { return }
         for await invoked in notifier.actionInvoked {
             guard let action = Notice.Action(key: invoked.key) else {
                 logger.info("notification \(invoked.id): '\(invoked.key)' is not an action of this program; ignored")
@@ -628,7 +626,7 @@ public final class QuarantineAgent: Service, Sendable {
             }
             // The decision is made: the notification has done its job.
             try? notifier.withdraw(invoked.id)
-            _ = state.withLock { $0.notifiedItems.removeValue(forKey: invoked.id) }
+            _ = notifications.desk.withLock { $0.notifiedItems.removeValue(forKey: invoked.id) }
         }
     }
 
@@ -638,12 +636,12 @@ public final class QuarantineAgent: Service, Sendable {
     func withdrawStaleNotifications() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
-            let (notifier, shown) = state.withLock { ($0.notifier, $0.notifiedItems) }
+            let (notifier, shown) = notifications.desk.withLock { ($0.notifier, $0.notifiedItems) }
             guard let notifier, !shown.isEmpty else { continue }
             for (notification, itemId) in shown {
                 guard let item = try? vault.store.item(itemId), item.status != .quarantined else { continue }
                 try? notifier.withdraw(notification)
-                _ = state.withLock { $0.notifiedItems.removeValue(forKey: notification) }
+                _ = notifications.desk.withLock { $0.notifiedItems.removeValue(forKey: notification) }
                 logger.debug("notification \(notification) withdrawn: item \(itemId) is \(item.status.rawValue)")
             }
         }
@@ -653,7 +651,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// session): asks the guardian services of the protected accounts every 10 s for release
     /// requests and tells each new one in a notification. A child task of ``run()``.
     func releaseRequestsOfProtectedAccounts() async {
-        guard options.actor == "agent", state.withLock({ $0.notifier }) != nil, GuardianPaths.isGuardian(uid: getuid()) else { return }
+        guard options.actor == "agent", notifications.notifier != nil, GuardianPaths.isGuardian(uid: getuid()) else { return }
         var told = Set<String>()
         while !Task.isCancelled {
             let found = (try? await onOwnThread("guardian-requests") { () -> [(String, Int64, String)] in
