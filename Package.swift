@@ -15,7 +15,6 @@ let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration
 
 let package = Package(
     name: "quarantine",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "quarantine", targets: ["quarantine"]),
         .library(name: "SensitivityAnalysis", targets: ["SensitivityAnalysis"]),
@@ -70,14 +69,13 @@ let package = Package(
         .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"],
                 swiftSettings: optimisedInDebug),
         .target(name: "SensitivityAnalysis", dependencies: [
-            "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
+            "QuarantineBase", "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",
             .product(name: "DequeModule", package: "swift-collections"),
             .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: optimisedInDebug),
 
         .target(name: "QuarantineStore", dependencies: [
-            "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "PathBytes",
+            "QuarantineBase", "MediaDecoding", "CSystemShims", "Locking", "PathBytes",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -85,32 +83,36 @@ let package = Package(
 
         // The use cases: intake decisions, review and guardian rules, configuration, notices.
         .target(name: "QuarantineCore", dependencies: [
-            "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
+            "QuarantineBase", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "DownloadOrigins", "Locking", "PathBytes",
         ]),
 
         // Where a download came from, read from the browsers' own download history.
-        .target(name: "DownloadOrigins", dependencies: ["CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "DownloadOrigins", dependencies: ["QuarantineBase", "CSQLiteHarden", "CSystemShims", .product(name: "GRDB", package: "GRDB.swift"),
+                                                   .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "PollSupport"),
+        // Under everything: the modes, the paths (`Paths`, the one resolver of XDG and system
+        // folders), the pinned runtime and models, and (re-exported) Locking and PathBytes.
+        .target(name: "QuarantineBase", dependencies: ["Locking", "PathBytes"]),
         // A lock ThreadSanitizer sees (Synchronization.Mutex's futex lock is invisible to it).
         .target(name: "Locking"),
         .target(name: "PathBytes"),
         .target(name: "FolderWatch", dependencies: ["Locking", "CInotifyTools", "PollSupport", "PathBytes"]),
-        .target(name: "ServiceSupport", dependencies: ["CDBus", "PollSupport", "CSystemShims"]),
+        .target(name: "ServiceSupport", dependencies: ["QuarantineBase", "CDBus", "PollSupport", "CSystemShims"]),
         // The confined analysis worker process and the service's side of it.
-        .target(name: "AnalysisWorker", dependencies: ["SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins", "Locking"]),
+        .target(name: "AnalysisWorker", dependencies: ["QuarantineBase", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "CSystemShims", "DownloadOrigins", "Locking"]),
         // The guardian service's socket API (requests, answers, the CLI's client) and the service.
-        .target(name: "GuardianAPI", dependencies: ["QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
+        .target(name: "GuardianAPI", dependencies: ["QuarantineBase", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         // The one way a front end reaches the core: the request types of GuardianAPI, served by the
         // person's own vault (LocalBackend) or a guardian service's socket (SocketBackend).
         .target(name: "QuarantineBackend", dependencies: ["GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
+            "QuarantineBase", "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .target(name: "QuarantineAgent", dependencies: [
-            "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
+            "QuarantineBase", "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
@@ -129,7 +131,7 @@ let package = Package(
 
         // The commands, as a library: tests run them in process; the executable is their door.
         .target(name: "QuarantineCLI", dependencies: [
-            "CBuildInfo", "DownloadOrigins", "PathBytes", "Locking",
+            "QuarantineBase", "CBuildInfo", "PathBytes", "Locking",
             "SensitivityAnalysis", "MediaDecoding", "QuarantineCore", "QuarantineStore", "QuarantineAgent", "QuarantineBackend", "ServiceSupport", "AnalysisWorker", "GuardianAPI", "GuardianService", "ReviewPage",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -158,23 +160,26 @@ let package = Package(
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
-        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift"),
+                                                            .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
         // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
         // Swift runtime into every login) loaded by the real libpam.
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
         .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport",
                                                                "CSystemShims", "FolderWatch", "Locking", "PathBytes",
-                                                               .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")]),
+                                                               .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
+                                                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
         // The commands run in process, through the local backend and a guardian service's socket.
         .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
+                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The review page's security checks, with the server on a random loopback port (the browser tests: scripts/review-test.py, make review-test).
         .testTarget(name: "ReviewPageTests", dependencies: ["ReviewPage", "QuarantineBackend", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
                                                             "GuardianService", "GuardianAPI", "ServiceSupport", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "SensitivityAnalysis", "CSystemShims", "Locking", "TestSupport",
+        .testTarget(name: "QuarantineStoreTests", dependencies: ["QuarantineStore", "MediaDecoding", "CSystemShims", "Locking", "TestSupport",
                                                                 .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

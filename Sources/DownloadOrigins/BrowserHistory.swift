@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import QuarantineBase
 
 /// Finds where a downloaded file came from in the browsers' own download history, read-only and
 /// without disturbing a running browser.
@@ -130,10 +131,8 @@ public struct BrowserHistory: Sendable {
     /// The history of the user running this process: `$HOME` (else the password database's
     /// home) and `$XDG_CONFIG_HOME` when it is an absolute path (else `~/.config`).
     public static func forCurrentUser(extraProfiles: [String] = []) -> BrowserHistory {
-        let environment = ProcessInfo.processInfo.environment
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? homeFolder(of: geteuid()) ?? NSHomeDirectory()
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
-        return BrowserHistory(home: home, configHome: config, extraProfiles: extraProfiles)
+        let paths = Paths(environment: ProcessInfo.processInfo.environment)
+        return BrowserHistory(home: paths.home, configHome: paths.configHome, extraProfiles: extraProfiles)
     }
 
     /// The history of another account (a service looking up a child's download): its home from

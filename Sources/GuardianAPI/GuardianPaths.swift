@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineBase
 
 /// Where a protected account's guardian service keeps things. The child owns none of it.
 public struct GuardianPaths: Sendable, Equatable {
@@ -8,16 +9,16 @@ public struct GuardianPaths: Sendable, Equatable {
     public init(user: String) { self.user = user }
 
     /// Its configuration (mode, folders, policies): root's, read by the service.
-    public var configuration: String { "/etc/quarantine/\(user).toml" }
+    public var configuration: String { Paths.systemConfigurationFolder + "/\(user).toml" }
     /// Its database, vault and previews (0700, the service's system user).
-    public var state: String { "/var/lib/quarantine/\(user)" }
+    public var state: String { Paths.systemState + "/\(user)" }
     /// The service's socket: the child's and the guardians' CLI connect here.
     public var socket: String { Self.socketFolder + "/\(user).sock" }
 
-    public static let socketFolder = "/run/quarantine"
+    public static let socketFolder = Paths.socketFolder
     /// The ONNX Runtime and the models the guardian services load (root's copy, `lib/` and
     /// `models/`): nothing the child owns is ever loaded.
-    public static let runtime = "/var/lib/quarantine/runtime"
+    public static let runtime = Paths.systemState + "/runtime"
     /// Members may act as guardian from their own accounts.
     public static let guardiansGroup = "quarantine-guardians"
     /// The system user the services run as.

@@ -5,6 +5,7 @@ import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis
 import ServiceSupport
+import QuarantineBase
 
 /// What `quarantine guardian enable` and `disable` do, step by step (as root).
 public struct GuardianSetup: Sendable {
@@ -51,7 +52,7 @@ public struct GuardianSetup: Sendable {
     /// /etc/quarantine, /var/lib/quarantine(/USER), /run/quarantine, as tmpfiles.d says.
     public func folders() throws(GuardianService.StartError) {
         guard let (uid, gid) = Self.ids(of: GuardianPaths.serviceUser) else { throw fail("there is no \(GuardianPaths.serviceUser) system user") }
-        for (path, mode, owned) in [("/etc/quarantine", 0o755, false), ("/var/lib/quarantine", 0o700, true), (GuardianPaths.socketFolder, 0o755, true),
+        for (path, mode, owned) in [(Paths.systemConfigurationFolder, 0o755, false), (Paths.systemState, 0o700, true), (GuardianPaths.socketFolder, 0o755, true),
                                     (paths.state, 0o700, true)] {
             try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             chmod(path, mode_t(mode))
@@ -180,7 +181,7 @@ public struct GuardianSetup: Sendable {
     /// The accounts with a configuration in /etc/quarantine (`config.toml` there is the
     /// system-wide configuration, no account's).
     public static func protectedAccounts() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/etc/quarantine")) ?? []).filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }
+        ((try? FileManager.default.contentsOfDirectory(atPath: Paths.systemConfigurationFolder)) ?? []).filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }
             .filter { !GuardianService.reservedNames.contains($0) }.sorted()
     }
 }

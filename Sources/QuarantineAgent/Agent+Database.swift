@@ -99,12 +99,12 @@ extension QuarantineAgent {
         state.withLock { s in
             s.databaseFault = nil
             s.databaseProblem = nil
-            s.retryFlushNow = true
         }
+        intakeState.batches.withLock { $0.retryNow = true }
         _ = vault.store.takeWriteFault()
         logger.notice("the audit database \(vault.store.path) works again (it was \(fault.rawValue.replacingOccurrences(of: "_", with: " "))): the files waiting are checked now")
         _ = systemd?.notify("STATUS=Watching")
-        flushContinuation.yield()
+        intakeState.continuation.yield()
         wakeContinuation.yield()
         publishSoon()
     }
@@ -126,12 +126,13 @@ extension QuarantineAgent {
             for line in relisted { logger.notice("listed again: \(line)") }
             _ = store.takeWriteFault()
             let fault = state.withLock { s -> DatabaseFault? in
-                defer { s.databaseFault = nil; s.databaseProblem = nil; s.retryFlushNow = true }
+                defer { s.databaseFault = nil; s.databaseProblem = nil }
                 return s.databaseFault
             }
+            intakeState.batches.withLock { $0.retryNow = true }
             if let fault { logger.notice("the audit database works again (it was \(fault.rawValue.replacingOccurrences(of: "_", with: " ")))") }
             watcher()?.rescan()
-            flushContinuation.yield()
+            intakeState.continuation.yield()
             wakeContinuation.yield()
             publishSoon()
         } catch {

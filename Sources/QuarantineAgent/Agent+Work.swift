@@ -59,18 +59,16 @@ extension QuarantineAgent {
     /// Gathers candidates for a moment so that a burst is written in a few transactions
     /// (``flusher()`` writes them).
     func add(_ entry: BacklogEntry) {
-        state.withLock { s in
-            s.pendingCandidates.append(entry)
-            s.counters[Counter.noticed.key, default: 0] += 1
-        }
-        flushContinuation.yield()
+        intakeState.batches.withLock { $0.pending.append(entry) }
+        count(.noticed)
+        intakeState.continuation.yield()
     }
 
     /// Writes gathered candidates to the backlog, a batch every ``intakeBatchDelay``; while the
     /// database cannot be written (a full disk, a database kept busy) it keeps them and tries
     /// again after 1, 2, 4 ... 30 s. A child task of ``run()``.
     func flusher() async {
-        for await _ in flushRequests {
+        for await _ in intakeState.requests {
             try? await Task.sleep(for: Self.intakeBatchDelay)
             var failures = 0
             while !Task.isCancelled && !flushCandidates() {
@@ -78,12 +76,13 @@ extension QuarantineAgent {
                 // Cut short when the database is found working again (``databaseRecovered``).
                 let deadline = ContinuousClock.now + .seconds(min(30, 1 << min(failures - 1, 5)))
                 while !Task.isCancelled, ContinuousClock.now < deadline,
-                      !state.withLock({ s in defer { s.retryFlushNow = false }; return s.retryFlushNow }) {
+                      !intakeState.batches.withLock({ b in defer { b.retryNow = false }; return b.retryNow }) {
                     try? await Task.sleep(for: .milliseconds(250))
                 }
             }
             if Task.isCancelled { return }
-            let (batch, settings) = state.withLock { s in defer { s.toHoldAtOnce = [] }; return (s.toHoldAtOnce, s.settings) }
+            let batch = intakeState.batches.withLock { b in defer { b.toHoldAtOnce = [] }; return b.toHoldAtOnce }
+            let settings = state.withLock { $0.settings }
             if !batch.isEmpty { _ = try? await onOwnThread("hold-at-once") { self.holdAtOnce(batch, settings: settings) } }
         }
     }
@@ -114,25 +113,25 @@ extension QuarantineAgent {
     /// Writes what was gathered; false when the database refused (the batch is kept).
     @discardableResult
     func flushCandidates() -> Bool {
-        let batch = state.withLock { s -> [BacklogEntry] in
-            defer { s.pendingCandidates = [] }
-            return s.pendingCandidates
+        let batch = intakeState.batches.withLock { b -> [BacklogEntry] in
+            defer { b.pending = [] }
+            return b.pending
         }
         guard !batch.isEmpty else { return true }
         do {
             let settings = state.withLock { $0.settings }
             let added = try vault.store.enqueue(batch, mode: settings.mode)
             if added > 0 { logger.debug("\(added) new file(s) queued") }
-            if settings.holdsWhileChecking { state.withLock { $0.toHoldAtOnce += batch } }
-            let failures = state.withLock { s in defer { s.intakeFailures = 0 }; return s.intakeFailures }
+            if settings.holdsWhileChecking { intakeState.batches.withLock { $0.toHoldAtOnce += batch } }
+            let failures = intakeState.batches.withLock { b in defer { b.failures = 0 }; return b.failures }
             if failures > 0 { logger.notice("the backlog is written again (after \(failures) failed attempt(s)): \(batch.count) file(s) queued") }
         } catch {
             noteDatabaseFaults()
             // Said once, not at every attempt.
-            let failures = state.withLock { s -> Int in
-                s.intakeFailures += 1
-                s.pendingCandidates = batch + s.pendingCandidates
-                return s.intakeFailures
+            let failures = intakeState.batches.withLock { b -> Int in
+                b.failures += 1
+                b.pending = batch + b.pending
+                return b.failures
             }
             if failures == 1 {
                 logger.error("cannot record \(batch.count) new file(s) in the backlog; they are kept and tried again (after 1 s, then less often, at least every 30 s) until it works: \(error)")
@@ -520,7 +519,7 @@ extension QuarantineAgent {
     /// A desktop notification when there is a desktop session; always a log line.
     func tell(_ notice: Notice, image: String?, itemId: Int64?) {
         logger.notice("\(notice.summary): \(notice.body)", metadata: itemId.map { ["item": "\($0)"] })
-        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        guard let notifier = notifications.notifier else { return }
         var notification = DesktopNotification(summary: notice.summary, body: notice.body)
         notification.imagePath = image
         // No preview to show (a picture that could not be decoded): no button for it.
@@ -528,10 +527,10 @@ extension QuarantineAgent {
         do {
             let id = try notifier.send(notification)
             if let itemId, !notification.actions.isEmpty {
-                state.withLock { s in
+                notifications.desk.withLock { desk in
                     // Bounded: the oldest are forgotten (a server keeps few on screen anyway).
-                    if s.notifiedItems.count >= 200, let oldest = s.notifiedItems.keys.min() { s.notifiedItems.removeValue(forKey: oldest) }
-                    s.notifiedItems[id] = itemId
+                    if desk.notifiedItems.count >= 200, let oldest = desk.notifiedItems.keys.min() { desk.notifiedItems.removeValue(forKey: oldest) }
+                    desk.notifiedItems[id] = itemId
                 }
             }
         } catch {
@@ -543,13 +542,13 @@ extension QuarantineAgent {
 
     /// Asks ``publisher()`` for a status update (at most one every ``statusInterval``).
     func publishSoon() {
-        publishContinuation.yield()
+        publication.continuation.yield()
     }
 
     /// Publishes the status for `quarantine status` after changes, at most every
     /// ``statusInterval``. A child task of ``run()``.
     func publisher() async {
-        for await _ in publishRequests {
+        for await _ in publication.requests {
             try? await Task.sleep(for: Self.statusInterval)
             if Task.isCancelled { return }
             publishNow()
@@ -562,12 +561,13 @@ extension QuarantineAgent {
         let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
         // Asked outside the agent's lock (the engine takes its own).
         let analysis = Self.analysisDescription(engine, settings: settings)
+        let notificationState = notifications.desk.withLock { $0.description }
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
                                inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
                                problem: [s.configurationProblem, s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: s.notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
+                               notifications: notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
                                unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
@@ -579,11 +579,11 @@ extension QuarantineAgent {
         do {
             try vault.store.publish(status)
             AgentStatus.writeBesideTheLock(nil, environment: options.environment)
-            if state.withLock({ s in defer { s.publishFailing = false }; return s.publishFailing }) {
+            if publication.failing.withLock({ failing in defer { failing = false }; return failing }) {
                 logger.notice("the status is published again")
             }
         } catch {
-            let first = state.withLock { s in defer { s.publishFailing = true }; return !s.publishFailing }
+            let first = publication.failing.withLock { failing in defer { failing = true }; return !failing }
             if first { logger.warning("cannot publish the status ('quarantine status' shows the last one until this works): \(error)") }
             else { logger.debug("status still not published: \(error)") }
             noteDatabaseFaults()

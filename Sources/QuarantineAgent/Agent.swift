@@ -65,6 +65,9 @@ public final class QuarantineAgent: Service, Sendable {
         /// with exactly those bytes (the copy `quarantine show` makes) is not held nor judged.
         /// Nil: none.
         public var servedPreviews: ServedPreviews?
+        /// Who judges files, when given (a test's stand-in engine): made for the settings in
+        /// force instead of the worker process or the models that `agent.sandbox` chooses.
+        public var engine: (@Sendable (Settings) throws -> any AnalysisEngine)?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -92,14 +95,15 @@ public final class QuarantineAgent: Service, Sendable {
     let state: Locked<State>
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
-    /// Requests for ``publisher()`` and ``flusher()``: timers owned by ``run()``.
-    let publishRequests: AsyncStream<Void>
-    let publishContinuation: AsyncStream<Void>.Continuation
-    let flushRequests: AsyncStream<Void>
-    let flushContinuation: AsyncStream<Void>.Continuation
-    /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``.
-    let reloadRequests: AsyncStream<ReloadTrigger>
-    let reloadContinuation: AsyncStream<ReloadTrigger>.Continuation
+    /// The status publisher's own state (``StatusPublisher``).
+    let publication = StatusPublisher.State()
+    /// The intake's own state (``FolderIntake``): the batches for the backlog, the flusher's requests.
+    let intakeState = FolderIntake.State()
+    /// SIGHUP and edits of the configuration file, handled one at a time by ``handleReloads()``
+    /// (the ``Reloader``'s own state).
+    let reloads = Reloader.State()
+    /// The desktop notifications (the ``NotificationService``'s own state).
+    let notifications = NotificationService.State()
     /// Items hidden before their browser wrote its download history, waited for by
     /// ``followOrigins()`` beside the analysis lanes (never holding a lane's place).
     let originFollowUps: AsyncStream<OriginFollowUp>
@@ -126,16 +130,10 @@ public final class QuarantineAgent: Service, Sendable {
         /// The gate: while a fault of the audit database lasts, no new analysis starts
         /// (``noteDatabaseFaults()``, ``watchDatabase()``).
         var databaseFault: DatabaseFault?
-        /// The database works again: the flusher writes the files it kept at once.
-        var retryFlushNow = false
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
-        var notifier: DesktopNotifier?
         /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
         var analysisBus: AnalysisBus?
-        /// Notifications still offering buttons, by id: the item each is about.
-        var notifiedItems: [UInt32: Int64] = [:]
-        var notificationState = "log only: notifications are off"
         var stopping = false
         var inFlight: [String: AgentStatus.Work] = [:]
         var videosInFlight = 0
@@ -145,12 +143,6 @@ public final class QuarantineAgent: Service, Sendable {
         /// and the account's runtime folder while it is mounted (``Options/runtimeFolder``).
         var mediaRoots: [String] = []
         var mountWatcher: MountWatcher?
-        var pendingCandidates: [BacklogEntry] = []
-        /// Queued, to be held at once by the flusher (``holdAtOnce(_:settings:)``), off Swift's threads.
-        var toHoldAtOnce: [BacklogEntry] = []
-        /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
-        var intakeFailures = 0
-        var publishFailing = false
         var state = "starting"
     }
 
@@ -172,9 +164,6 @@ public final class QuarantineAgent: Service, Sendable {
         initial.configurationProblem = configurationProblem
         state = Locked(initial)
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (publishRequests, publishContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (flushRequests, flushContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        (reloadRequests, reloadContinuation) = AsyncStream<ReloadTrigger>.makeStream(bufferingPolicy: .unbounded)
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
@@ -291,25 +280,13 @@ public final class QuarantineAgent: Service, Sendable {
         publishNow()
         _ = systemd?.notify("READY=1\nSTATUS=Watching \(roots.count) folder(s) in \(settings.mode.rawValue) mode")
 
+        // The agent's parts, each a service of one group (``parts(of:watcher:hangups:)``). A graceful
+        // shutdown reaches it from the enclosing group: the dispatcher ends when stopping and
+        // nothing is in flight, then the rest, each in turn.
+        let parts = ServiceGroup(configuration: .init(services: Self.parts(of: self, watcher: watcher, hangups: hangups),
+                                                      logger: Logger(label: "quarantine.agent.parts", factory: { _ in SwiftLogNoOpLogHandler() })))
         await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.intake(watcher) }
-                group.addTask { await self.handleHangups(hangups) }
-                group.addTask { await self.handleReloads() }
-                group.addTask { await self.watchdog() }
-                group.addTask { await self.retryAnalyzer() }
-                group.addTask { await self.retryHeldFiles() }
-                group.addTask { await self.publisher() }
-                group.addTask { await self.flusher() }
-                group.addTask { await self.watchDatabase() }
-                group.addTask { await self.notificationActions() }
-                group.addTask { await self.followOrigins() }
-                group.addTask { await self.withdrawStaleNotifications() }
-                group.addTask { await self.releaseRequestsOfProtectedAccounts() }
-                // The dispatcher ends when stopping and nothing is in flight: then the rest goes.
-                await self.dispatch()
-                group.cancelAll()
-            }
+            try? await parts.run()
         } onGracefulShutdown: {
             self.beginStopping()
         }
@@ -320,7 +297,7 @@ public final class QuarantineAgent: Service, Sendable {
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
         await stopAnalysisBus()
-        state.withLock { $0.notifier }?.close()
+        notifications.notifier?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
 
@@ -334,7 +311,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
-        reloadContinuation.finish()
+        reloads.continuation.finish()
         // The dispatcher cancels the videos and waits for the pictures in flight.
         wakeContinuation.yield()
         publishSoon()
@@ -476,6 +453,7 @@ public final class QuarantineAgent: Service, Sendable {
         let options = self.options
         do {
             let engine: any AnalysisEngine = try await onOwnThread("analysis-start") { () throws -> any AnalysisEngine in
+                if let make = options.engine { return try make(settings) }
                 guard settings.agent.sandbox else {
                     return try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: settings.video)
                 }
@@ -608,21 +586,21 @@ public final class QuarantineAgent: Service, Sendable {
 
     func setUpNotifications(_ settings: Settings) {
         guard settings.agent.notifications else {
-            state.withLock { $0.notificationState = "log only: notifications are off (agent.notifications)" }
+            notifications.desk.withLock { $0.description = "log only: notifications are off (agent.notifications)" }
             return
         }
         if let notifier = DesktopNotifier.connect(environment: options.environment) {
-            state.withLock { $0.notifier = notifier; $0.notificationState = "desktop notifications (\(notifier.serverName))" }
+            notifications.desk.withLock { $0.notifier = notifier; $0.description = "desktop notifications (\(notifier.serverName))" }
             logger.info("desktop notifications through \(notifier.serverName)")
         } else {
-            state.withLock { $0.notificationState = "log only: no desktop session (no D-Bus session bus or notification server)" }
+            notifications.desk.withLock { $0.description = "log only: no desktop session (no D-Bus session bus or notification server)" }
             logger.info("no desktop notification server: quarantined items are only logged")
         }
     }
 
     /// What the person chose in a notification. A child task of ``run()``.
     func notificationActions() async {
-        guard let notifier = state.withLock({ $0.notifier }) else { return }
+        guard let notifier = notifications.notifier else { return }
         for await invoked in notifier.actionInvoked {
             guard let action = Notice.Action(key: invoked.key) else {
                 logger.info("notification \(invoked.id): '\(invoked.key)' is not an action of this program; ignored")
@@ -654,7 +632,7 @@ public final class QuarantineAgent: Service, Sendable {
             }
             // The decision is made: the notification has done its job.
             try? notifier.withdraw(invoked.id)
-            _ = state.withLock { $0.notifiedItems.removeValue(forKey: invoked.id) }
+            _ = notifications.desk.withLock { $0.notifiedItems.removeValue(forKey: invoked.id) }
         }
     }
 
@@ -664,12 +642,12 @@ public final class QuarantineAgent: Service, Sendable {
     func withdrawStaleNotifications() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(5))
-            let (notifier, shown) = state.withLock { ($0.notifier, $0.notifiedItems) }
+            let (notifier, shown) = notifications.desk.withLock { ($0.notifier, $0.notifiedItems) }
             guard let notifier, !shown.isEmpty else { continue }
             for (notification, itemId) in shown {
                 guard let item = try? vault.store.item(itemId), item.status != .quarantined else { continue }
                 try? notifier.withdraw(notification)
-                _ = state.withLock { $0.notifiedItems.removeValue(forKey: notification) }
+                _ = notifications.desk.withLock { $0.notifiedItems.removeValue(forKey: notification) }
                 logger.debug("notification \(notification) withdrawn: item \(itemId) is \(item.status.rawValue)")
             }
         }
@@ -679,7 +657,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// session): asks the guardian services of the protected accounts every 10 s for release
     /// requests and tells each new one in a notification. A child task of ``run()``.
     func releaseRequestsOfProtectedAccounts() async {
-        guard options.actor == "agent", state.withLock({ $0.notifier }) != nil, GuardianPaths.isGuardian(uid: getuid()) else { return }
+        guard options.actor == "agent", notifications.notifier != nil, GuardianPaths.isGuardian(uid: getuid()) else { return }
         var told = Set<String>()
         while !Task.isCancelled {
             let found = (try? await onOwnThread("guardian-requests") { () -> [(String, Int64, String)] in
@@ -713,7 +691,7 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGHUP still works and the log says so.
     func watchConfigurationFile() async {
         let path = options.configPath
-        let watcher = FileChangeWatcher(path: path) { [reloadContinuation] in reloadContinuation.yield(.fileEdited) }
+        let watcher = FileChangeWatcher(path: path) { [reloads] in reloads.continuation.yield(.fileEdited) }
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try await onOwnThread("config-watch-start") { try watcher.start() }
@@ -727,13 +705,13 @@ public final class QuarantineAgent: Service, Sendable {
     func handleHangups(_ signals: UnixSignalsSequence) async {
         for await _ in signals {
             if Task.isCancelled { return }
-            reloadContinuation.yield(.hangup)
+            reloads.continuation.yield(.hangup)
         }
     }
 
     /// Reloads one request at a time, whatever asked for it.
     func handleReloads() async {
-        for await trigger in reloadRequests {
+        for await trigger in reloads.requests {
             if Task.isCancelled || isStopping { return }
             await reload(trigger)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineBase
 
 /// A folder every account can write in (sticky, world-writable) that the guardian service
 /// watches for the protected account's own files: `/tmp`, `/var/tmp`, `/dev/shm`.
@@ -25,7 +26,7 @@ public struct SharedFolder: Sendable, Equatable {
 
     /// The side paths where the guardian unit binds the host's folders (its `BindPaths=`).
     public static let sidePaths: [(path: String, side: String?)] = [
-        ("/tmp", "/run/quarantine/host/tmp"), ("/var/tmp", "/run/quarantine/host/var-tmp"), ("/dev/shm", nil),
+        ("/tmp", Paths.socketFolder + "/host/tmp"), ("/var/tmp", Paths.socketFolder + "/host/var-tmp"), ("/dev/shm", nil),
     ]
 
     /// The shared folders as this process reaches them: through a side path that is a mount point
@@ -67,7 +68,7 @@ public struct SharedFolder: Sendable, Equatable {
 
     /// Where the guardian unit binds the host's `/run/user` (its `BindPaths=`): `ProtectHome=tmpfs`
     /// hides the host's own there.
-    public static let runtimeSidePath = "/run/quarantine/host/run-user"
+    public static let runtimeSidePath = Paths.socketFolder + "/host/run-user"
 
     /// The runtime folder of the account `uid` (`/run/user/<uid>`, its `XDG_RUNTIME_DIR`) as this
     /// process reaches it: below ``runtimeSidePath`` when that is a mount point in `mounts` (the

@@ -4,6 +4,7 @@ import Foundation
 import GuardianAPI
 import ServiceSupport
 import UnixSignals
+import QuarantineBase
 
 /// `quarantine worker-launcher`: starts the guardian services' analysis workers as each protected
 /// account's own worker user, so that no guardian service needs CAP_SETUID. Run by its system
@@ -22,7 +23,7 @@ struct WorkerLauncherCommand: AsyncParsableCommand {
     var runtime: String?
 
     @Option(help: ArgumentHelp("Where the protected accounts' configurations are.", valueName: "folder"))
-    var configurationFolder = "/etc/quarantine"
+    var configurationFolder = Paths.systemConfigurationFolder
 
     @Option(help: ArgumentHelp("The most workers running for one protected account.", valueName: "n"))
     var maxWorkersPerAccount = 6

@@ -1,6 +1,7 @@
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
+import QuarantineBase
 
 extension Review {
     /// What a button on a notification did.
@@ -70,10 +71,7 @@ extension Review {
 
     /// The folder previews are copied into for viewing, for the vault whose folder is `base`.
     public static func viewingFolder(base: String, environment: [String: String]) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
-            return runtime + "/quarantine-view"
-        }
-        return base + "/view"
+        Paths(environment: environment).runtimeDirectory.map { $0 + "/quarantine-view" } ?? base + "/view"
     }
 }
 

@@ -1,5 +1,6 @@
 import MediaDecoding
 import SensitivityAnalysis
+import QuarantineBase
 
 /// What a configuration file decides for analysis: the mode, each mode's policy, and tuning.
 ///
@@ -37,11 +38,11 @@ public struct Settings: Sendable, Equatable {
     public var holdsWhileChecking: Bool { mode == .child || agent.holdWhileChecking }
 
     /// The system-wide configuration file (the package's conffile), read under the user's.
-    public static let systemConfigurationPath = "/etc/quarantine/config.toml"
+    public static let systemConfigurationPath = Paths.systemConfiguration
 
     /// The user's configuration file.
     public static func userConfigurationPath(environment: [String: String] = ProcessEnvironment.current) -> String {
-        XDG.configHome(environment) + "/quarantine/config.toml"
+        Paths(environment: environment).userConfiguration
     }
 
     /// A problem in a configuration file: the file, the line (when one is at fault) and what is wrong.

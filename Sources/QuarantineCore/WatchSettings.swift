@@ -2,6 +2,7 @@ import DownloadOrigins
 import Foundation
 import QuarantineStore
 import SensitivityAnalysis
+import QuarantineBase
 
 /// The folders the agent watches, from the `[watch]` table.
 ///
@@ -56,8 +57,8 @@ public struct WatchSettings: Sendable, Equatable {
     /// `~` and `~/...` expanded, relative paths made absolute, trailing slashes and `.` removed.
     public static func expand(_ path: String, environment: [String: String] = ProcessEnvironment.current) -> String {
         var text = path
-        if text == "~" { text = XDG.home(environment) }
-        else if text.hasPrefix("~/") { text = XDG.home(environment) + text.dropFirst(1) }
+        if text == "~" { text = Paths(environment: environment).home }
+        else if text.hasPrefix("~/") { text = Paths(environment: environment).home + text.dropFirst(1) }
         if !text.hasPrefix("/") { text = FileManager.default.currentDirectoryPath + "/" + text }
         return URL(fileURLWithPath: text).standardizedFileURL.path
     }
@@ -69,9 +70,9 @@ public struct WatchSettings: Sendable, Equatable {
     /// `xdg-user-dir` does: no child process, so it works inside the unit's sandbox (where
     /// Foundation's `Process` hangs without an AF_INET socket pair) and never blocks a reload.
     public static func downloadFolder(environment: [String: String] = ProcessEnvironment.current) -> String {
-        let home = XDG.home(environment)
+        let home = Paths(environment: environment).home
         let fallback = home + "/Downloads"
-        let file = XDG.configHome(environment) + "/user-dirs.dirs"
+        let file = Paths(environment: environment).configHome + "/user-dirs.dirs"
         guard let data = FileManager.default.contents(atPath: file),
               let answer = userDirectory("DOWNLOAD", in: String(decoding: data, as: UTF8.self), home: home),
               URL(fileURLWithPath: answer).standardizedFileURL.path != URL(fileURLWithPath: home).standardizedFileURL.path
@@ -158,7 +159,7 @@ extension Settings {
     /// reads and `doctor` names): the usual profiles under `configHome` (default: the
     /// environment's `XDG_CONFIG_HOME`) and home, and `agent.browser_profiles`.
     public func browserHistory(environment: [String: String] = ProcessEnvironment.current, configHome: String? = nil) -> BrowserHistory {
-        BrowserHistory(home: XDG.home(environment), configHome: configHome ?? XDG.configHome(environment),
+        BrowserHistory(home: Paths(environment: environment).home, configHome: configHome ?? Paths(environment: environment).configHome,
                        extraProfiles: agent.browserProfiles.map { WatchSettings.expand($0, environment: environment) })
     }
 }

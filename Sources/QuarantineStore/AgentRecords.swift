@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import MediaDecoding
-import SensitivityAnalysis
+import QuarantineBase
 
 /// Which way a watched folder's files go: `incoming` (downloads: what arrives is checked) or
 /// `outgoing` (shared or synced folders: what is put there is checked before it leaves).
@@ -443,10 +443,7 @@ public final class AgentLock: Sendable {
     private let descriptor: Int32
 
     public static func path(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
-            return runtime + "/quarantine/agent.lock"
-        }
-        return Vault.baseDirectory(environment: environment) + "/agent.lock"
+        Paths(environment: environment).agentRuntime + "/agent.lock"
     }
 
     /// Where the agent writes its status while the audit database refuses it: beside the lock.

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SensitivityAnalysis
+import QuarantineBase
 
 /// The vault's records: every step of a move is one transaction here, so the vault itself holds
 /// no SQL.

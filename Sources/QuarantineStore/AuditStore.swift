@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Locking
-import SensitivityAnalysis
+import QuarantineBase
 
 /// The audit database shared by the CLI and the agent: vault items, every event, the allow and
 /// block lists, and the intent journal that makes moves recoverable.

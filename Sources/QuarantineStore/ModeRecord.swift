@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SensitivityAnalysis
+import QuarantineBase
 
 /// The mode the guardian last set with `quarantine mode`, kept in the audit database beside the
 /// PIN, so that an edit of the configuration file alone, or a file that cannot be read, never

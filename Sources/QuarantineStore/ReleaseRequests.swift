@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SensitivityAnalysis
+import QuarantineBase
 
 /// A release someone asked for without the guardian PIN (child mode): kept until a guardian
 /// releases or blocks the item, and shown to them in `quarantine list`. Asking weakens nothing,

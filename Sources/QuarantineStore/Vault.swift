@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import GRDB
 import MediaDecoding
-import SensitivityAnalysis
+import QuarantineBase
 import PathBytes
 
 /// Where flagged files are kept out of sight, never lost, and from where they come back exactly
@@ -100,9 +100,7 @@ public final class Vault: Sendable {
     /// `${XDG_DATA_HOME:-~/.local/share}/quarantine`: the vault, the database, the models; or
     /// `$QUARANTINE_STATE_DIR` itself (the guardian service: `/var/lib/quarantine/USER`).
     public static func baseDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let state = environment["QUARANTINE_STATE_DIR"], state.hasPrefix("/") { return state }
-        return (environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share") + "/quarantine"
+        Paths(environment: environment).state
     }
 
     func folder(_ name: String) -> String { root + "/" + name }

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import SensitivityAnalysis
+import QuarantineBase
 
 /// One file kept in the vault, with everything needed to put it back exactly as it was.
 public struct VaultItem: Codable, Sendable, FetchableRecord, MutablePersistableRecord, Identifiable {

@@ -1,11 +1,3 @@
-/// How strict the analyzer is, after Apple's SensitiveContentAnalysis policies.
-public enum AnalysisMode: String, Sendable, Codable, CaseIterable {
-    /// Simple interventions: brief, for adults who opted in.
-    case adult
-    /// Descriptive interventions: stricter thresholds, plain words, a guardian decides.
-    case child
-}
-
 /// What the agent does with media it cannot analyse.
 public enum ErrorAction: String, Sendable, Codable, CaseIterable {
     /// Leave the file where it is and tell the person (adult default).

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import QuarantineBase
 
 /// The systemd user unit that runs `quarantine agent`: rendering it from its
 /// template, installing it into the user's unit directory, removing it, and
@@ -35,14 +36,7 @@ public enum ServiceUnit {
     /// Where the user unit goes: `${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/quarantine.service`
     /// (a relative XDG_CONFIG_HOME is ignored, as the XDG spec says).
     public static func userUnitPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let configHome: String
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            configHome = xdg
-        } else {
-            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-            configHome = home + "/.config"
-        }
-        return configHome + "/systemd/user/" + unitName
+        Paths(environment: environment).configHome + "/systemd/user/" + unitName
     }
 
     // MARK: - install

