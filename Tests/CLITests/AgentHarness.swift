@@ -140,10 +140,29 @@ final class AgentHarness: @unchecked Sendable {
         return stamp.sorted()
     }
 
-    func run(_ arguments: [String]) async throws -> CLIRunner.Result { try await cli.run(arguments, environment: environment) }
+    /// Runs `quarantine ARGUMENTS` in the agent's environment. The verbs that only read the
+    /// person's vault (`status`, `list`, `show`, `history`, `count`: the polls of the agent's
+    /// state) run in the test process through the CLI's library (``InProcessCLI``), unless the
+    /// commands run as another user (``runUnprivileged()``); the rest run the built binary.
+    func run(_ arguments: [String]) async throws -> CLIRunner.Result {
+        if inProcess(arguments) { return await InProcessCLI.run(arguments, environment: cli.environment(environment)) }
+        return try await cli.run(arguments, environment: environment)
+    }
 
     /// ``run(_:)`` for a thread of its own that may block.
-    func runBlocking(_ arguments: [String]) throws -> CLIRunner.Result { try cli.runBlocking(arguments, environment: environment).0 }
+    func runBlocking(_ arguments: [String]) throws -> CLIRunner.Result {
+        if inProcess(arguments) { return InProcessCLI.runBlocking(arguments, environment: cli.environment(environment)) }
+        return try cli.runBlocking(arguments, environment: environment).0
+    }
+
+    /// ``run(_:)`` always on the built binary.
+    func runBinary(_ arguments: [String]) async throws -> CLIRunner.Result { try await cli.run(arguments, environment: environment) }
+
+    /// ``runBlocking(_:)`` always on the built binary.
+    func runBinaryBlocking(_ arguments: [String]) throws -> CLIRunner.Result { try cli.runBlocking(arguments, environment: environment).0 }
+
+    /// Whether `arguments` run in process: a read-only verb, as this test process's own user.
+    private func inProcess(_ arguments: [String]) -> Bool { cli.wrapper.isEmpty && InProcessCLI.handles(arguments) }
 
     /// Vault items, as `quarantine list --json` gives them.
     func items() async throws -> [[String: Any]] { try await run(["list", "--json"]).jsonLines() }
@@ -206,9 +225,32 @@ final class AgentHarness: @unchecked Sendable {
         return opened
     }
 
+    /// `quarantine testcard --size SIZE` writes the same bytes every time: each size is made
+    /// once per test process by the built binary, and copied after (a start of the binary costs
+    /// ~70 ms of CPU, and the agent tests write dozens of cards). The copy is 0600, as the
+    /// binary writes it.
     func writeCard(_ path: URL, size: String = "640x480") async throws {
         let scratch = cli.home.appendingPathComponent("scratch-\(UUID().uuidString).jpg")
-        _ = try await cli.run(["testcard", "--size", size, scratch.path])
+        if let bytes = Self.cards.bytes(size) {
+            guard FileManager.default.createFile(atPath: scratch.path, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: scratch.path])
+            }
+        } else {
+            let made = try await cli.run(["testcard", "--size", size, scratch.path])
+            #expect(made.status == 0, "testcard --size \(size): \(made.stderr)")
+            if made.status == 0 { Self.cards.keep(size, try Data(contentsOf: scratch)) }
+        }
         try FileManager.default.moveItem(at: scratch, to: path)
+    }
+
+    /// The test cards made so far in this process, by size (JPEG).
+    static let cards = CardCache()
+
+    /// Test cards by size, shared by every harness of the process.
+    final class CardCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var made: [String: Data] = [:]
+        func bytes(_ size: String) -> Data? { lock.withLock { made[size] } }
+        func keep(_ size: String, _ bytes: Data) { lock.withLock { made[size] = bytes } }
     }
 }

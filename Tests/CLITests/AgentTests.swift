@@ -34,6 +34,12 @@ struct AgentTests {
         #expect(agent.logText.contains("Hidden a photo that may be sensitive: quarantine show \(item["id"] as? Int ?? -1)"))
         let shown = try await agent.run(["show", "\(item["id"] as? Int ?? 0)"])
         #expect(shown.status == 0)
+        // The harness reads in process (InProcessCLI) what the built binary prints, to the byte.
+        for read in [["list", "--json"], ["list"], ["history", "--json"], ["count", "--json"], ["show", "\(item["id"] as? Int ?? 0)", "--json"]] {
+            let binary = try await agent.runBinary(read), library = try await agent.run(read)
+            #expect(binary.status == library.status && binary.stdout == library.stdout && binary.stderr == library.stderr,
+                    "quarantine \(read.joined(separator: " ")): binary \(binary) in process \(library)")
+        }
 
         // Releasing it puts it back; the agent notices it and leaves it alone (its bytes are on the
         // allow list). A copy of it (new inode, same bytes) is left alone the same way: two allowed.

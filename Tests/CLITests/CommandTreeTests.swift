@@ -5,11 +5,13 @@ import Testing
 /// its exit status in its help, every example names options the verb has, the verbs whose output
 /// is data have `--json` and it prints JSON, the documented exit statuses are the real ones, and
 /// the progress bar's escape sequences reach only a terminal, never with NO_COLOR set.
+/// The help screens are made in process (``InProcessCLI/help(_:)``: the same parse of the same
+/// command tree, 80 columns as without a terminal); the built binary's agree, checked on a few.
 @Suite("Command tree")
 struct CommandTreeTests {
     /// The subcommands `quarantine PATH --help` lists.
-    static func subcommands(_ cli: CLIRunner, _ path: [String]) async throws -> [String] {
-        let help = try await cli.run(path + ["--help"]).stdout
+    static func subcommands(_ path: [String]) -> [String] {
+        let help = InProcessCLI.help(path).stdout
         guard let range = help.range(of: "SUBCOMMANDS:\n") else { return [] }
         return help[range.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
             .prefix { !$0.isEmpty && !$0.hasPrefix("  See ") }
@@ -20,11 +22,11 @@ struct CommandTreeTests {
     }
 
     /// Every verb, depth first: ["agent"], ["watch"], ["watch", "list"], ...
-    static func verbs(_ cli: CLIRunner, under path: [String] = []) async throws -> [[String]] {
+    static func verbs(under path: [String] = []) -> [[String]] {
         var all: [[String]] = []
-        for name in try await subcommands(cli, path) {
+        for name in subcommands(path) {
             all.append(path + [name])
-            all += try await verbs(cli, under: path + [name])
+            all += verbs(under: path + [name])
         }
         return all
     }
@@ -36,12 +38,18 @@ struct CommandTreeTests {
     @Test("each verb's --help has an example naming its own options and says its exit status; the data verbs have --json")
     func helpOfEveryVerb() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let verbs = try await Self.verbs(cli)
+        let verbs = Self.verbs()
         #expect(verbs.count >= 25, "\(verbs)")
+        // The binary prints the same help screens as the library in this process.
+        for path in [[], ["watch"], ["watch", "add"], ["guardian", "set-pin"], ["scan"]] {
+            let binary = try await cli.run(path + ["--help"], environment: ["COLUMNS": "80"])
+            let library = InProcessCLI.help(path)
+            #expect(binary.status == library.status && binary.stdout == library.stdout, "quarantine \(path.joined(separator: " ")) --help differs in process:\n\(binary.stdout)\n---\n\(library.stdout)")
+        }
         var names = Set(verbs.map { $0.joined(separator: " ") })
         for verb in verbs {
             let name = verb.joined(separator: " ")
-            let help = try await cli.run(verb + ["--help"])
+            let help = InProcessCLI.help(verb)
             #expect(help.status == 0, "\(name) --help: \(help.status)")
             let text = help.stdout
             #expect(text.contains("Exit status:"), "\(name): no exit status in its help")
@@ -62,7 +70,7 @@ struct CommandTreeTests {
                     path.append(next); words.removeFirst()
                 }
                 #expect(path.first == verb.first, "\(name): the example '\(example)' runs another verb")
-                let ownHelp = path == verb ? text : try await cli.run(path + ["--help"]).stdout
+                let ownHelp = path == verb ? text : InProcessCLI.help(path).stdout
                 for option in words where option.hasPrefix("--") {
                     #expect(ownHelp.contains(option), "\(name): the example '\(example)' uses \(option), which \(path.joined(separator: " ")) does not have")
                 }
