@@ -32,6 +32,11 @@ extension QuarantineAgent {
     /// watched folders (scanned at once, so what the medium brought is checked too), media
     /// unmounted stop being watched. Runs on the mount watcher's thread.
     func mountsChanged(_ table: MountTable) {
+        rootsTurn.withLock { _ in applyMounts(table) }
+    }
+
+    /// ``mountsChanged(_:)``'s work, in the roots' turn (``rootsTurn``).
+    private func applyMounts(_ table: MountTable) {
         let points = accountMounts(table)
         let (old, settings, watcher) = state.withLock { s -> ([String], Settings, FolderWatcher?) in
             defer { s.mediaRoots = points }

@@ -93,6 +93,10 @@ public final class QuarantineAgent: Service, Sendable {
     let crashJournal: CrashJournal?
     let lock: AgentLock
     let state: Locked<State>
+    /// Taken while the watch roots are computed and given to the watcher (start, reload, a mount
+    /// change): each list is applied whole and in the order computed, so a mount or a reload
+    /// landing meanwhile is never overwritten by an older list, nor lost before the watcher exists.
+    let rootsTurn = Locked(())
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
     /// The status publisher's own state (``StatusPublisher``).
@@ -266,11 +270,16 @@ public final class QuarantineAgent: Service, Sendable {
         await startAnalysisBus(settings)
 
         startWatchingMounts()
-        let roots = currentRoots(settings)
-        let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
-        state.withLock { s in
-            s.watcher = watcher
-            for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting") }
+        // The roots are computed and the watcher stored in one turn: a mount noticed meanwhile
+        // (the mount watcher runs from now on) either is in these roots or finds the watcher.
+        let (roots, watcher) = rootsTurn.withLock { _ in
+            let roots = currentRoots(settings)
+            let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
+            state.withLock { s in
+                s.watcher = watcher
+                for root in roots { s.roots[root.path] = AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting") }
+            }
+            return (roots, watcher)
         }
         try await onOwnThread("watch-start") { try watcher.start() }
         await watchConfigurationFile()
@@ -746,16 +755,19 @@ public final class QuarantineAgent: Service, Sendable {
             || settings.agent.workerIdleSeconds != old.agent.workerIdleSeconds {
             await loadAnalyzer(settings)
         }
-        let roots = currentRoots(settings)
-        state.withLock { s in
-            let keep = s.roots
-            s.roots = [:]
-            for root in roots {
-                s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = FolderDirection(root.direction); return r }
-                    ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
+        let roots = rootsTurn.withLock { _ in
+            let roots = currentRoots(settings)
+            state.withLock { s in
+                let keep = s.roots
+                s.roots = [:]
+                for root in roots {
+                    s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = FolderDirection(root.direction); return r }
+                        ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
+                }
             }
+            watcher?.setRoots(roots)
+            return roots
         }
-        watcher?.setRoots(roots)
         if settings.mode != old.mode {
             // What adult mode let through is judged again under the child policy (seen records
             // of adult mode do not count in child mode): every folder is looked through again.

@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineBase
 
 /// Where a person's running review page (`quarantine review`) can be found: its address, with
 /// the secret of its start, in a 0600 file in a private folder of theirs. The page writes it;
@@ -16,13 +17,7 @@ public enum ReviewPageAddress {
 
     /// Where ``folder(environment:)`` is, made or not.
     static func base(environment: [String: String]) -> String {
-        let base: String
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), FileManager.default.fileExists(atPath: runtime) {
-            base = runtime + "/quarantine-review"
-        } else {
-            base = "/tmp/quarantine-review-\(geteuid())"
-        }
-        return base
+        Paths(environment: environment).runtimeDirectory.map { $0 + "/quarantine-review" } ?? "/tmp/quarantine-review-\(geteuid())"
     }
 
     /// The running page's pid and address (with its secret), if one runs.
