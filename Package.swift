@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "MediaDecodingTests", dependencies: ["MediaDecoding", "CFFmpeg", "TestSupport"]),
         .testTarget(name: "SensitivityAnalysisTests", dependencies: ["SensitivityAnalysis", "MediaDecoding", "Locking", "TestSupport"]),
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py", "guarded_bus.sh"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ServiceSupportTests", dependencies: ["ServiceSupport", "TestSupport", "SandboxProbe"]),
