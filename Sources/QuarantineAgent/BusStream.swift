@@ -1,3 +1,4 @@
+import Locking
 import ServiceSupport
 import SensitivityAnalysis
 
@@ -14,6 +15,8 @@ final class BusStream: Sendable {
     let analyzer: VideoStreamAnalyzer
     private let judge: WorkerFrameJudge
     private let forwarding: Task<Void, Never>
+    /// The pipe of raw frames being read for it (`AnalyzeRawFrames`), at most one.
+    private let pipe = Locked<RawFramePipe?>(nil)
 
     /// A stream judged by `judge` under `analysisPolicy` with the thresholds of `policy`;
     /// `emit` sends each change (it decides whether the object is still there).
@@ -36,6 +39,8 @@ final class BusStream: Sendable {
     /// `End`: takes no more frames, judges the one still waiting, sends the last changes, and
     /// returns once they are sent.
     func end() async {
+        // Frames still coming through a pipe are not waited for.
+        if let pipe = pipe.withLock({ $0 }) { await Task.detached { pipe.stop(wait: true) }.value }
         await analyzer.end()
         await forwarding.value
     }
@@ -43,9 +48,24 @@ final class BusStream: Sendable {
     /// The caller left (or the agent stops): the analysis under way is interrupted, the frame
     /// waiting discarded, nothing more is sent. Idempotent.
     func cancel() {
+        pipe.withLock { $0 }?.stop(wait: false)
         judge.cancel()
         analyzer.cancel()
         forwarding.cancel()
+    }
+
+    /// Reads `pipe` for this stream; false when one is read already.
+    func attach(_ new: RawFramePipe) -> Bool {
+        pipe.withLock { current in
+            guard current == nil else { return false }
+            current = new
+            return true
+        }
+    }
+
+    /// The pipe's reading ended.
+    func detach(_ ended: RawFramePipe) {
+        pipe.withLock { if $0 === ended { $0 = nil } }
     }
 
     /// The object's properties (interface `...Analysis1.Stream`).
