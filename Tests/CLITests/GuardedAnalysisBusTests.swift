@@ -13,7 +13,7 @@ struct GuardedAnalysisBusTests {
         let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/guarded_bus.sh").path
         let result = try await offPool {
             try Spawned.run("/usr/bin/flock", ["/tmp/attack.lock", "/bin/bash", script, CLIRunner.binary.path],
-                            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 300)
+                            environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 1200)
         }
         let output = String(decoding: result.stdout + result.stderr, as: UTF8.self)
         #expect(result.status == 0, "\(output)")

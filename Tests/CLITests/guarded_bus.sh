@@ -94,6 +94,6 @@ check "a forwarder still running when the session's bus ends exits with it" '[ -
 echo "limit: a program of the child's own that takes the free name answers $(line policy-replaced)"
 # Control: the same account out of the list is not protected: the forwarder refuses to run.
 if [ $had_list = 1 ]; then cp -p "$saved" "$list"; else rm -f "$list"; fi
-runuser -u "$child" -- env -i HOME="$home" PATH=/usr/bin:/bin DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent "$q" session-forwarder > /dev/null 2>&1
+words=$(runuser -u "$child" -- env -i HOME="$home" PATH=/usr/bin:/bin DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent "$q" session-forwarder 2>&1)
 status=$?
-check "an account not protected is refused by session-forwarder (exit 2)" '[ $status = 2 ]'
+check "an account not protected is refused by session-forwarder (exit 2)" '[ $status = 2 ] && [[ "$words" == *"no guardian service protects this account"* ]]'
