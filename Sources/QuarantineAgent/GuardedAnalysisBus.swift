@@ -21,7 +21,7 @@ public final class GuardedAnalysisBus: Sendable {
     /// The error the analysis methods answer on a protected account.
     public static let notOffered = AnalysisBus.errorPrefix + "NotOffered"
     /// How often the guardian service is asked for the mode.
-    static let refreshInterval: Duration = .seconds(10)
+    public static let refreshInterval: Duration = .seconds(10)
 
     private struct State {
         var service: SessionBusService?
@@ -35,20 +35,23 @@ public final class GuardedAnalysisBus: Sendable {
     private let logger: Logger
     /// Asks the guardian service for the mode in force (a seam: tests give their own).
     private let askMode: @Sendable (String) -> AnalysisMode?
+    private let refreshEvery: Duration
     private let wake = DispatchSemaphore(value: 0)
     private let refresherDone = DispatchSemaphore(value: 0)
 
-    private init(user: String, logger: Logger, askMode: @escaping @Sendable (String) -> AnalysisMode?) {
+    private init(user: String, logger: Logger, refreshEvery: Duration, askMode: @escaping @Sendable (String) -> AnalysisMode?) {
+        self.refreshEvery = refreshEvery
         self.user = user
         self.logger = logger
         self.askMode = askMode
     }
 
     /// Takes the name on the bus at `address` for `user` and serves until ``stop()``; asks the
-    /// guardian service for the mode first (a few seconds at most), then every ``refreshInterval``.
-    public static func start(address: String, user: String, logger: Logger,
+    /// guardian service for the mode first, then every `refreshEvery`. `askMode` asks the
+    /// guardian service (tests give their own).
+    public static func start(address: String, user: String, logger: Logger, refreshEvery: Duration = refreshInterval,
                              askMode: @escaping @Sendable (String) -> AnalysisMode? = GuardedAnalysisBus.guardianMode) throws -> GuardedAnalysisBus {
-        let bus = GuardedAnalysisBus(user: user, logger: logger, askMode: askMode)
+        let bus = GuardedAnalysisBus(user: user, logger: logger, refreshEvery: refreshEvery, askMode: askMode)
         bus.refresh()
         let service = try SessionBusService.start(address: address, name: AnalysisBus.busName, handler: { [weak bus] call in
             guard let bus else { return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
@@ -93,7 +96,7 @@ public final class GuardedAnalysisBus: Sendable {
 
     private func refreshLoop() {
         defer { refresherDone.signal() }
-        let seconds = Double(Self.refreshInterval.components.seconds)
+        let seconds = Double(refreshEvery.components.seconds) + Double(refreshEvery.components.attoseconds) / 1e18
         while !state.withLock({ $0.stopped }) {
             if wake.wait(timeout: .now() + seconds) == .success { continue }
             refresh()

@@ -13,6 +13,8 @@ object per result on stdout.
   analysis_bus_client.py flood FRAME COUNT [--leave]          COUNT frames at once: the drop count; or leave at once
   analysis_bus_client.py pace CLEAN CARD FPS SECONDS FROM UNTIL [WIDTH HEIGHT FORMAT]
                                                                a paced stream with the card FROM..UNTIL s: figures
+  analysis_bus_client.py pace-pipe RAWCLEAN RAWCARD FPS SECONDS FROM UNTIL WIDTH HEIGHT FORMAT
+                                                               the same through one pipe (AnalyzeRawFrames)
   analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
   analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
   analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
@@ -371,6 +373,48 @@ def pace(clean, card, fps, seconds, card_from, card_until, raw=None):
          "seconds": round(elapsed, 2), "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
 
 
+def pace_pipe(clean, card, fps, seconds, card_from, card_until, width, height, pixel_format):
+    """As pace() with raw frames, written at their pace into one pipe (AnalyzeRawFrames)."""
+    ended = []
+    bus.signal_subscribe(NAME, IFACE + ".Stream", "RawFramesEnded", None, None, Gio.DBusSignalFlags.NONE,
+                         lambda _c, _s, p, _i, _m, params: ended.append(list(params.unpack())))
+    path, changes, _ = begin_stream()
+    context = GLib.MainContext.default()
+    r, w = os.pipe()
+    call(path, IFACE + ".Stream", "AnalyzeRawFrames", GLib.Variant("(huus)", (0, width, height, pixel_format)), "()", [r])
+    os.close(r)
+    frames = {"clean": open(clean, "rb").read(), "card": open(card, "rb").read()}
+    arrivals = []
+    started = GLib.get_monotonic_time()
+    n = 0
+    while True:
+        t = n / fps
+        now = (GLib.get_monotonic_time() - started) / 1e6
+        if t > seconds:
+            break
+        if t > now:
+            GLib.usleep(int((t - now) * 1e6))
+        write_all(w, frames["card" if card_from <= t < card_until else "clean"])
+        n += 1
+        while context.iteration(False):
+            pass
+        while len(arrivals) < len(changes):
+            arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    late = round((GLib.get_monotonic_time() - started) / 1e6 - seconds, 3)
+    os.close(w)
+    wait_until(lambda: ended)
+    final = settle(path)
+    elapsed = (GLib.get_monotonic_time() - started) / 1e6
+    call(path, IFACE + ".Stream", "End", None, "()")
+    while context.iteration(False):
+        pass
+    while len(arrivals) < len(changes):
+        arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    out({"sent": n, "read": ended[0][0], "ended": ended[0][1], "writer_late_s": late, "seen": final["Seen"], "judged": final["Judged"],
+         "dropped": final["Dropped"], "failed": final["Failed"], "seconds": round(elapsed, 2),
+         "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
+
+
 def watch_policy(seconds):
     loop = GLib.MainLoop()
     seen = []
@@ -523,6 +567,8 @@ if __name__ == "__main__":
         flood(args[0], int(args[1]), leave="--leave" in args)
     elif command == "pace":
         pace(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), args[6:9] if len(args) > 6 else None)
+    elif command == "pace-pipe":
+        pace_pipe(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), int(args[6]), int(args[7]), args[8])
     elif command == "watch-policy":
         watch_policy(int(args[0]))
     elif command == "burst":

@@ -1,0 +1,68 @@
+import Foundation
+import Locking
+import Logging
+import QuarantineAgent
+import SensitivityAnalysis
+import Testing
+import TestSupport
+
+/// The policy a protected account's applications get from ``GuardedAnalysisBus`` on a private
+/// session bus, with the guardian service's answer given by the test.
+@Suite("GuardedAnalysisBus: the policy on a protected account's session bus")
+struct GuardedAnalysisBusPolicyTests {
+    @Test("it follows the guardian service (adult: simple, child: descriptive, no answer: descriptive), never disabled, each change with PropertiesChanged (gdbus monitor)")
+    func followsGuardianService() async throws {
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        let mode = Locked<AnalysisMode?>(.adult)
+        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"),
+                                                  refreshEvery: .milliseconds(100), askMode: { _ in mode.withLock { $0 } })
+        defer { served.stop() }
+        #expect(served.policy == .simpleInterventions)
+        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        func property() async throws -> String {
+            let result = try await offPool {
+                try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath,
+                                                   "--method", "org.freedesktop.DBus.Properties.Get", AnalysisBus.interface, "AnalysisPolicy"],
+                                environment: environment, timeout: 10)
+            }
+            return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try await property() == "(<'simple'>,)")
+        // gdbus monitor prints the service's signals while the guardian service stops answering,
+        // then says child mode.
+        async let monitored = offPool {
+            try Spawned.run("/usr/bin/gdbus", ["monitor", "--session", "--dest", AnalysisBus.busName], environment: environment, timeout: 5)
+        }
+        try await Task.sleep(for: .seconds(2))
+        mode.withLock { $0 = nil }
+        try await Task.sleep(for: .seconds(1))
+        #expect(served.policy == .descriptiveInterventions)
+        #expect(try await property() == "(<'descriptive'>,)")
+        mode.withLock { $0 = .adult }
+        try await Task.sleep(for: .milliseconds(500))
+        mode.withLock { $0 = .child }
+        let output = String(decoding: (try await monitored).stdout, as: UTF8.self)
+        let changes = output.split(separator: "\n").filter { $0.contains("org.freedesktop.DBus.Properties.PropertiesChanged") }
+        #expect(changes.count == 3, "descriptive, simple, descriptive: \(output)")
+        #expect(changes.first?.contains("{'AnalysisPolicy': <'descriptive'>}") == true, "\(output)")
+        #expect(!output.contains("disabled"))
+        #expect(try await property() == "(<'descriptive'>,)")
+    }
+
+    @Test("the analysis methods answer NotOffered; other objects are not there")
+    func analysisNotOffered() async throws {
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"), askMode: { _ in .child })
+        defer { served.stop() }
+        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let call = "gdbus call --session --dest \(AnalysisBus.busName) --object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).AnalyzeImage 3 3</etc/hostname"
+        let image = try await offPool { try Spawned.run("/bin/sh", ["-c", call], environment: environment, timeout: 10) }
+        #expect(String(decoding: image.stderr, as: UTF8.self).contains(GuardedAnalysisBus.notOffered), "\(String(decoding: image.stderr, as: UTF8.self))")
+        let other = try await offPool {
+            try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath + "/stream/1",
+                                               "--method", "org.freedesktop.DBus.Properties.GetAll", AnalysisBus.interface + ".Stream"],
+                            environment: environment, timeout: 10)
+        }
+        #expect(String(decoding: other.stderr, as: UTF8.self).contains("UnknownObject"), "\(String(decoding: other.stderr, as: UTF8.self))")
+    }
+}
