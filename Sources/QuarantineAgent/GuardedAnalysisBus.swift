@@ -37,7 +37,9 @@ public final class GuardedAnalysisBus: Sendable {
     private let askMode: @Sendable (String) -> AnalysisMode?
     private let refreshEvery: Duration
     private let wake = DispatchSemaphore(value: 0)
-    private let refresherDone = DispatchSemaphore(value: 0)
+    private let firstAnswer = DispatchSemaphore(value: 0)
+    /// How long ``start(address:user:logger:refreshEvery:askMode:)`` waits for the guardian service's first answer.
+    static let firstAnswerWait: DispatchTimeInterval = .seconds(2)
 
     private init(user: String, logger: Logger, refreshEvery: Duration, askMode: @escaping @Sendable (String) -> AnalysisMode?) {
         self.refreshEvery = refreshEvery
@@ -46,21 +48,29 @@ public final class GuardedAnalysisBus: Sendable {
         self.askMode = askMode
     }
 
-    /// Takes the name on the bus at `address` for `user` and serves until ``stop()``; asks the
-    /// guardian service for the mode first, then every `refreshEvery`. `askMode` asks the
-    /// guardian service (tests give their own).
+    /// Takes the name on the bus at `address` for `user` and serves until ``stop()``. The
+    /// guardian service is asked on a thread of its own, at once (its answer is awaited for at
+    /// most ``firstAnswerWait`` before the name is taken: until it comes, `descriptive`), then
+    /// every `refreshEvery`: a service slow to answer never holds up the bus. `askMode` asks
+    /// the guardian service (tests give their own).
     public static func start(address: String, user: String, logger: Logger, refreshEvery: Duration = refreshInterval,
                              askMode: @escaping @Sendable (String) -> AnalysisMode? = GuardedAnalysisBus.guardianMode) throws -> GuardedAnalysisBus {
         let bus = GuardedAnalysisBus(user: user, logger: logger, refreshEvery: refreshEvery, askMode: askMode)
-        bus.refresh()
-        let service = try SessionBusService.start(address: address, name: AnalysisBus.busName, handler: { [weak bus] call in
-            guard let bus else { return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
-            bus.handle(call)
-        }, callerGone: { _ in })
-        bus.state.withLock { $0.service = service }
         let thread = Thread { [bus] in bus.refreshLoop() }
         thread.name = "guardian-mode"
         thread.start()
+        _ = bus.firstAnswer.wait(timeout: .now() + firstAnswerWait)
+        do {
+            let service = try SessionBusService.start(address: address, name: AnalysisBus.busName, handler: { [weak bus] call in
+                guard let bus else { return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
+                bus.handle(call)
+            }, callerGone: { _ in })
+            bus.state.withLock { $0.service = service }
+        } catch {
+            bus.state.withLock { $0.stopped = true }
+            bus.wake.signal()
+            throw error
+        }
         return bus
     }
 
@@ -70,7 +80,8 @@ public final class GuardedAnalysisBus: Sendable {
     /// False once the bus connection is gone (the session ended) or ``stop()`` was called.
     public var isServing: Bool { state.withLock { !$0.stopped && $0.service?.isServing == true } }
 
-    /// Leaves the bus. Idempotent.
+    /// Leaves the bus. Idempotent. The thread asking the guardian service ends on its own
+    /// (at once, or when a question under way is answered or times out).
     public func stop() {
         let service = state.withLock { s -> SessionBusService? in
             defer { s.stopped = true; s.service = nil }
@@ -78,7 +89,6 @@ public final class GuardedAnalysisBus: Sendable {
         }
         guard let service else { return }
         wake.signal()
-        refresherDone.wait()
         service.stop()
     }
 
@@ -95,10 +105,12 @@ public final class GuardedAnalysisBus: Sendable {
     }
 
     private func refreshLoop() {
-        defer { refresherDone.signal() }
+        refresh()
+        firstAnswer.signal()
         let seconds = Double(refreshEvery.components.seconds) + Double(refreshEvery.components.attoseconds) / 1e18
         while !state.withLock({ $0.stopped }) {
             if wake.wait(timeout: .now() + seconds) == .success { continue }
+            if state.withLock({ $0.stopped }) { break }
             refresh()
         }
     }

@@ -17,6 +17,8 @@ struct GuardedAnalysisBusPolicyTests {
         let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"),
                                                   refreshEvery: .milliseconds(100), askMode: { _ in mode.withLock { $0 } })
         defer { served.stop() }
+        // Descriptive until the guardian service's first answer, asked on the refresher's thread.
+        for _ in 0..<100 where served.policy != .simpleInterventions { try await Task.sleep(for: .milliseconds(20)) }
         #expect(served.policy == .simpleInterventions)
         let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
         func property() async throws -> String {
