@@ -227,6 +227,11 @@ struct AnalysisBusTests {
         let refused = answer["refused"] as? [String: String] ?? [:]
         #expect(refused["second_pipe"] == "org.freedesktop.DBus.Error.LimitsExceeded", "\(refused)")
         #expect(refused["memfd"] == "org.freedesktop.DBus.Error.InvalidArgs", "\(refused)")
+        #expect(refused["write_end"] == "org.freedesktop.DBus.Error.InvalidArgs", "\(refused)")
+        #expect(refused["huge"] == "org.freedesktop.DBus.Error.LimitsExceeded", "\(refused)")
+        // End does not wait for a writer that keeps its pipe open: the reading stops.
+        #expect((answer["end_with_open_pipe_s"] as? Double ?? 99) < 2, "\(answer)")
+        #expect((answer["open_pipe_ended"] as? [Any])?.last as? String == "stopped", "\(answer)")
         // The pipe's thread is gone with it.
         let pid = try #require(agent.process?.processIdentifier)
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []

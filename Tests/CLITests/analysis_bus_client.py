@@ -307,7 +307,25 @@ def rawpipe(raw_clean, raw_card, width, height, pixel_format):
     wait_until(lambda: ended)
     final = counts(path)
     call(path, IFACE + ".Stream", "End", None, "()")
+    # Another stream: End while the writer keeps its pipe open and silent; a write end, a frame too large.
+    other, _, _ = begin_stream()
+    r, w = os.pipe()
+    for name, fd, dims in (("write_end", w, (width, height)), ("huge", r, (100000, 100000))):
+        try:
+            call(other, IFACE + ".Stream", "AnalyzeRawFrames", GLib.Variant("(huus)", (0, dims[0], dims[1], pixel_format)), "()", [fd])
+            refused[name] = "taken"
+        except GLib.Error as e:
+            refused[name] = Gio.DBusError.get_remote_error(e)
+    call(other, IFACE + ".Stream", "AnalyzeRawFrames", args, "()", [r])
+    write_all(w, clean[: len(clean) // 3])
+    started = GLib.get_monotonic_time()
+    call(other, IFACE + ".Stream", "End", None, "()")
+    end_seconds = (GLib.get_monotonic_time() - started) / 1e6
+    wait_until(lambda: len(ended) > 1, 10)
+    os.close(r)
+    os.close(w)
     out({"before_card": [c["change"] for c in before], "changes": [c["change"] for c in changes], "sent": sent,
+         "end_with_open_pipe_s": end_seconds, "open_pipe_ended": ended[1]["args"] if len(ended) > 1 else None,
          "ended": ended[0]["args"], "ended_path_ok": ended[0]["path"] == path, "refused": refused,
          "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"]})
 
