@@ -546,7 +546,7 @@ public final class AnalysisBus: Sendable {
         }
         guard stream.attach(pipe) else {
             pipe.stop(wait: false)
-            return call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time): close its writing end first")
+            return call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time: close its writing end first), or it is ending")
         }
         let path = stream.path, caller = call.sender
         pipe.start(deliver: { [weak stream] frame in
