@@ -17,11 +17,14 @@ public enum ProtectedAccount {
         return isProtected(uid: uid, user: name) ? name : nil
     }
 
-    /// Whether `uid` (named `user`) is protected. A list that exists but cannot be read, or
-    /// reads wrong, counts as protecting it (fail closed), as pam_quarantine does.
+    /// Whether `uid` (named `user`) is protected. When the list exists but cannot be read, or
+    /// reads wrong, an account with a guardian configuration (`/etc/quarantine/USER.toml`)
+    /// counts as protected (fail closed, as pam_quarantine does), any other as not.
     public static func isProtected(uid: uid_t, user: String, filter: SessionMountFilter = SessionMountFilter()) -> Bool {
         var info = stat()
         if lstat(GuardianPaths(user: user).socket, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK { return true }
-        do { return try filter.protectedUIDs().contains(uid) } catch { return true }
+        do { return try filter.protectedUIDs().contains(uid) } catch {
+            return lstat(GuardianPaths(user: user).configuration, &info) == 0
+        }
     }
 }

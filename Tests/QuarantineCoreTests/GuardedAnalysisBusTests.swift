@@ -3,6 +3,7 @@ import Locking
 import Logging
 import QuarantineAgent
 import SensitivityAnalysis
+import ServiceSupport
 import Testing
 import TestSupport
 
@@ -66,5 +67,26 @@ struct GuardedAnalysisBusPolicyTests {
                             environment: environment, timeout: 10)
         }
         #expect(String(decoding: other.stderr, as: UTF8.self).contains("UnknownObject"), "\(String(decoding: other.stderr, as: UTF8.self))")
+    }
+}
+
+/// Whether an account counts as protected, from root's list (a list of the test's own here).
+@Suite("ProtectedAccount: who the session forwarder serves")
+struct ProtectedAccountTests {
+    @Test("listed: protected; not listed: not; a malformed list protects only accounts with a guardian configuration")
+    func fromTheList() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("protected-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = folder.appendingPathComponent("protected-uids").path
+        let filter = SessionMountFilter(pamFolder: folder.path, listFile: list, moduleFolder: nil)
+        let name = "qnobody\(UInt32.random(in: 10000...99999))"
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter), "no list")
+        try "# a comment\n4000123\t# \(name)\n".write(toFile: list, atomically: true, encoding: .utf8)
+        #expect(ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter))
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_124, user: name, filter: filter))
+        try "4000123\nnot a uid\n".write(toFile: list, atomically: true, encoding: .utf8)
+        // No /etc/quarantine/NAME.toml for this name: an adult's agent keeps working.
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter))
     }
 }
