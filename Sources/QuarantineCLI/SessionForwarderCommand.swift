@@ -4,6 +4,7 @@ import Locking
 import Logging
 import QuarantineAgent
 import SensitivityAnalysis
+import ServiceSupport
 import UnixSignals
 
 /// `quarantine session-forwarder`: the analysis service on the session bus of an account a
@@ -56,6 +57,10 @@ struct SessionForwarderCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         logger.notice("\(user) is protected by a guardian service: applications can ask for \(AnalysisBus.busName) on the session bus (policy \(bus.policy.rawValue); analysis stays with the guardian service)")
+        // The user unit (Type=notify, WatchdogSec=) runs 'quarantine agent', which is this here.
+        let systemd = SystemdNotifier(environment: environment)
+        _ = systemd?.notify("READY=1\nSTATUS=Answering \(user)'s applications for the guardian service")
+        var lastPing = ContinuousClock.now
         // Ends at a signal, or when the bus is gone (checked each second).
         let signalled = Locked(false)
         let listener = Task {
@@ -63,7 +68,12 @@ struct SessionForwarderCommand: AsyncParsableCommand {
         }
         while bus.isServing && !signalled.withLock({ $0 }) {
             try? await Task.sleep(for: .milliseconds(250))
+            if let systemd, let interval = systemd.watchdogPingInterval, ContinuousClock.now - lastPing >= interval {
+                _ = systemd.notify("WATCHDOG=1")
+                lastPing = .now
+            }
         }
+        _ = systemd?.notify("STOPPING=1")
         listener.cancel()
         await Task.detached { bus.stop() }.value
         logger.notice("stopped serving applications on the session bus")

@@ -76,6 +76,25 @@ PY
 gdbus wait --session --timeout 30 $name
 echo "policy-replaced: $(policy)"
 kill $pid; wait $pid 2> /dev/null
+# Under the user unit (Type=notify, WatchdogSec=): READY=1, then WATCHDOG=1 each half period.
+python3 - ~/notify.sock > ~/notify.log <<'PY' & npid=$!
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(1)
+end = time.time() + 5
+while time.time() < end:
+    try:
+        print(s.recv(4096).decode().replace("\n", " "), flush=True)
+    except socket.timeout:
+        pass
+PY
+sleep 0.5
+NOTIFY_SOCKET=$HOME/notify.sock WATCHDOG_USEC=1000000 "$q" agent 2>> ~/agent.log & pid=$!
+sleep 3.5
+kill $pid; wait $pid
+wait $npid
+echo "notify: $(grep -c WATCHDOG=1 ~/notify.log) $(grep -c READY=1 ~/notify.log)"
 # A forwarder left running when the session ends goes with its bus.
 "$q" session-forwarder 2>> ~/agent.log &
 gdbus wait --session --timeout 30 $name
@@ -95,6 +114,8 @@ done
 check "the property cannot be set" '[[ "$(line set)" == *PropertyReadOnly* ]] && [ "$(line policy-after-set)" = "(<'"'descriptive'"'>,)" ]'
 check "stopped by the child, it exits cleanly" '[ "$(line agent-exit)" = 0 ] && [ "$(line forwarder-exit)" = 0 ]'
 check "a forwarder the child starts with another configuration folder says descriptive too" '[ "$(line policy-own)" = "(<'"'descriptive'"'>,)" ]'
+notified=$(line notify)
+check "under the user unit it says READY=1 and pings the watchdog (WatchdogSec=1 s: $notified)" '[ "${notified#* }" = 1 ] && [ "${notified% *}" -ge 3 ]'
 left=$(line left-running)
 sleep 2
 check "a forwarder still running when the session's bus ends exits with it" '[ -n "$left" ] && ! kill -0 "$left" 2>/dev/null'
