@@ -74,6 +74,9 @@ public final class GuardedAnalysisBus: Sendable {
         return bus
     }
 
+    /// Asks the guardian service again now (SIGHUP), not at the next ``refreshInterval``.
+    public func refreshNow() { wake.signal() }
+
     /// The policy applications are told now.
     public var policy: AnalysisPolicy { state.withLock { $0.policy } }
 
@@ -109,7 +112,7 @@ public final class GuardedAnalysisBus: Sendable {
         firstAnswer.signal()
         let seconds = Double(refreshEvery.components.seconds) + Double(refreshEvery.components.attoseconds) / 1e18
         while !state.withLock({ $0.stopped }) {
-            if wake.wait(timeout: .now() + seconds) == .success { continue }
+            _ = wake.wait(timeout: .now() + seconds)
             if state.withLock({ $0.stopped }) { break }
             refresh()
         }

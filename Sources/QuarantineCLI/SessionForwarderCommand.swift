@@ -48,7 +48,8 @@ struct SessionForwarderCommand: AsyncParsableCommand {
             logger.critical("no session bus (DBUS_SESSION_BUS_ADDRESS): nothing to serve; the guardian service protects \(user)'s files")
             throw ExitCode(1)
         }
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        // SIGHUP (the unit's ExecReload, as for the agent): ask the guardian service again.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
         let bus: GuardedAnalysisBus
         do {
             bus = try await Task.detached { try GuardedAnalysisBus.start(address: address, user: user, logger: logger) }.value
@@ -64,7 +65,15 @@ struct SessionForwarderCommand: AsyncParsableCommand {
         // Ends at a signal, or when the bus is gone (checked each second).
         let signalled = Locked(false)
         let listener = Task {
-            for await _ in signals { signalled.withLock { $0 = true }; return }
+            for await signal in signals {
+                if signal == .sighup {
+                    logger.info("SIGHUP: asking the guardian service for the mode again")
+                    bus.refreshNow()
+                    continue
+                }
+                signalled.withLock { $0 = true }
+                return
+            }
         }
         while bus.isServing && !signalled.withLock({ $0 }) {
             try? await Task.sleep(for: .milliseconds(250))

@@ -18,7 +18,7 @@ struct GuardedAnalysisBusTests {
         let output = String(decoding: result.stdout + result.stderr, as: UTF8.self)
         #expect(result.status == 0, "\(output)")
         #expect(!output.contains("FAIL:"), "\(output)")
-        #expect(output.components(separatedBy: "\nok: ").count - 1 == 11, "\(output)")
+        #expect(output.components(separatedBy: "\nok: ").count - 1 == 12, "\(output)")
         print(output)
     }
 }

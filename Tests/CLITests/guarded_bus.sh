@@ -92,6 +92,10 @@ PY
 sleep 0.5
 NOTIFY_SOCKET=$HOME/notify.sock WATCHDOG_USEC=1000000 "$q" agent 2>> ~/agent.log & pid=$!
 sleep 3.5
+# The unit's reload (ExecReload=kill -HUP): it asks the guardian service again and goes on.
+kill -HUP $pid
+sleep 0.5
+echo "after-hup: $(policy) $(kill -0 $pid 2> /dev/null && echo alive)"
 kill $pid; wait $pid
 wait $npid
 echo "notify: $(grep -c WATCHDOG=1 ~/notify.log) $(grep -c READY=1 ~/notify.log)"
@@ -116,6 +120,7 @@ check "stopped by the child, it exits cleanly" '[ "$(line agent-exit)" = 0 ] && 
 check "a forwarder the child starts with another configuration folder says descriptive too" '[ "$(line policy-own)" = "(<'"'descriptive'"'>,)" ]'
 notified=$(line notify)
 check "under the user unit it says READY=1 and pings the watchdog (WatchdogSec=1 s: $notified)" '[ "${notified#* }" = 1 ] && [ "${notified% *}" -ge 3 ]'
+check "a reload (SIGHUP) does not stop it" '[ "$(line after-hup)" = "(<'"'descriptive'"'>,) alive" ]'
 left=$(line left-running)
 sleep 2
 check "a forwarder still running when the session's bus ends exits with it" '[ -n "$left" ] && ! kill -0 "$left" 2>/dev/null'
