@@ -28,9 +28,15 @@ enum AnalysisBusInterface {
 
     static let videoJob = """
   <interface name="io.github.quarantine.Analysis1.VideoJob">
-    <property name="State" type="s" access="read"/>
-    <property name="Progress" type="(da(dd)d)" access="read"/>
-    <property name="Result" type="(bda(dd)as)" access="read"/>
+    <property name="State" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
+    <property name="Progress" type="(da(dd)d)" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
+    <property name="Result" type="(bda(dd)as)" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
     <method name="Cancel"/>
     <signal name="Progress">
       <arg name="fraction" type="d"/>
@@ -52,21 +58,47 @@ enum AnalysisBusInterface {
 
     static let stream = """
   <interface name="io.github.quarantine.Analysis1.Stream">
-    <property name="Participant" type="s" access="read"/>
-    <property name="Direction" type="s" access="read"/>
-    <property name="AnalysisPolicy" type="s" access="read"/>
-    <property name="ShouldIndicateSensitivity" type="b" access="read"/>
-    <property name="ShouldInterruptVideo" type="b" access="read"/>
-    <property name="ShouldMuteAudio" type="b" access="read"/>
-    <property name="FramesSeen" type="t" access="read"/>
-    <property name="FramesJudged" type="t" access="read"/>
-    <property name="FramesDropped" type="t" access="read"/>
-    <property name="FramesFailed" type="t" access="read"/>
+    <property name="Participant" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
+    </property>
+    <property name="Direction" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
+    </property>
+    <property name="AnalysisPolicy" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
+    </property>
+    <property name="ShouldIndicateSensitivity" type="b" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
+    <property name="ShouldInterruptVideo" type="b" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
+    <property name="ShouldMuteAudio" type="b" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
+    </property>
+    <property name="FramesSeen" type="t" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <property name="FramesJudged" type="t" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <property name="FramesDropped" type="t" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
+    <property name="FramesFailed" type="t" access="read">
+      <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
+    </property>
     <method name="AnalyzeFrame">
       <arg name="frame" type="h" direction="in"/>
     </method>
     <method name="AnalyzeRawFrame">
       <arg name="frame" type="h" direction="in"/>
+      <arg name="width" type="u" direction="in"/>
+      <arg name="height" type="u" direction="in"/>
+      <arg name="pixel_format" type="s" direction="in"/>
+    </method>
+    <method name="AnalyzeRawFrames">
+      <arg name="frames" type="h" direction="in"/>
       <arg name="width" type="u" direction="in"/>
       <arg name="height" type="u" direction="in"/>
       <arg name="pixel_format" type="s" direction="in"/>
@@ -77,6 +109,10 @@ enum AnalysisBusInterface {
       <arg name="should_indicate_sensitivity" type="b"/>
       <arg name="should_interrupt_video" type="b"/>
       <arg name="should_mute_audio" type="b"/>
+    </signal>
+    <signal name="RawFramesEnded">
+      <arg name="frames" type="t"/>
+      <arg name="reason" type="s"/>
     </signal>
   </interface>
 """

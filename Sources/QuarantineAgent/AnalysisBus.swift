@@ -123,6 +123,7 @@ public final class AnalysisBus: Sendable {
         videoJobInterface + ".Cancel": ("", .videoJob),
         streamInterface + ".AnalyzeFrame": ("h", .stream),
         streamInterface + ".AnalyzeRawFrame": ("huus", .stream),
+        streamInterface + ".AnalyzeRawFrames": ("huus", .stream),
         streamInterface + ".ContinueStream": ("", .stream),
         streamInterface + ".End": ("", .stream),
     ]
@@ -156,6 +157,7 @@ public final class AnalysisBus: Sendable {
             call.reply([])
         case "AnalyzeFrame": analyzeFrame(call)
         case "AnalyzeRawFrame": analyzeRawFrame(call)
+        case "AnalyzeRawFrames": analyzeRawFrames(call)
         case "ContinueStream":
             state.withLock { $0.streams[call.path] }?.analyzer.continueStream()
             call.reply([])
@@ -365,9 +367,11 @@ public final class AnalysisBus: Sendable {
         }
         let id = state.withLock { s -> UInt64 in s.nextID += 1; return s.nextID }
         let path = "\(Self.objectPath)/video/\(id)"
-        let job = BusVideoJob(path: path, owner: caller) { [weak self] member, values in
+        let job = BusVideoJob(path: path, owner: caller, emit: { [weak self] member, values in
             self?.state.withLock { $0.service }?.signal(path: path, interface: Self.videoJobInterface, member: member, values, destination: caller)
-        }
+        }, changed: { [weak self] properties in
+            self?.state.withLock { $0.service }?.propertiesChanged(path: path, interface: Self.videoJobInterface, properties, destination: caller)
+        })
         state.withLock { $0.videoJobs[path] = job }
         // Judged to the end: every flagged stretch is in the result.
         let videoSettings = state.withLock { s -> Settings in
@@ -449,6 +453,12 @@ public final class AnalysisBus: Sendable {
                                policy: settings.policy, analysisPolicy: AnalysisPolicy(settings)) { [weak self] change in
             // Only while the object is there: nothing after the caller left.
             guard let service = self?.state.withLock({ $0.streams[path] != nil ? $0.service : nil }) else { return }
+            // The properties first: a client that reads them at the signal sees them changed.
+            service.propertiesChanged(path: path, interface: Self.streamInterface, [
+                ("ShouldIndicateSensitivity", .boolean(change.shouldIndicateSensitivity)),
+                ("ShouldInterruptVideo", .boolean(change.shouldInterruptVideo)),
+                ("ShouldMuteAudio", .boolean(change.shouldMuteAudio)),
+            ], destination: caller)
             service.signal(path: path, interface: Self.streamInterface, member: "AnalysisChanged",
                            [.boolean(change.shouldIndicateSensitivity), .boolean(change.shouldInterruptVideo), .boolean(change.shouldMuteAudio)],
                            destination: caller)
@@ -524,8 +534,48 @@ public final class AnalysisBus: Sendable {
         }
     }
 
+    /// `AnalyzeRawFrames(h pipe, u width, u height, s pixel_format)`: a pipe of raw frames of one
+    /// size, read on a thread of its own until the writer closes it (``RawFramePipe``); answered
+    /// at once; `RawFramesEnded(t frames, s reason)` when the reading ends.
+    private func analyzeRawFrames(_ call: SessionBusService.Call) {
+        let (passed, width, height, formatName) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
+        guard let fd = readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
+        let pipe: RawFramePipe
+        do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: formatName ?? "") } catch {
+            return call.fail(error.name, error.message)
+        }
+        guard stream.attach(pipe) else {
+            pipe.stop(wait: false)
+            return call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time: close its writing end first), or it is ending")
+        }
+        let path = stream.path, caller = call.sender
+        pipe.start(deliver: { [weak stream] frame in
+            stream?.analyzer.analyze(VideoStreamFrame(.raw(frame)))
+        }, ended: { [weak self, weak stream] frames, reason in
+            stream?.detach(pipe)
+            self?.logger.debug("\(path): a pipe of raw frames ended (\(reason)) after \(frames) frame(s)")
+            // Only while the object is there: nothing after the caller left.
+            guard let service = self?.state.withLock({ $0.streams[path] != nil ? $0.service : nil }) else { return }
+            service.signal(path: path, interface: Self.streamInterface, member: "RawFramesEnded", [.uint64(frames), .string(reason)], destination: caller)
+        })
+        call.reply([])
+    }
+
     /// The raw frame at the start of `fd`'s file, its size and layout checked before anything is read.
     static func rawFrame(_ fd: Int32, width: Int, height: Int, format formatName: String) throws(Failure) -> RawVideoFrame {
+        let (format, count) = try rawFrameLayout(width: width, height: height, format: formatName)
+        do {
+            return try RawVideoFrame(format: format, width: width, height: height, bytes: readFrame(fd, bytes: count))
+        } catch let failure as Failure {
+            throw failure
+        } catch {
+            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "\(error)")
+        }
+    }
+
+    /// A raw frame's layout and byte count, checked (a known format, pixels within the limits,
+    /// at most ``maxFrameBytes``) before anything is read.
+    static func rawFrameLayout(width: Int, height: Int, format formatName: String) throws(Failure) -> (RawVideoFrame.PixelFormat, Int) {
         guard let format = RawVideoFrame.PixelFormat(rawValue: formatName) else {
             throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs",
                           message: "unknown pixel format \"\(formatName)\": one of \(RawVideoFrame.PixelFormat.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -539,13 +589,10 @@ public final class AnalysisBus: Sendable {
             throw Failure(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: "the frame \(error.message)")
         }
         let count = format.byteCount(width: width, height: height)
-        do {
-            return try RawVideoFrame(format: format, width: width, height: height, bytes: readFrame(fd, bytes: count))
-        } catch let failure as Failure {
-            throw failure
-        } catch {
-            throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "\(error)")
+        guard count <= maxFrameBytes else {
+            throw Failure(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: "a frame of \(count) bytes is over the limit of \(maxFrameBytes >> 20) MiB")
         }
+        return (format, count)
     }
 
     /// Reads a frame from the start of `fd`'s file: all of it (`bytes` nil) or its first `bytes`.

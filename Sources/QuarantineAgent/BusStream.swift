@@ -1,3 +1,4 @@
+import Locking
 import ServiceSupport
 import SensitivityAnalysis
 
@@ -14,6 +15,9 @@ final class BusStream: Sendable {
     let analyzer: VideoStreamAnalyzer
     private let judge: WorkerFrameJudge
     private let forwarding: Task<Void, Never>
+    /// The pipe of raw frames being read for it (`AnalyzeRawFrames`), at most one; and whether
+    /// the stream is ending (no pipe is taken any more).
+    private let pipe = Locked<(current: RawFramePipe?, closed: Bool)>((nil, false))
 
     /// A stream judged by `judge` under `analysisPolicy` with the thresholds of `policy`;
     /// `emit` sends each change (it decides whether the object is still there).
@@ -36,6 +40,8 @@ final class BusStream: Sendable {
     /// `End`: takes no more frames, judges the one still waiting, sends the last changes, and
     /// returns once they are sent.
     func end() async {
+        // Frames still coming through a pipe are not waited for.
+        if let pipe = pipe.withLock({ p -> RawFramePipe? in p.closed = true; return p.current }) { await Task.detached { pipe.stop(wait: true) }.value }
         await analyzer.end()
         await forwarding.value
     }
@@ -43,9 +49,24 @@ final class BusStream: Sendable {
     /// The caller left (or the agent stops): the analysis under way is interrupted, the frame
     /// waiting discarded, nothing more is sent. Idempotent.
     func cancel() {
+        pipe.withLock { p -> RawFramePipe? in p.closed = true; return p.current }?.stop(wait: false)
         judge.cancel()
         analyzer.cancel()
         forwarding.cancel()
+    }
+
+    /// Reads `pipe` for this stream; false when one is read already or the stream is ending.
+    func attach(_ new: RawFramePipe) -> Bool {
+        pipe.withLock { p in
+            guard p.current == nil, !p.closed else { return false }
+            p.current = new
+            return true
+        }
+    }
+
+    /// The pipe's reading ended.
+    func detach(_ ended: RawFramePipe) {
+        pipe.withLock { if $0.current === ended { $0.current = nil } }
     }
 
     /// The object's properties (interface `...Analysis1.Stream`).

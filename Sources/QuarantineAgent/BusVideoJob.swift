@@ -5,6 +5,8 @@ import ServiceSupport
 
 /// One `AnalyzeVideo` call: an object on the bus with its `State`, `Progress` and `Result`
 /// properties, `Progress`, `Finished` and `Failed` signals (sent to its caller alone) and `Cancel`.
+/// Each change of a property is also sent as `org.freedesktop.DBus.Properties.PropertiesChanged`
+/// (to the caller alone; `Progress` at the pace of the `Progress` signal).
 final class BusVideoJob: Sendable {
     enum Phase: String, Sendable { case running, finished, failed, cancelled }
 
@@ -30,13 +32,17 @@ final class BusVideoJob: Sendable {
     let owner: String
     private let state = Locked(State())
     private let emit: @Sendable (_ member: String, _ values: [DBusValue]) -> Void
+    private let changed: @Sendable (_ properties: [(String, DBusValue)]) -> Void
     /// Progress signals are sent at most this often (the property is always current).
     static let signalInterval = Duration.milliseconds(250)
 
-    init(path: String, owner: String, emit: @escaping @Sendable (String, [DBusValue]) -> Void) {
+    /// `emit` sends one of the job's signals; `changed`, `PropertiesChanged` with these properties.
+    init(path: String, owner: String, emit: @escaping @Sendable (String, [DBusValue]) -> Void,
+         changed: @escaping @Sendable ([(String, DBusValue)]) -> Void = { _ in }) {
         self.path = path
         self.owner = owner
         self.emit = emit
+        self.changed = changed
     }
 
     var phase: Phase { state.withLock { $0.phase } }
@@ -59,6 +65,7 @@ final class BusVideoJob: Sendable {
         }
         guard let task else { return }
         task.cancel()
+        changed([("State", .string(Phase.cancelled.rawValue))])
         emit("Failed", [.string("cancelled"), .string(reason)])
     }
 
@@ -71,7 +78,9 @@ final class BusVideoJob: Sendable {
             s.lastSignal = now
             return true
         }
-        if send { emit("Progress", Self.progressValues(progress)) }
+        guard send else { return }
+        changed([("Progress", .structure(Self.progressValues(progress)))])
+        emit("Progress", Self.progressValues(progress))
     }
 
     func finished(_ verdict: Verdict) {
@@ -83,6 +92,8 @@ final class BusVideoJob: Sendable {
             return s.progress
         }
         guard let progress else { return }
+        changed([("State", .string(Phase.finished.rawValue)), ("Progress", .structure(Self.progressValues(progress))),
+                 ("Result", .structure(Self.verdictValues(verdict)))])
         emit("Progress", Self.progressValues(progress))
         emit("Finished", Self.verdictValues(verdict))
     }
@@ -93,7 +104,9 @@ final class BusVideoJob: Sendable {
             s.phase = .failed
             return true
         }
-        if first { emit("Failed", [.string(code), .string(message)]) }
+        guard first else { return }
+        changed([("State", .string(Phase.failed.rawValue))])
+        emit("Failed", [.string(code), .string(message)])
     }
 
     /// The object's properties by name.

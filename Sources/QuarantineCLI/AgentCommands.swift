@@ -21,7 +21,9 @@ struct AgentCommand: AsyncParsableCommand {
         syslog priorities under systemd, for journald). Edits of the configuration file take effect by \
         themselves (the file is watched); SIGHUP re-reads it on request ('quarantine watch', 'quarantine \
         mode' and 'systemctl --user reload quarantine' send it). Files that arrive while the agent is \
-        stopped are found at its next start.
+        stopped are found at its next start. On an account a guardian service protects, the guardian \
+        service watches and judges: the agent then only answers the account's applications on the session \
+        bus ('quarantine session-forwarder').
 
         Exit status: 0 stopped on request, 1 another agent is running or the folders cannot be watched, \
         78 the configuration file is wrong.
@@ -70,6 +72,11 @@ struct AgentCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         LoggingSetup.bootstrap(.service, requested: logLevel, environment: environment)
         let logger = Logger(label: "quarantine")
+        // A guardian service protects this account: it watches and judges; here only the
+        // account's applications are answered, with its policy (docs/dbus.md).
+        if let user = ProtectedAccount.current() {
+            return try await SessionForwarderCommand.serve(user: user, environment: environment, logger: logger)
+        }
         // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         await Self.waitForWritableData(environment: environment, logger: logger)

@@ -209,7 +209,7 @@ extension Guardian {
         static let configuration = CommandConfiguration(
             abstract: "Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).",
             discussion: """
-            In child mode it watches the account's whole home (its browsers' caches excepted), /tmp, /var/tmp and /dev/shm (the account's own files only) and every removable medium mounted below /media/USER or /run/media/USER, also those mounted while it runs; 'quarantine guardian status' lists what is watched and what is not.
+            In child mode it watches the account's whole home (its browsers' caches excepted), /tmp, /var/tmp and /dev/shm (the account's own files only) and every removable medium mounted below /media/USER or /run/media/USER, also those mounted while it runs, and the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR) while logind has it mounted (from the account's first login to the end of its last session); 'quarantine guardian status' lists what is watched and what is not.
 
             Exit status: 0 stopped on request, 1 cannot run, 78 the configuration is missing (a wrong one does not stop it: the last good settings, or child-mode defaults, stay in force and 'guardian status' names the problem).
 

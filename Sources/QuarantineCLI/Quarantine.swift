@@ -25,7 +25,7 @@ public struct Quarantine: AsyncParsableCommand {
         Exit status of scan: 0 nothing flagged, 1 something flagged, 2 usage error or nothing could be analysed.
         """,
         version: versionText,
-        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, StreamCommand.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, CountCommand.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self, WorkerLauncherCommand.self, ReviewPageCommand.self]
+        subcommands: [AgentCommand.self, StatusCommand.self, Watch.self, Scan.self, StreamCommand.self, SessionForwarderCommand.self, List.self, Show.self, ReleaseCommand.self, BlockCommand.self, History.self, Purge.self, CountCommand.self, Guardian.self, ModeCommand.self, ConfigCommand.self, ServiceCommand.self, TestCardCommand.self, Doctor.self, WorkerCommand.self, WorkerLauncherCommand.self, ReviewPageCommand.self]
     )
 
     /// What `--version` prints: the version, the commit it was built from, and each pinned

@@ -102,6 +102,7 @@ public final class SessionBusService: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var isClosed = false
     private var threadStarted = false
+    private var threadEnded = false
     /// The account of each caller seen (nil: another account, refused).
     private var callers: [String: uid_t] = [:]
     private let ownUID = geteuid()
@@ -176,6 +177,14 @@ public final class SessionBusService: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// True while the service's thread serves: false once the bus connection is lost (the
+    /// session ended, the bus went away) or ``stop()`` was called.
+    public var isServing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !isClosed && !threadEnded
+    }
+
     // MARK: - Sending (any thread)
 
     /// Sends a signal from `path`; with `destination`, to that caller alone.
@@ -221,7 +230,12 @@ public final class SessionBusService: @unchecked Sendable {
     // MARK: - The thread
 
     private func serve() {
-        defer { finished.signal() }
+        defer {
+            lock.lock()
+            threadEnded = true
+            lock.unlock()
+            finished.signal()
+        }
         var fds = [pollfd(fd: socketFD, events: Int16(POLLIN), revents: 0), wakePipe.pollDescriptor]
         while true {
             // Everything already read (also what a blocking call below queued) first.

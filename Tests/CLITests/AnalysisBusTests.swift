@@ -138,6 +138,13 @@ struct AnalysisBusTests {
         #expect(events.contains { $0["signal"] as? String == "Progress" })
         #expect(answer["state"] as? String == "finished")
         #expect((answer["result"] as? [Any])?.first as? Bool == true)
+        // Each property change also came as PropertiesChanged (EmitsChangedSignal=true), to this caller.
+        let properties = answer["properties"] as? [[String: Any]] ?? []
+        #expect(properties.allSatisfy { $0["interface"] as? String == Self.interface + ".VideoJob" }, "\(properties)")
+        #expect(properties.contains { ($0["changed"] as? [String: Any])?["Progress"] != nil }, "PropertiesChanged with Progress: \(properties)")
+        let last = properties.last?["changed"] as? [String: Any]
+        #expect(last?["State"] as? String == "finished" && (last?["Result"] as? [Any])?.first as? Bool == true, "\(properties)")
+        #expect(((last?["Progress"] as? [Any])?.first as? Double) == 1, "\(properties)")
 
         // A long video; the caller goes away after the first Progress.
         let long = agent.cli.home.appendingPathComponent("long.mp4").path
@@ -175,6 +182,7 @@ struct AnalysisBusTests {
         // (the raw one among them) interrupts and mutes, ContinueStream lifts that, clean frames lift the rest.
         #expect(answer["states"] as? [[Bool]] == [[n, n, n], [n, n, n], [n, n, n], [y, n, n], [y, n, n], [y, y, y], [y, n, n], [n, n, n]], "\(answer)")
         #expect(answer["changes"] as? [[Bool]] == [[y, n, n], [y, y, y], [y, n, n], [n, n, n]], "each change is one AnalysisChanged: \(answer)")
+        #expect(answer["property_changes"] as? [[Bool]] == [[y, n, n], [y, y, y], [y, n, n], [n, n, n]], "and one PropertiesChanged of the Should* properties: \(answer)")
         #expect((answer["paths"] as? [String])?.count == 1)
         #expect(answer["policy"] as? String == "simple")
         #expect(answer["failed"] as? Int == 1 && answer["dropped"] as? Int == 0, "\(answer)")
@@ -201,6 +209,34 @@ struct AnalysisBusTests {
             return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }.filter { $0.hasPrefix("stream-") }
         }
         #expect(await agent.wait(timeout: 10) { streamThreads().isEmpty }, "threads left: \(streamThreads())")
+    }
+
+    @Test("AnalyzeRawFrames: a pipe of raw frames is read as they come (the card indicates), one pipe a stream, never a memfd; RawFramesEnded says how the pipe ended")
+    func rawFramePipe() async throws {
+        let (agent, bus) = try await Self.agentOnBus(); defer { agent.cleanUp(); bus.stop() }
+        let (card, clean) = try await Self.pictures(agent)
+        let raw = try Self.rawFrames(agent, card: card, clean: clean)
+        let answer = try #require(try await Self.python(["rawpipe", raw.clean, raw.card, "640", "480", "yuv420p"], bus: bus).first)
+        #expect((answer["before_card"] as? [Any])?.isEmpty == true, "the clean frames change nothing: \(answer)")
+        #expect((answer["changes"] as? [[Bool]])?.first == [true, false, false], "the card through the pipe indicates: \(answer)")
+        let sent = answer["sent"] as? Int ?? -1
+        let ended = answer["ended"] as? [Any] ?? []
+        #expect(ended.first as? Int == sent && ended.last as? String == "partial", "every whole frame read, the half one dropped: \(answer)")
+        #expect(answer["ended_path_ok"] as? Bool == true)
+        #expect(answer["seen"] as? Int == sent, "\(answer)")
+        let refused = answer["refused"] as? [String: String] ?? [:]
+        #expect(refused["second_pipe"] == "org.freedesktop.DBus.Error.LimitsExceeded", "\(refused)")
+        #expect(refused["memfd"] == "org.freedesktop.DBus.Error.InvalidArgs", "\(refused)")
+        #expect(refused["write_end"] == "org.freedesktop.DBus.Error.InvalidArgs", "\(refused)")
+        #expect(refused["huge"] == "org.freedesktop.DBus.Error.LimitsExceeded", "\(refused)")
+        // End does not wait for a writer that keeps its pipe open: the reading stops.
+        #expect((answer["end_with_open_pipe_s"] as? Double ?? 99) < 2, "\(answer)")
+        #expect((answer["open_pipe_ended"] as? [Any])?.last as? String == "stopped", "\(answer)")
+        // The pipe's thread is gone with it.
+        let pid = try #require(agent.process?.processIdentifier)
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let pipes = tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }.filter { $0.hasPrefix("stream-pipe") }
+        #expect(pipes.isEmpty, "\(pipes)")
     }
 
     @Test("the policy follows the mode in force: disabled on request in adult mode, descriptive in child mode whatever is asked, with PropertiesChanged")
@@ -230,6 +266,7 @@ struct AnalysisBusTests {
         #expect(stream["policy"] as? String == "descriptive", "\(stream)")
         #expect(stream["states"] as? [[Bool]] == [[n, n, n], [y, y, y], [n, y, y], [n, n, n], [y, y, y]], "\(stream)")
         #expect(stream["changes"] as? [[Bool]] == [[y, y, y], [n, y, y], [n, n, n], [y, y, y]], "\(stream)")
+        #expect(stream["property_changes"] as? [[Bool]] == [[y, y, y], [n, y, y], [n, n, n], [y, y, y]], "\(stream)")
         #expect(stream["failed"] as? Int == 1, "\(stream)")
     }
 

@@ -8,9 +8,13 @@ object per result on stdout.
   analysis_bus_client.py video FILE [--leave-after-progress]   the job's signals; or disconnect mid-video
   analysis_bus_client.py stream CLEAN CARD STEPS [RAWCLEAN RAWCARD WIDTH HEIGHT FORMAT]
                                                                a stream driven step by step (see stream())
+  analysis_bus_client.py rawpipe RAWCLEAN RAWCARD WIDTH HEIGHT FORMAT
+                                                               a pipe of raw frames (AnalyzeRawFrames): changes, RawFramesEnded
   analysis_bus_client.py flood FRAME COUNT [--leave]          COUNT frames at once: the drop count; or leave at once
   analysis_bus_client.py pace CLEAN CARD FPS SECONDS FROM UNTIL [WIDTH HEIGHT FORMAT]
                                                                a paced stream with the card FROM..UNTIL s: figures
+  analysis_bus_client.py pace-pipe RAWCLEAN RAWCARD FPS SECONDS FROM UNTIL WIDTH HEIGHT FORMAT
+                                                               the same through one pipe (AnalyzeRawFrames)
   analysis_bus_client.py watch-policy SECONDS                  PropertiesChanged of AnalysisPolicy
   analysis_bus_client.py burst FILE COUNT                      COUNT calls at once: the caller's bound
   analysis_bus_client.py hostile FILE                          pipes, directories, O_PATH, paths, another caller's object
@@ -80,10 +84,32 @@ def image(path, how=None):
          "linked": os.path.exists(path)})
 
 
+def plain(value):
+    """A GLib value unpacked, as JSON holds it (tuples as lists)."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def watch_properties():
+    """PropertiesChanged of every object of the service, as (path, interface, changed), in order."""
+    seen = []
+
+    def on_changed(_c, _s, path, _i, _m, params):
+        iface, changed, invalidated = params.unpack()
+        seen.append({"path": path, "interface": iface, "changed": plain(changed), "invalidated": list(invalidated)})
+
+    bus.signal_subscribe(NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged", None, None, Gio.DBusSignalFlags.NONE, on_changed)
+    return seen
+
+
 def video(path, leave=False):
     loop = GLib.MainLoop()
     events = []
     job = {}
+    properties = watch_properties()
 
     def on_signal(_conn, _sender, object_path, _iface, member, params):
         if object_path != job.get("path"):
@@ -121,8 +147,13 @@ def video(path, leave=False):
     if not any(e.get("signal") in ("Finished", "Failed") for e in events):
         GLib.timeout_add_seconds(120, loop.quit)
         loop.run()
+    # PropertiesChanged and the signals come in one order on the connection: all are in by now.
+    context = GLib.MainContext.default()
+    while context.iteration(False):
+        pass
     out({"path": job["path"], "events": events, "state": get(job["path"], IFACE + ".VideoJob", "State"),
-         "result": list(get(job["path"], IFACE + ".VideoJob", "Result"))})
+         "result": list(get(job["path"], IFACE + ".VideoJob", "Result")),
+         "properties": [p for p in properties if p["path"] == job["path"]]})
 
 
 def begin_stream():
@@ -177,6 +208,7 @@ def stream(clean, card, steps, raw=None):
     clean, card, junk (not a picture), rawclean, rawcard (AnalyzeRawFrame), continue
     (ContinueStream), clear (clean frames until the indication is lifted). After each step the
     stream's Should* properties are recorded; at the end the AnalysisChanged signals received."""
+    properties = watch_properties()
     path, changes, loop = begin_stream()
     junk = os.path.join(tempfile.mkdtemp(), "junk.txt")
     with open(junk, "w") as f:
@@ -215,7 +247,87 @@ def stream(clean, card, steps, raw=None):
     call(path, IFACE + ".Stream", "End", None, "()")
     out({"stream": path, "policy": policy, "states": states, "changes": [c["change"] for c in changes],
          "paths": sorted(set(c["path"] for c in changes)), "cleared_after": cleared_after,
+         "property_changes": [[p["changed"].get(n) for n in ("ShouldIndicateSensitivity", "ShouldInterruptVideo", "ShouldMuteAudio")]
+                              for p in properties if p["path"] == path and p["interface"] == IFACE + ".Stream"],
          "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"], "failed": final["Failed"]})
+
+
+def wait_until(predicate, seconds=60):
+    context = GLib.MainContext.default()
+    deadline = GLib.get_monotonic_time() + seconds * 1_000_000
+    while not predicate():
+        if GLib.get_monotonic_time() > deadline:
+            raise SystemExit("timed out")
+        if not context.iteration(False):
+            GLib.usleep(5_000)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def rawpipe(raw_clean, raw_card, width, height, pixel_format):
+    """Raw frames through one pipe: 2 clean frames (judged), then the card until the stream
+    indicates, then half a frame and the writer closes. Also: a second pipe while one is read,
+    and a memfd, are refused."""
+    ended = []
+    bus.signal_subscribe(NAME, IFACE + ".Stream", "RawFramesEnded", None, None, Gio.DBusSignalFlags.NONE,
+                         lambda _c, _s, p, _i, _m, params: ended.append({"path": p, "args": list(params.unpack())}))
+    path, changes, _ = begin_stream()
+    args = GLib.Variant("(huus)", (0, width, height, pixel_format))
+    r, w = os.pipe()
+    call(path, IFACE + ".Stream", "AnalyzeRawFrames", args, "()", [r])
+    os.close(r)
+    refused = {}
+    r2, w2 = os.pipe()
+    mem = os.memfd_create("frames", os.MFD_CLOEXEC)
+    for name, fd in (("second_pipe", r2), ("memfd", mem)):
+        try:
+            call(path, IFACE + ".Stream", "AnalyzeRawFrames", args, "()", [fd])
+            refused[name] = "taken"
+        except GLib.Error as e:
+            refused[name] = Gio.DBusError.get_remote_error(e)
+    for fd in (r2, w2, mem):
+        os.close(fd)
+    clean = open(raw_clean, "rb").read()
+    card = open(raw_card, "rb").read()
+    for _ in range(2):
+        write_all(w, clean)
+    wait_until(lambda: counts(path)["Seen"] == 2 and counts(path)["Judged"] + counts(path)["Dropped"] == 2)
+    before = list(changes)
+    sent = 2
+    while not changes and sent < 40:
+        write_all(w, card)
+        sent += 1
+        wait_until(lambda: counts(path)["Judged"] + counts(path)["Dropped"] >= counts(path)["Seen"] or changes, 60)
+    write_all(w, card[: len(card) // 2])
+    os.close(w)
+    wait_until(lambda: ended)
+    final = counts(path)
+    call(path, IFACE + ".Stream", "End", None, "()")
+    # Another stream: End while the writer keeps its pipe open and silent; a write end, a frame too large.
+    other, _, _ = begin_stream()
+    r, w = os.pipe()
+    for name, fd, dims in (("write_end", w, (width, height)), ("huge", r, (100000, 100000))):
+        try:
+            call(other, IFACE + ".Stream", "AnalyzeRawFrames", GLib.Variant("(huus)", (0, dims[0], dims[1], pixel_format)), "()", [fd])
+            refused[name] = "taken"
+        except GLib.Error as e:
+            refused[name] = Gio.DBusError.get_remote_error(e)
+    call(other, IFACE + ".Stream", "AnalyzeRawFrames", args, "()", [r])
+    write_all(w, clean[: len(clean) // 3])
+    started = GLib.get_monotonic_time()
+    call(other, IFACE + ".Stream", "End", None, "()")
+    end_seconds = (GLib.get_monotonic_time() - started) / 1e6
+    wait_until(lambda: len(ended) > 1, 10)
+    os.close(r)
+    os.close(w)
+    out({"before_card": [c["change"] for c in before], "changes": [c["change"] for c in changes], "sent": sent,
+         "end_with_open_pipe_s": end_seconds, "open_pipe_ended": ended[1]["args"] if len(ended) > 1 else None,
+         "ended": ended[0]["args"], "ended_path_ok": ended[0]["path"] == path, "refused": refused,
+         "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"]})
 
 
 def flood(path, count, leave=False):
@@ -277,6 +389,48 @@ def pace(clean, card, fps, seconds, card_from, card_until, raw=None):
         arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
     out({"sent": n, "seen": final["Seen"], "judged": final["Judged"], "dropped": final["Dropped"], "failed": final["Failed"],
          "seconds": round(elapsed, 2), "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
+
+
+def pace_pipe(clean, card, fps, seconds, card_from, card_until, width, height, pixel_format):
+    """As pace() with raw frames, written at their pace into one pipe (AnalyzeRawFrames)."""
+    ended = []
+    bus.signal_subscribe(NAME, IFACE + ".Stream", "RawFramesEnded", None, None, Gio.DBusSignalFlags.NONE,
+                         lambda _c, _s, p, _i, _m, params: ended.append(list(params.unpack())))
+    path, changes, _ = begin_stream()
+    context = GLib.MainContext.default()
+    r, w = os.pipe()
+    call(path, IFACE + ".Stream", "AnalyzeRawFrames", GLib.Variant("(huus)", (0, width, height, pixel_format)), "()", [r])
+    os.close(r)
+    frames = {"clean": open(clean, "rb").read(), "card": open(card, "rb").read()}
+    arrivals = []
+    started = GLib.get_monotonic_time()
+    n = 0
+    while True:
+        t = n / fps
+        now = (GLib.get_monotonic_time() - started) / 1e6
+        if t > seconds:
+            break
+        if t > now:
+            GLib.usleep(int((t - now) * 1e6))
+        write_all(w, frames["card" if card_from <= t < card_until else "clean"])
+        n += 1
+        while context.iteration(False):
+            pass
+        while len(arrivals) < len(changes):
+            arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    late = round((GLib.get_monotonic_time() - started) / 1e6 - seconds, 3)
+    os.close(w)
+    wait_until(lambda: ended)
+    final = settle(path)
+    elapsed = (GLib.get_monotonic_time() - started) / 1e6
+    call(path, IFACE + ".Stream", "End", None, "()")
+    while context.iteration(False):
+        pass
+    while len(arrivals) < len(changes):
+        arrivals.append({"at": round((GLib.get_monotonic_time() - started) / 1e6, 3), "change": changes[len(arrivals)]["change"]})
+    out({"sent": n, "read": ended[0][0], "ended": ended[0][1], "writer_late_s": late, "seen": final["Seen"], "judged": final["Judged"],
+         "dropped": final["Dropped"], "failed": final["Failed"], "seconds": round(elapsed, 2),
+         "judged_per_second": round(final["Judged"] / elapsed, 2), "changes": arrivals})
 
 
 def watch_policy(seconds):
@@ -425,10 +579,14 @@ if __name__ == "__main__":
         video(args[0], leave="--leave-after-progress" in args)
     elif command == "stream":
         stream(args[0], args[1], args[2], args[3:] if len(args) > 3 else None)
+    elif command == "rawpipe":
+        rawpipe(args[0], args[1], int(args[2]), int(args[3]), args[4])
     elif command == "flood":
         flood(args[0], int(args[1]), leave="--leave" in args)
     elif command == "pace":
         pace(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), args[6:9] if len(args) > 6 else None)
+    elif command == "pace-pipe":
+        pace_pipe(args[0], args[1], float(args[2]), float(args[3]), float(args[4]), float(args[5]), int(args[6]), int(args[7]), args[8])
     elif command == "watch-policy":
         watch_policy(int(args[0]))
     elif command == "burst":

@@ -173,13 +173,13 @@ _quarantine() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
+    agent|status|watch|scan|stream|session-forwarder|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
         # Offer subcommand argument completions
         "_quarantine_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'agent status watch scan stream list show release block history purge count guardian mode config service testcard doctor review help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'agent status watch scan stream session-forwarder list show release block history purge count guardian mode config service testcard doctor review help' -- "${cur}"))
         ;;
     esac
 }
@@ -330,6 +330,21 @@ _quarantine_stream() {
         return
         ;;
     '--blur-to')
+        return
+        ;;
+    esac
+}
+
+_quarantine_session-forwarder() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--log-level)
+    __quarantine_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--log-level')
         return
         ;;
     esac

@@ -55,6 +55,7 @@ _quarantine() {
             'watch:Add, remove or list the folders the agent watches.'
             'scan:Check files and folders for nudity (read-only unless --quarantine).'
             'stream:Analyse a live video (a V4L2 camera, a pipe, a file played at its own rate) and print each change of advice.'
+            'session-forwarder:Answer applications on the session bus of an account a guardian service protects.'
             'list:List what is in the vault, newest first.'
             'show:Show one item: where it came from, why it was hidden, and its blurred preview.'
             'release:Put a file back where it was (or --to DIR), exactly as it was. Nothing is overwritten.'
@@ -75,7 +76,7 @@ _quarantine() {
         ;;
     arg)
         case "${words[1]}" in
-        agent|status|watch|scan|stream|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
+        agent|status|watch|scan|stream|session-forwarder|list|show|release|block|history|purge|count|guardian|mode|config|service|testcard|doctor|review|help)
             "_quarantine_${words[1]}" && ret=0
             ;;
         esac
@@ -213,6 +214,18 @@ _quarantine_stream() {
         '--no-pacing[Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).]'
         '--blur-to[Write the frames, blurred while flagged, to this v4l2loopback device (needs the v4l2loopback module).]:device:'
         ':input:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_quarantine_session-forwarder() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--log-level[Least important log level shown\: debug, info, notice, warning, error.]:level:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,92 @@
+import Foundation
+import Locking
+import Logging
+import QuarantineAgent
+import SensitivityAnalysis
+import ServiceSupport
+import Testing
+import TestSupport
+
+/// The policy a protected account's applications get from ``GuardedAnalysisBus`` on a private
+/// session bus, with the guardian service's answer given by the test.
+@Suite("GuardedAnalysisBus: the policy on a protected account's session bus")
+struct GuardedAnalysisBusPolicyTests {
+    @Test("it follows the guardian service (adult: simple, child: descriptive, no answer: descriptive), never disabled, each change with PropertiesChanged (gdbus monitor)")
+    func followsGuardianService() async throws {
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        let mode = Locked<AnalysisMode?>(.adult)
+        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"),
+                                                  refreshEvery: .milliseconds(100), askMode: { _ in mode.withLock { $0 } })
+        defer { served.stop() }
+        // Descriptive until the guardian service's first answer, asked on the refresher's thread.
+        for _ in 0..<100 where served.policy != .simpleInterventions { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(served.policy == .simpleInterventions)
+        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        func property() async throws -> String {
+            let result = try await offPool {
+                try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath,
+                                                   "--method", "org.freedesktop.DBus.Properties.Get", AnalysisBus.interface, "AnalysisPolicy"],
+                                environment: environment, timeout: 10)
+            }
+            return String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try await property() == "(<'simple'>,)")
+        // gdbus monitor prints the service's signals while the guardian service stops answering,
+        // then says child mode.
+        async let monitored = offPool {
+            try Spawned.run("/usr/bin/gdbus", ["monitor", "--session", "--dest", AnalysisBus.busName], environment: environment, timeout: 5)
+        }
+        try await Task.sleep(for: .seconds(2))
+        mode.withLock { $0 = nil }
+        try await Task.sleep(for: .seconds(1))
+        #expect(served.policy == .descriptiveInterventions)
+        #expect(try await property() == "(<'descriptive'>,)")
+        mode.withLock { $0 = .adult }
+        try await Task.sleep(for: .milliseconds(500))
+        mode.withLock { $0 = .child }
+        let output = String(decoding: (try await monitored).stdout, as: UTF8.self)
+        let changes = output.split(separator: "\n").filter { $0.contains("org.freedesktop.DBus.Properties.PropertiesChanged") }
+        #expect(changes.count == 3, "descriptive, simple, descriptive: \(output)")
+        #expect(changes.first?.contains("{'AnalysisPolicy': <'descriptive'>}") == true, "\(output)")
+        #expect(!output.contains("disabled"))
+        #expect(try await property() == "(<'descriptive'>,)")
+    }
+
+    @Test("the analysis methods answer NotOffered; other objects are not there")
+    func analysisNotOffered() async throws {
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"), askMode: { _ in .child })
+        defer { served.stop() }
+        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let call = "gdbus call --session --dest \(AnalysisBus.busName) --object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).AnalyzeImage 3 3</etc/hostname"
+        let image = try await offPool { try Spawned.run("/bin/sh", ["-c", call], environment: environment, timeout: 10) }
+        #expect(String(decoding: image.stderr, as: UTF8.self).contains(GuardedAnalysisBus.notOffered), "\(String(decoding: image.stderr, as: UTF8.self))")
+        let other = try await offPool {
+            try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath + "/stream/1",
+                                               "--method", "org.freedesktop.DBus.Properties.GetAll", AnalysisBus.interface + ".Stream"],
+                            environment: environment, timeout: 10)
+        }
+        #expect(String(decoding: other.stderr, as: UTF8.self).contains("UnknownObject"), "\(String(decoding: other.stderr, as: UTF8.self))")
+    }
+}
+
+/// Whether an account counts as protected, from root's list (a list of the test's own here).
+@Suite("ProtectedAccount: who the session forwarder serves")
+struct ProtectedAccountTests {
+    @Test("listed: protected; not listed: not; a malformed list protects only accounts with a guardian configuration")
+    func fromTheList() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("protected-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = folder.appendingPathComponent("protected-uids").path
+        let filter = SessionMountFilter(pamFolder: folder.path, listFile: list, moduleFolder: nil)
+        let name = "qnobody\(UInt32.random(in: 10000...99999))"
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter), "no list")
+        try "# a comment\n4000123\t# \(name)\n".write(toFile: list, atomically: true, encoding: .utf8)
+        #expect(ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter))
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_124, user: name, filter: filter))
+        try "4000123\nnot a uid\n".write(toFile: list, atomically: true, encoding: .utf8)
+        // No /etc/quarantine/NAME.toml for this name: an adult's agent keeps working.
+        #expect(!ProtectedAccount.isProtected(uid: 4_000_123, user: name, filter: filter))
+    }
+}
