@@ -48,7 +48,9 @@ public final class PrivateSessionBus {
         _ = FileManager.default.createFile(atPath: daemonErrors, contents: nil)
         daemon.standardError = FileHandle(forWritingAtPath: daemonErrors)
         try daemon.run()
-        try Self.waitFor("dbus-daemon's socket \(socket)") { FileManager.default.fileExists(atPath: socket) }
+        // The socket's file appears at bind(), before the daemon listens: a connect made in
+        // between is refused (a loaded CI run saw NoServer), so wait until one is accepted.
+        try Self.waitFor("dbus-daemon listening on \(socket)", seconds: 10) { Self.accepts(socket) }
         if allowEveryAccount {
             chmod(directory.path, 0o755)
             chmod(socket, 0o777)
@@ -123,6 +125,24 @@ public final class PrivateSessionBus {
     struct StandInError: Error, CustomStringConvertible {
         var message: String
         var description: String { message }
+    }
+
+    /// Whether a stream connection to the Unix socket at `path` is accepted now.
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
+        }
     }
 
     public static func waitFor(_ what: String, seconds: Double = 5, _ condition: () -> Bool) throws {
