@@ -23,6 +23,10 @@ struct SessionForwarderCommand: AsyncParsableCommand {
         'quarantine agent' runs this on a protected account. Runs until SIGTERM or Ctrl-C, or until the \
         session bus goes away.
 
+        Examples:
+          quarantine session-forwarder
+          quarantine session-forwarder --log-level debug
+
         Exit status: 0 stopped, 1 no session bus or another program owns the name, 2 the account is not \
         protected (run 'quarantine agent').
         """)
