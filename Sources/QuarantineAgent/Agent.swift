@@ -624,10 +624,24 @@ public final class QuarantineAgent: Service, Sendable {
                 do {
                     switch try review.perform(action, viewingFolder: Review.viewingFolder(vault: vault, environment: options.environment),
                                               helpPage: settings.agent.helpPage) {
-                    case .open(var target):
-                        // Show preview, while the person's review page runs: that page, at the item.
-                        if case .showPreview(let id) = action, let page = ReviewPageAddress.launcher(item: id, environment: options.environment) { target = page }
-                        if let problem = DetachedProgram.openOnDesktop(target, environment: options.environment) {
+                    case .open(let copy):
+                        var target: String? = copy
+                        // Show preview: the person's review page at the item (the running one, or
+                        // one started for it); the blurred copy only when no page can start. A
+                        // person's own agent only: the guardian service (root) serves a protected
+                        // account and never starts a page with its own rights.
+                        if case .showPreview(let id) = action, options.protectedAccount == nil {
+                            switch ReviewPageLauncher(environment: options.environment).open(item: id) {
+                            case .running(let launcher):
+                                target = launcher
+                            case .started(let pid):
+                                logger.info("Show preview: started the review page at item \(id) (pid \(pid))")
+                                target = nil
+                            case .failed(let why):
+                                logger.warning("Show preview: the review page could not be started (\(why)); opening the blurred preview copy instead")
+                            }
+                        }
+                        if let target, let problem = DetachedProgram.openOnDesktop(target, environment: options.environment) {
                             logger.warning("cannot open \(target): \(problem)")
                         }
                     case .putBack(let release):

@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 
 /// Starts a program the service does not wait for (a viewer, a terminal), with `posix_spawn`.
@@ -6,25 +7,39 @@ import Foundation
 /// (`RestrictAddressFamilies=AF_UNIX`), and then never returns from `waitUntilExit()`; this
 /// needs no socket at all. A short-lived thread reaps the child so that no zombie is left.
 public enum DetachedProgram {
-    /// The absolute path of `name` in the `PATH` of `environment`, if it is there.
+    /// The absolute path of `name` in the `PATH` of `environment`, if it is there; `name` itself
+    /// when it is an absolute path to an executable file.
     public static func locate(_ name: String, environment: [String: String]) -> String? {
-        CommandRunner.locate(name, environment: environment)
+        if name.hasPrefix("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        return CommandRunner.locate(name, environment: environment)
     }
 
     /// The command line that starts a desktop program (a viewer, a browser) for the session:
     /// under systemd (`INVOCATION_ID` set) through `systemd-run --user` as a transient unit of
     /// its own, so that it runs outside the service's sandbox (`PrivateTmp` hides the X11
     /// socket folder, `MemoryDenyWriteExecute` kills a browser's JIT, `RestrictAddressFamilies`
-    /// its network) and outlives the service; elsewhere the program itself. Nil when `program`
-    /// is not installed.
-    public static func desktopCommand(_ program: String, _ arguments: [String], environment: [String: String]) -> [String]? {
+    /// its network) and outlives the service; elsewhere (no systemd: no `INVOCATION_ID`, or no
+    /// `systemd-run`) the program itself, which ``start(_:environment:discardingOutput:exited:)``
+    /// then starts as a child of this process in a session of its own: outside a unit there is no
+    /// sandbox to leave, and it outlives this process all the same. Nil when `program` (a name
+    /// looked up in `PATH`, or an absolute path) is not installed. `discardingOutput`: its
+    /// standard output goes nowhere also as a transient unit (not into the journal; its
+    /// standard error still does).
+    public static func desktopCommand(_ program: String, _ arguments: [String], environment: [String: String], discardingOutput: Bool = false) -> [String]? {
         guard let path = locate(program, environment: environment) else { return nil }
         if environment["INVOCATION_ID"] != nil, let run = locate("systemd-run", environment: environment) {
             let passed = ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "LANG"]
                 .compactMap { name in environment[name].map { "--setenv=\(name)=\($0)" } }
-            return [run, "--user", "--collect", "--quiet", "--no-block"] + passed + ["--", path] + arguments
+            return [run, "--user", "--collect", "--quiet", "--no-block"] + (discardingOutput ? ["--property=StandardOutput=null", "--property=StandardError=journal"] : []) + passed + ["--", path] + arguments
         }
         return [path] + arguments
+    }
+
+    /// Whether ``desktopCommand(_:_:environment:discardingOutput:)`` starts programs through
+    /// `systemd-run --user` in `environment` (then the pid started is systemd-run's, which exits
+    /// once the unit is queued).
+    public static func startsTransientUnits(environment: [String: String]) -> Bool {
+        environment["INVOCATION_ID"] != nil && locate("systemd-run", environment: environment) != nil
     }
 
     /// Opens `target` (a file or URL) with the desktop's handler, `xdg-open`, started as
@@ -38,9 +53,12 @@ public enum DetachedProgram {
     }
 
     /// Starts `arguments[0]` (an absolute path) with the rest as its arguments; returns its pid,
-    /// or the errno that prevented the start.
+    /// or the errno that prevented the start. Its standard input is /dev/null, and so is its
+    /// standard output with `discardingOutput`; it inherits no other descriptor above 2.
+    /// `exited` gets its wait status once it is reaped (on the reaping thread).
     @discardableResult
-    public static func start(_ arguments: [String], environment: [String: String]) -> Result<pid_t, POSIXError> {
+    public static func start(_ arguments: [String], environment: [String: String], discardingOutput: Bool = false,
+                             exited: (@Sendable (Int32) -> Void)? = nil) -> Result<pid_t, POSIXError> {
         guard let program = arguments.first, program.hasPrefix("/") else { return .failure(POSIXError(.ENOENT)) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -52,6 +70,11 @@ public enum DetachedProgram {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if discardingOutput { posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) }
+        // Nothing of this process's but 0, 1 and 2: a descriptor without close-on-exec (one a
+        // parent left open, say) would otherwise stay open for the program's whole life, and
+        // whoever waits for it to close (Foundation's Process, a pipe's reader) would wait as long.
+        qsys_spawn_file_actions_addclosefrom(&actions, 3)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
@@ -61,7 +84,9 @@ public enum DetachedProgram {
         let child = pid
         let reaper = Thread {
             var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            var reaped: pid_t
+            repeat { reaped = waitpid(child, &status, 0) } while reaped < 0 && errno == EINTR
+            if reaped == child { exited?(status) }
         }
         reaper.name = "reap-\(child)"
         reaper.start()

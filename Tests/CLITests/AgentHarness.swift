@@ -27,13 +27,25 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     /// The environment of every run: no desktop session (notifications are logged only) unless
-    /// a test sets DBUS_SESSION_BUS_ADDRESS in `extraEnvironment`.
+    /// a test sets DBUS_SESSION_BUS_ADDRESS in `extraEnvironment`; no runtime folder unless it
+    /// sets XDG_RUNTIME_DIR (``privateRuntimeFolder()``).
     var environment: [String: String] {
         var env = extraEnvironment
         env["DBUS_SESSION_BUS_ADDRESS"] = extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
         env["NOTIFY_SOCKET"] = extraEnvironment["NOTIFY_SOCKET"] ?? ""
-        env["XDG_RUNTIME_DIR"] = ""
+        env["XDG_RUNTIME_DIR"] = extraEnvironment["XDG_RUNTIME_DIR"] ?? ""
         return env
+    }
+
+    /// A 0700 runtime folder in the home, as XDG_RUNTIME_DIR of every run: what the agent and
+    /// the review page keep there (the page's address) is this test's, not in the /tmp folder
+    /// every test of this user shares.
+    @discardableResult
+    func privateRuntimeFolder() throws -> URL {
+        let runtime = cli.home.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        extraEnvironment["XDG_RUNTIME_DIR"] = runtime.path
+        return runtime
     }
 
     /// When the running agent exited (its termination handler), for stop times without polling lag.

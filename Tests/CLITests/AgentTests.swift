@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineCore
 import Testing
 import TestSupport
 
@@ -897,11 +898,13 @@ struct AgentTests {
         #expect(await agent.stop().status == 0)
     }
 
-    @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content; its buttons show a copy of the preview, delete, put back, and close it")
+    @Test("a desktop notification for each hidden item: the blurred preview as its image, no detail of the content; its buttons open the review page at the item (started, detached, when none runs), delete, put back, and close it")
     func desktopNotification() async throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         try bus.startStandInServer()
         let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let runtime = try agent.privateRuntimeFolder()
+        // A stand-in for xdg-open, earlier in PATH: it records what it was asked to open.
         let opened = try agent.standInOpener()
         agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
         try await agent.start()
@@ -937,15 +940,30 @@ struct AgentTests {
         #expect(preview.hasSuffix("/preview.jpg") && FileManager.default.fileExists(atPath: preview), "\(second)")
         #expect((second["actions"] as? [String])?.first == "preview-\(secondId)")
 
-        // Show preview: a copy, in a folder holding previews only, opened with xdg-open.
+        // Show preview, no review page running: one starts at the item (`quarantine review --item
+        // ID`, the agent's own binary, in a session of its own) and has the browser open its
+        // 0600 launcher file: the secret is on no command line and in no log.
         let secondNotification = try #require(second["id"] as? Int)
+        let pages = runtime.appendingPathComponent("quarantine-review").path
+        #expect(ReviewPageAddress.running(in: pages) == nil, "no page runs before the press")
         try bus.pressButton("preview-\(secondId)", onNotification: secondNotification)
-        #expect(await agent.wait(timeout: 10) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 30) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        let page = try #require(ReviewPageAddress.running(in: pages), "a page runs; log:\n\(agent.logText)")
+        defer { kill(page.pid, SIGTERM) }
         let shown = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(shown.hasSuffix("/view/quarantine-item-\(secondId)-preview.jpg"), "\(shown)")
-        #expect(FileManager.default.contents(atPath: shown) == FileManager.default.contents(atPath: preview))
-        let viewing = (shown as NSString).deletingLastPathComponent
-        #expect(try FileManager.default.contentsOfDirectory(atPath: viewing).allSatisfy { $0.hasSuffix("-preview.jpg") })
+        #expect(shown == pages + "/open.html", "\(shown)")
+        let secret = String(try #require(page.url.components(separatedBy: "token=").last))
+        #expect(secret.count >= 32 && !shown.contains(secret))
+        let atItem = ReviewPageAddress.address(page.url, at: "/item/\(secondId)")
+        #expect(try String(contentsOfFile: shown, encoding: .utf8).contains(atItem), "the launcher leads to the item")
+        let commandLine = try String(contentsOfFile: "/proc/\(page.pid)/cmdline", encoding: .utf8).split(separator: "\0").map(String.init)
+        #expect(Array(commandLine.dropFirst()) == ["review", "--item", "\(secondId)"], "\(commandLine)")
+        #expect(getsid(page.pid) == page.pid, "its own session, not the agent's")
+        #expect(!agent.logText.contains(secret), "the page's address stays out of the agent's log")
+        #expect(await agent.wait(timeout: 10) { agent.logText.contains("started the review page at item \(secondId)") }, "log:\n\(agent.logText)")
+        // The address answers: the secret sets the cookie and leads to the item.
+        let answer = try Self.httpGet(atItem)
+        #expect(answer.hasPrefix("HTTP/1.1 303") && answer.contains("/item/\(secondId)"), "\(answer)")
         #expect(await agent.wait(timeout: 10) { bus.closedNotifications() == [first, secondNotification] })
 
         // A press on a notification already closed is not acted on.
@@ -973,6 +991,62 @@ struct AgentTests {
         #expect(await agent.wait(timeout: 15) { bus.closedNotifications().last == fourth }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: agent.downloads.appendingPathComponent("again.jpg").path), "the press on a closed notification did nothing")
         #expect(await agent.stop().status == 0)
+        #expect(ReviewPageAddress.running(in: pages)?.pid == page.pid, "the page outlives the agent")
+    }
+
+    @Test("Show preview where the page cannot serve (the agent under the unit's RestrictAddressFamilies=AF_UNIX, no systemd-run to leave it): the blurred preview copy opens instead, from a folder holding previews only, and the log says why")
+    func showPreviewFallsBackToTheCopy() async throws {
+        let wrapper = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/sandbox_exec.py").path
+        let bus = try PrivateSessionBus(); defer { bus.stop() }
+        try bus.startStandInServer()
+        let agent = try AgentHarness(); defer { agent.cleanUp() }
+        let runtime = try agent.privateRuntimeFolder()
+        let opened = try agent.standInOpener()
+        agent.extraEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try await agent.start(wrapper: ["/usr/bin/python3", wrapper])
+        try await agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
+        #expect(await agent.wait(timeout: 20) { (try agent.notices(on: bus)).count == 1 }, "log:\n\(agent.logText)")
+        let call = try #require(try agent.notices(on: bus).first)
+        let id = try #require(try await agent.items().first?["id"] as? Int)
+        let preview = String((((call["hints"] as? [String: Any])?["image-path"] as? String) ?? "").dropFirst("file://".count))
+        try bus.pressButton("preview-\(id)", onNotification: try #require(call["id"] as? Int))
+        #expect(await agent.wait(timeout: 30) { FileManager.default.fileExists(atPath: opened.path) }, "log:\n\(agent.logText)")
+        let shown = try String(contentsOf: opened, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(shown == runtime.path + "/quarantine-view/quarantine-item-\(id)-preview.jpg", "\(shown)")
+        #expect(FileManager.default.contents(atPath: shown) == FileManager.default.contents(atPath: preview))
+        let viewing = (shown as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: viewing).allSatisfy { $0.hasSuffix("-preview.jpg") })
+        #expect(agent.logText.contains("the review page could not be started ('quarantine review --item \(id)' exited with status 2)"), "log:\n\(agent.logText)")
+        #expect(ReviewPageAddress.running(in: runtime.appendingPathComponent("quarantine-review").path) == nil)
+        #expect(await agent.stop().status == 0)
+    }
+
+    /// A GET of `url` (http://127.0.0.1:PORT/...) through a plain TCP socket: the answer's head.
+    static func httpGet(_ url: String) throws -> String {
+        let parts = try #require(URLComponents(string: url))
+        let port = try #require(parts.port)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        try #require(connected == 0, "connect: errno \(errno)")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let target = parts.percentEncodedPath + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer += buffer[0..<n]
+        }
+        return String(decoding: answer, as: UTF8.self)
     }
 
     @Test("outgoing folders are watched in child mode only")

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Testing
 @testable import ServiceSupport
 
@@ -26,6 +27,35 @@ struct DetachedProgramTests {
                 == [bin + "/systemd-run", "--user", "--collect", "--quiet", "--no-block", "--setenv=DISPLAY=:3", "--setenv=WAYLAND_DISPLAY=wayland-0",
                     "--", bin + "/xdg-open", "x.jpg"])
         #expect(DetachedProgram.desktopCommand("no-such-viewer", ["x.jpg"], environment: service) == nil)
+        // An absolute path (the agent's own binary, for the review page), its output kept out of the journal.
+        #expect(DetachedProgram.desktopCommand(bin + "/xdg-open", ["review"], environment: plain, discardingOutput: true) == [bin + "/xdg-open", "review"])
+        #expect(DetachedProgram.desktopCommand(bin + "/xdg-open", ["review"], environment: ["PATH": bin, "INVOCATION_ID": "1"], discardingOutput: true)
+                == [bin + "/systemd-run", "--user", "--collect", "--quiet", "--no-block", "--property=StandardOutput=null", "--property=StandardError=journal",
+                    "--", bin + "/xdg-open", "review"])
+        #expect(DetachedProgram.desktopCommand(bin + "/missing", [], environment: plain) == nil)
+        #expect(DetachedProgram.startsTransientUnits(environment: service) && !DetachedProgram.startsTransientUnits(environment: plain))
+    }
+
+    @Test("a started program's standard output can go nowhere, it keeps no descriptor of the starter's (close-on-exec or not), and its wait status reaches the caller once it is reaped")
+    func discardsOutputAndTellsTheExit() async throws {
+        let folder = try Self.folder(with: []); defer { try? FileManager.default.removeItem(atPath: folder) }
+        let out = folder + "/out"
+        let status = Locked<Int32?>(nil)
+        // A descriptor without close-on-exec, as Foundation's Process leaves one in the programs it starts.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        // Its standard output is /dev/null: what it writes there is lost, and readlink says where fd 1 points.
+        let script = "where=$(readlink /proc/$$/fd/1); echo \"$where\" > \(out); test -e /proc/$$/fd/\(ends[1]) && echo inherited >> \(out); echo secret; exit 3"
+        let pid = try DetachedProgram.start(["/bin/sh", "-c", script], environment: ["PATH": "/usr/bin:/bin"],
+                                            discardingOutput: true, exited: { code in status.withLock { $0 = code } }).get()
+        #expect(pid > 0)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && status.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        let code = try #require(status.withLock { $0 })
+        #expect(code & 0x7f == 0 && (code >> 8) & 0xff == 3)
+        let written = try String(contentsOfFile: out, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(written == "/dev/null", "where fd 1 pointed, then whether the pipe was inherited: \(written)")
     }
 
     @Test("a started program runs in its own session and is reaped")
