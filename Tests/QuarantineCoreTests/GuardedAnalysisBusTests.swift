@@ -32,18 +32,36 @@ struct GuardedAnalysisBusPolicyTests {
         }
         #expect(try await property() == "(<'simple'>,)")
         // gdbus monitor prints the service's signals while the guardian service stops answering,
-        // then says child mode.
-        async let monitored = offPool {
-            try Spawned.run("/usr/bin/gdbus", ["monitor", "--session", "--dest", AnalysisBus.busName], environment: environment, timeout: 5)
+        // says adult mode, then child mode. Each step waits for what it needs (the monitor on the
+        // bus, the policy changed) instead of a fixed time: a loaded CI run is seconds late. The
+        // monitor gets SIGKILL: it inherits the test process's blocked SIGTERM.
+        let stop = bus.directory.appendingPathComponent("monitor-stop").path
+        let script = "/usr/bin/gdbus monitor --session --dest \(AnalysisBus.busName) & m=$!; "
+            + "while [ ! -e '\(stop)' ]; do sleep 0.05; done; sleep 0.5; kill -KILL $m"
+        async let monitored = offPool { try Spawned.run("/bin/sh", ["-c", script], environment: environment, timeout: 60) }
+        func connections() async throws -> Int {
+            let names = try await offPool {
+                try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                                                   "--method", "org.freedesktop.DBus.ListNames"], environment: environment, timeout: 10)
+            }
+            return String(decoding: names.stdout, as: UTF8.self).components(separatedBy: "':1.").count - 1
         }
-        try await Task.sleep(for: .seconds(2))
+        // The service, this call and the monitor.
+        for _ in 0..<200 where try await connections() < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        try await Task.sleep(for: .milliseconds(300))
+        func awaitPolicy(_ policy: AnalysisPolicy) async throws {
+            for _ in 0..<500 where served.policy != policy { try await Task.sleep(for: .milliseconds(20)) }
+        }
         mode.withLock { $0 = nil }
-        try await Task.sleep(for: .seconds(1))
+        try await awaitPolicy(.descriptiveInterventions)
         #expect(served.policy == .descriptiveInterventions)
         #expect(try await property() == "(<'descriptive'>,)")
         mode.withLock { $0 = .adult }
-        try await Task.sleep(for: .milliseconds(500))
+        try await awaitPolicy(.simpleInterventions)
+        #expect(served.policy == .simpleInterventions)
         mode.withLock { $0 = .child }
+        try await awaitPolicy(.descriptiveInterventions)
+        FileManager.default.createFile(atPath: stop, contents: nil)
         let output = String(decoding: (try await monitored).stdout, as: UTF8.self)
         let changes = output.split(separator: "\n").filter { $0.contains("org.freedesktop.DBus.Properties.PropertiesChanged") }
         #expect(changes.count == 3, "descriptive, simple, descriptive: \(output)")
