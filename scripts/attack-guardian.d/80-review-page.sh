@@ -48,12 +48,17 @@ make_card "$rp_card"
 wait_gone_for_child "$rp_card" 10
 # The card's own item: unreadable means held, which comes before the vault when earlier attempts
 # left a queue, so wait for the item whose original path is the card's (not just the newest).
+# The floods of the files before this one can leave a queue of several minutes (each flood attempt
+# is judged in turn), so wait up to 6 min, and say how long it took.
 rp_id=
-for _ in $(seq 300); do
+rp_waited=$SECONDS
+for _ in $(seq 1800); do
     rp_id=$(as_child "$q" list --json | RP_CARD="$rp_card" /usr/bin/python3 -c 'import json,os,sys; ids=[json.loads(l)["id"] for l in sys.stdin if l.strip() and json.loads(l).get("original_path")==os.environ["RP_CARD"]]; print(max(ids) if ids else "")')
     [ -n "$rp_id" ] && break; sleep 0.2
 done
-[ -n "$rp_id" ] || attempt "review page: the card reaches the child's vault within 60 s" through "not listed"
+rp_waited=$((SECONDS - rp_waited))
+[ -n "$rp_id" ] || attempt "review page: the card reaches the child's vault within 6 min" through "not listed after ${rp_waited} s"
+[ -n "$rp_id" ] && echo "  (the card reached the child's vault ${rp_waited} s after it arrived)"
 review_start as_child "$work/review-child.out"; rp_child=$rp_url
 if [ -z "$rp_child" ]; then
     attempt "the child's review page starts" through "$(cat "$work/review-child.out.err")"
