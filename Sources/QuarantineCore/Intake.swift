@@ -472,16 +472,17 @@ public struct Intake: Sendable {
     /// blurred preview. Throws, having moved nothing, when the vault refuses. `scan --quarantine`
     /// hides through this too.
     public func hide(path: String, recordedAs: String? = nil, identity: FileIdentity?, reasons: [String], preview: RGBImage?, mode: AnalysisMode,
-                     verdict: Verdict, origin: DownloadSource? = nil) throws -> VaultItem {
+                     verdict: Verdict, origin: DownloadSource? = nil, hash: Vault.ContentHash = .compute) throws -> VaultItem {
         if verdict == .quarantined {
             try vault.store.record(.flagged, path: recordedAs ?? path, mode: mode, actor: actor, detail: reasons.joined(separator: ", "))
         }
-        return try vault.quarantine(path: path, recordedAs: recordedAs, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin)
+        return try vault.quarantine(path: path, recordedAs: recordedAs, expected: identity, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin,
+                                    hash: hash)
     }
 
     /// Hides a backlog entry and takes it off the backlog.
     func hide(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
-              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged, origin: DownloadSource? = nil) -> Outcome {
+              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged, origin: DownloadSource? = nil, tooLargeToHash: Bool = false) -> Outcome {
         let path = entry.path
         let store = vault.store
         // Its times go into the vault as they were before the check read it. That changes its
@@ -495,8 +496,10 @@ public struct Intake: Sendable {
             }
         }
         do {
+            // The hash judging took is the vault's too (it re-checks the version by identity).
+            let hash: Vault.ContentHash = tooLargeToHash ? .skipped : sha256.map { .known($0) } ?? .compute
             var item = try hide(path: source, recordedAs: source == path ? nil : path, identity: identity, reasons: reasons, preview: preview, mode: mode, verdict: verdict,
-                                origin: origin)
+                                origin: origin, hash: hash)
             // Released, it goes back into the folder it arrived in (by identity), if that is the account's.
             if let held, let arrival = holding?.arrival(of: held), let id = item.id { try? vault.recordArrival(arrival, of: id) }
             // Its other names were locked while it was held: the vault records the owner and mode it had.
@@ -504,7 +507,7 @@ public struct Intake: Sendable {
                 item = (try? vault.recordOwnership(of: id, uid: original.uid, gid: original.gid, mode: original.mode)) ?? item
             }
             let id = item.id ?? 0
-            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? item.sha256, mode: mode, verdict: verdict, itemId: id))
+            try store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: sha256 ?? (item.sha256.isEmpty ? nil : item.sha256), mode: mode, verdict: verdict, itemId: id))
             let notice: Notice = verdict == .unverified ? .held(id: id, kind: kind, mode: mode)
                 : .hidden(id: id, kind: kind, mode: mode, because: because)
             return .hidden(item, verdict: verdict, reasons: reasons, notice: notice)
@@ -593,7 +596,8 @@ public struct Intake: Sendable {
         switch settings.policy.onError {
         case .hold:
             return hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
-                        preview: nil, mode: mode, verdict: .unverified, origin: digest.flatMap { origin(of: $0, arrivedAt: path, settings: settings) })
+                        preview: nil, mode: mode, verdict: .unverified, origin: digest.flatMap { origin(of: $0, arrivedAt: path, settings: settings) },
+                        tooLargeToHash: digest == nil && failure.code == MediaError.Code.fileTooLarge.rawValue)
         case .leave:
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])

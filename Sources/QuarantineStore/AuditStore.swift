@@ -370,6 +370,8 @@ public final class AuditStore: Sendable {
     // MARK: - Allow and block lists
 
     static func allow(_ sha256: String, itemId: Int64?, mode: AnalysisMode, in db: Database) throws {
+        // An item recorded without a hash (unreadable, or too large to judge) names no bytes.
+        guard !sha256.isEmpty else { return }
         // A release in child mode widens an adult one (never the reverse).
         try db.execute(sql: """
             INSERT INTO allowedHash (sha256, addedAt, itemId, mode) VALUES (?, ?, ?, ?)
@@ -378,6 +380,7 @@ public final class AuditStore: Sendable {
     }
 
     static func block(_ sha256: String, reason: String, itemId: Int64?, in db: Database) throws {
+        guard !sha256.isEmpty else { return }
         try db.execute(sql: "INSERT OR REPLACE INTO blockedHash (sha256, addedAt, itemId, reason) VALUES (?, ?, ?, ?)",
                        arguments: [sha256, Date(), itemId, reason])
     }

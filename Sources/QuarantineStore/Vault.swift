@@ -126,10 +126,11 @@ public final class Vault: Sendable {
     /// `recordedAs` is where the file belongs when it is not where it is now (held aside while it
     /// was checked): the item is recorded, and released, there.
     public func quarantine(path: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
-                           preview: RGBImage? = nil, origin: DownloadSource? = nil) throws -> VaultItem {
+                           preview: RGBImage? = nil, origin: DownloadSource? = nil, hash: ContentHash = .compute) throws -> VaultItem {
         do {
             return try whileMoving {
-                try moveIn(path: path, recordedAs: recordedAs, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin)
+                try moveIn(path: path, recordedAs: recordedAs, expected: expected, reasons: reasons, mode: mode, actor: actor, preview: preview, origin: origin,
+                           hash: hash)
             }
         } catch let crash as SimulatedCrash {
             throw crash
@@ -140,8 +141,19 @@ public final class Vault: Sendable {
         }
     }
 
+    /// How ``quarantine(path:recordedAs:expected:reasons:mode:actor:preview:origin:hash:)`` gets
+    /// the item's sha256.
+    public enum ContentHash: Sendable, Equatable {
+        /// Read the file and hash it.
+        case compute
+        /// The caller hashed this version already (used only with an expected identity).
+        case known(String)
+        /// Not hashed: the file is too large to be judged (recorded without a hash).
+        case skipped
+    }
+
     func moveIn(path given: String, recordedAs: String? = nil, expected: FileIdentity?, reasons: [String], mode: AnalysisMode, actor: String,
-                preview: RGBImage?, origin: DownloadSource? = nil) throws -> VaultItem {
+                preview: RGBImage?, origin: DownloadSource? = nil, hash: ContentHash = .compute) throws -> VaultItem {
         // Stored absolute (without resolving links), so a release from anywhere finds the place.
         func absolute(_ given: String) -> String {
             given.hasPrefix("/") ? URL(fileURLWithPath: given).standardized.path
@@ -176,7 +188,20 @@ public final class Vault: Sendable {
         guard fstatat(sourceFolder, PathBytes.cString(sourceName), &there, AT_SYMLINK_NOFOLLOW) == 0, there.st_dev == info.st_dev, there.st_ino == info.st_ino else {
             throw VaultError.refused("\(path) was replaced while it was being moved; left in place")
         }
-        let digest = unreadable ? "" : try Self.sha256(fd: fd)
+        // A hash the caller took of this very version (`expected` matched above) is not taken
+        // again: a large file is read once. A file too large to judge is not read at all, so
+        // that a huge (or sparse) file never holds the mover for minutes; it has no recorded
+        // hash (as an unreadable one), so it can only be renamed, never copied and checked.
+        let digest: String
+        switch hash {
+        case _ where unreadable: digest = ""
+        case .known(let sha256) where expected != nil && sha256.count == 64: digest = sha256
+        case .skipped: digest = ""
+        default: digest = try Self.sha256(fd: fd)
+        }
+        if case .skipped = hash, info.st_nlink > 1 {
+            throw VaultError.refused("\(path) is too large to be judged and has other names (hard links): it can only be copied into the vault, which would read all of it")
+        }
         let attributes = unreadable ? [:] : Self.extendedAttributes(fd: fd)
         var item = VaultItem(
             id: nil, createdAt: Date(), originalPath: recorded, vaultName: nil, previewName: nil, size: Int64(info.st_size), sha256: digest,
@@ -210,7 +235,7 @@ public final class Vault: Sendable {
             try move(fd: fd, identity: identity, from: path, in: (sourceFolder, sourceName), to: Destination(folder: itemFolder, name: "item", path: itemPath(name)),
                      sha256: digest, journalId: journalId, copying: info.st_nlink > 1, readable: !unreadable)
             chmod(PathBytes.cString(itemPath(name)), 0o600)
-            if unreadable, let hash = try? Self.sha256(path: itemPath(name)) { item.sha256 = hash }
+            if unreadable, case .compute = hash, let hash = try? Self.sha256(path: itemPath(name)) { item.sha256 = hash }
         } catch let crash as SimulatedCrash {
             throw crash
         } catch {
@@ -468,7 +493,17 @@ public final class Vault: Sendable {
         guard readable else {
             throw VaultError.refused("\(source) cannot be read, and the vault is on another filesystem: moving it there would need a copy")
         }
-        // Another filesystem: copy, flush, verify, then remove the original.
+        // Another filesystem: copy, flush, verify, then remove the original. Only when the copy
+        // fits with room to spare: a huge (or sparse) file would otherwise fill the vault's disk
+        // before failing, and be tried again, filling it again, every retry.
+        var space = statvfs()
+        if fstatvfs(destination.folder, &space) == 0 {
+            let free = Int64(space.f_bavail) * Int64(space.f_frsize)
+            let spare = max(Int64(64 << 20), (Int64(space.f_blocks) * Int64(space.f_frsize)) / 50)
+            guard identity.size <= free - spare else {
+                throw VaultError.refused("\(source) (\(identity.size >> 20) MiB) does not fit in the vault with room to spare (\(max(0, free) >> 20) MiB free); nothing was copied")
+            }
+        }
         let partial = destination.name + ".part"
         do {
             try Self.writeVerifiedCopy(of: fd, into: destination.folder, name: partial, sha256: sha256, describing: source)

@@ -303,9 +303,27 @@ extension IntakeTests {
         let again = try place.arrive("sparse2.png", try Self.png(card: false, width: 77))
         #expect(truncate(again.path, 3 << 20) == 0)
         let grown2 = BacklogEntry(path: again.path, root: again.root, direction: again.direction, identity: try MediaFile(path: again.path).identity)
-        guard case .hidden(_, .unverified, let reasons, _) = await stand.intake(place.vault).handle(grown2, kind: .image, settings: child) else {
+        guard case .hidden(let item, .unverified, let reasons, _) = await stand.intake(place.vault).handle(grown2, kind: .image, settings: child) else {
             Issue.record("child mode did not hold it as unverified"); return
         }
         #expect(reasons.first?.contains("file_too_large") == true || reasons.first?.contains("limit") == true, "\(reasons)")
+        // Nor does the vault read it to hash it (it did: three 64 GiB sparse PNGs kept the
+        // guardian service's two threads hashing for over ten minutes, and nothing else ran).
+        #expect(item.sha256.isEmpty, "moved without reading it: \(item.sha256)")
+    }
+
+    @Test("the vault records the hash the judge took of the same version, without reading the file again")
+    func judgedHashIsReused() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let entry = try place.arrive("card.png", try Self.png(card: true))
+        let identity = try MediaFile(path: entry.path).identity
+        let claimed = String(repeating: "ab", count: 32)
+        let item = try place.vault.quarantine(path: entry.path, expected: identity, reasons: ["x"], mode: .child, actor: "test", hash: .known(claimed))
+        #expect(item.sha256 == claimed, "a known hash is not taken again")
+        // Without the version it was taken of, a claimed hash is not trusted.
+        let other = try place.arrive("card2.png", try Self.png(card: true, width: 91))
+        let real = try Vault.sha256(path: other.path)
+        let item2 = try place.vault.quarantine(path: other.path, expected: nil, reasons: ["x"], mode: .child, actor: "test", hash: .known(claimed))
+        #expect(item2.sha256 == real)
     }
 }

@@ -447,6 +447,29 @@ struct VaultTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
+    @Test("a copy that cannot fit on the vault's filesystem is refused before a byte is written (a sparse file once filled the disk at each retry)")
+    func copyThatCannotFitIsRefused() throws {
+        let small = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-small-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        defer { umount2(small.path, Int32(MNT_DETACH)); try? FileManager.default.removeItem(at: small) }
+        try #require(mount("tmpfs", small.path, "tmpfs", 0, "size=8m") == 0, "mount: \(errno)")
+        let place = try Place(vaultParent: small.path)
+        defer { place.cleanUp() }
+        let (url, _) = try place.download("huge.mp4", bytes: 4096)
+        #expect(truncate(url.path, 64 << 20) == 0, "a sparse 64 MiB file, 8 times the vault's filesystem")
+        do {
+            _ = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["unverified"], mode: .child, actor: "test")
+            Issue.record("a copy that cannot fit was accepted")
+        } catch {
+            #expect("\(error)".contains("does not fit in the vault"), "\(error)")
+        }
+        var info = statvfs()
+        #expect(statvfs(small.path, &info) == 0)
+        let used = (Int(info.f_blocks) - Int(info.f_bfree)) * Int(info.f_frsize)
+        #expect(used < 2 << 20, "nothing was copied (the database alone is in use): \(used) bytes used")
+        #expect(FileManager.default.fileExists(atPath: url.path), "the original stays where it is")
+    }
+
     @Test("a release checks the vault copy's sha256: changed bytes stay in the vault")
     func releaseChecksTheHash() throws {
         let place = try Place()
