@@ -77,6 +77,20 @@ attempt_card() {
     if wait_gone_for_child "$path" "$seconds"; then attempt "$what" held "unreadable after $((SECONDS - start)) s"
     else attempt "$what" through "the child still reads the card after $seconds s"; fi
 }
+# vaulted_id PATH: the id of the child's vault item whose original path is PATH (empty if none).
+vaulted_id() {
+    as_child "$q" list --json 2>/dev/null | RP_CARD="$1" /usr/bin/python3 -c 'import json,os,sys
+ids=[json.loads(l)["id"] for l in sys.stdin if l.strip() and json.loads(l).get("original_path")==os.environ["RP_CARD"]]
+print(max(ids) if ids else "")'
+}
+# wait_vaulted PATH SECONDS: 0 once the file at PATH is an item of the child's vault (judged, not
+# only held); 1 after SECONDS. Sets vaulted to the item's id.
+wait_vaulted() {
+    local deadline=$((SECONDS + ${2:-60}))
+    vaulted=
+    while [ $SECONDS -lt $deadline ]; do vaulted=$(vaulted_id "$1"); [ -n "$vaulted" ] && return 0; sleep 0.5; done
+    return 1
+}
 service_alive() { kill -0 "$service_pid" 2>/dev/null && timeout 10 "$q" guardian status --user "$child" > /dev/null 2>&1; }
 start_service() {
     # The unit's own ambient capabilities, as setpriv spells them (+dac_read_search,...), which are

@@ -46,16 +46,10 @@ review_start() {
 rp_card=$chome/Downloads/review-page.png
 make_card "$rp_card"
 wait_gone_for_child "$rp_card" 10
-# The card's own item: unreadable means held, which comes before the vault when earlier attempts
-# left a queue, so wait for the item whose original path is the card's (not just the newest).
-# The floods of the files before this one can leave a queue of several minutes (each flood attempt
-# is judged in turn), so wait up to 6 min, and say how long it took.
-rp_id=
+# The card's own item (by its original path, not the newest id): held comes first, the vault after
+# the verdict, which may wait behind what earlier files left queued.
 rp_waited=$SECONDS
-for _ in $(seq 1800); do
-    rp_id=$(as_child "$q" list --json | RP_CARD="$rp_card" /usr/bin/python3 -c 'import json,os,sys; ids=[json.loads(l)["id"] for l in sys.stdin if l.strip() and json.loads(l).get("original_path")==os.environ["RP_CARD"]]; print(max(ids) if ids else "")')
-    [ -n "$rp_id" ] && break; sleep 0.2
-done
+wait_vaulted "$rp_card" 360 && rp_id=$vaulted || rp_id=
 rp_waited=$((SECONDS - rp_waited))
 [ -n "$rp_id" ] || attempt "review page: the card reaches the child's vault within 6 min" through "not listed after ${rp_waited} s"
 [ -n "$rp_id" ] && echo "  (the card reached the child's vault ${rp_waited} s after it arrived)"
