@@ -12,7 +12,8 @@ import Glibc
 /// program can set back, unlike the modification time), and a rename over it or a new copy is
 /// another inode, so every change is hashed again.
 ///
-/// No record is written under `/usr` (a package's files stay as the package manager left them).
+/// A record is written only into a folder owned by this process's user and writable by nobody
+/// else, and none under `/usr` (a package's files stay as the package manager left them).
 ///
 /// Who can write the record: it lives beside the files, so whoever can write that folder could
 /// replace the model itself anyway. A record is believed only when it is a regular file with one
@@ -108,6 +109,10 @@ public enum ModelDigestRecord {
         let (folder, name, record) = recordPath(forFileAt: path)
         // A package's folders stay as the package manager wrote them (nothing left behind on purge).
         guard !name.contains(" "), !name.contains("\n"), !folder.hasPrefix("/usr/") else { return }
+        // Only into a folder of this user's own that nobody else can write: never, as root, into
+        // a folder another account controls (and could point elsewhere by a symbolic link).
+        var owner = stat()
+        guard stat(folder, &owner) == 0, owner.st_uid == geteuid(), owner.st_mode & (S_IWGRP | S_IWOTH) == 0 else { return }
         var lines = (trustedLines(at: record) ?? []).filter { $0.name != name }
         lines.append(Line(name: name, sha256: sha256, identity: identity))
         let text = lines.suffix(32).map(\.text).joined(separator: "\n") + "\n"

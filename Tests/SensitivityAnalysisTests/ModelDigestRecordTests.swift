@@ -137,6 +137,23 @@ struct ModelDigestRecordTests {
         }
     }
 
+    @Test("no record is written into a folder another account owns or others can write: the file is hashed at each check")
+    func foreignFolderKeepsNoRecord() throws {
+        let place = try Place()
+        defer { place.remove() }
+        chmod(place.folder.path, 0o777)
+        #expect(try place.verify() == true)
+        #expect(try place.verify() == true)
+        #expect(access(place.record, F_OK) != 0)
+        if geteuid() == 0 {
+            chmod(place.folder.path, 0o755)
+            #expect(chown(place.folder.path, 65534, 65534) == 0)
+            #expect(try place.verify() == true)
+            #expect(try place.verify() == true)
+            #expect(access(place.record, F_OK) != 0)
+        }
+    }
+
     @Test("a record another account writes in a folder it can write is not believed by root", .enabled(if: geteuid() == 0))
     func childWrittenRecord() async throws {
         let place = try Place()
