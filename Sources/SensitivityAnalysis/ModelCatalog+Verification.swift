@@ -47,10 +47,10 @@ extension ModelCatalog {
     /// record (``ModelDigestRecord``). Called before starting an analysis worker, which cannot
     /// write one itself inside its sandbox: the worker then skips hashing what this process
     /// checked. Failures are left for the worker to report in its own words; a file in a folder
-    /// this process cannot write is left to the worker too (hashing it here would be in vain).
+    /// where this process keeps no record is left to the worker too (hashing it here would be in vain).
     public func recordDigests() {
         for artifact in Self.all {
-            guard let path = locate(artifact), access(ModelDigestRecord.recordPath(forFileAt: path).folder, W_OK) == 0 else { continue }
+            guard let path = locate(artifact), ModelDigestRecord.canRecord(inFolder: ModelDigestRecord.recordPath(forFileAt: path).folder) else { continue }
             _ = try? verified(artifact)
         }
     }

@@ -107,12 +107,7 @@ public enum ModelDigestRecord {
     /// folder this process cannot write keeps no record (the files are hashed at each start).
     public static func record(_ sha256: String, forFileAt path: String, identity: Identity) {
         let (folder, name, record) = recordPath(forFileAt: path)
-        // A package's folders stay as the package manager wrote them (nothing left behind on purge).
-        guard !name.contains(" "), !name.contains("\n"), !folder.hasPrefix("/usr/") else { return }
-        // Only into a folder of this user's own that nobody else can write: never, as root, into
-        // a folder another account controls (and could point elsewhere by a symbolic link).
-        var owner = stat()
-        guard stat(folder, &owner) == 0, owner.st_uid == geteuid(), owner.st_mode & (S_IWGRP | S_IWOTH) == 0 else { return }
+        guard !name.contains(" "), !name.contains("\n"), canRecord(inFolder: folder) else { return }
         var lines = (trustedLines(at: record) ?? []).filter { $0.name != name }
         lines.append(Line(name: name, sha256: sha256, identity: identity))
         let text = lines.suffix(32).map(\.text).joined(separator: "\n") + "\n"
@@ -136,6 +131,16 @@ public enum ModelDigestRecord {
             offset += n
         }
         written = rename(temporary, record) == 0
+    }
+
+    /// Whether this process keeps records in `folder`: only in a folder of its user's own that
+    /// nobody else can write (never, as root, in a folder another account controls and could
+    /// point elsewhere by a symbolic link), and never under `/usr` (a package's folders stay as
+    /// the package manager wrote them, with nothing left behind on purge).
+    public static func canRecord(inFolder folder: String) -> Bool {
+        var owner = stat()
+        return !folder.hasPrefix("/usr/") && stat(folder, &owner) == 0 && owner.st_uid == geteuid()
+            && owner.st_mode & (S_IWGRP | S_IWOTH) == 0 && access(folder, W_OK) == 0
     }
 
     /// The lines of the record at `path` when it is to be believed (see the type's comment).

@@ -137,6 +137,24 @@ struct ModelDigestRecordTests {
         }
     }
 
+    @Test("before a worker starts, its parent's recordDigests leaves records the worker then believes: nothing is hashed twice")
+    func parentRecordsForTheWorker() throws {
+        let installed = ModelCatalog.standard()
+        let folder = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for sub in ["lib", "models"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(sub), withIntermediateDirectories: true) }
+        // The installed files, by symbolic link (their identity is the target's; the records are this folder's).
+        for artifact in ModelCatalog.all {
+            let target = try #require(installed.locate(artifact))
+            #expect(symlink(target, folder.path + (artifact.isRuntime ? "/lib/" : "/models/") + artifact.fileName) == 0)
+        }
+        let catalog = ModelCatalog(dataFolder: folder.path)
+        catalog.recordDigests()
+        for artifact in ModelCatalog.all {
+            #expect(try catalog.verification(of: artifact).hashed == false, "\(artifact.fileName) hashed again after the parent's check")
+        }
+    }
+
     @Test("no record is written into a folder another account owns or others can write: the file is hashed at each check")
     func foreignFolderKeepsNoRecord() throws {
         let place = try Place()
