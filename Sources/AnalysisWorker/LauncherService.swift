@@ -3,6 +3,7 @@ import Foundation
 import Locking
 import ServiceSupport
 import QuarantineBase
+import SensitivityAnalysis
 
 /// The worker launcher (`quarantine worker-launcher`, system unit quarantine-worker-launcher.service):
 /// the one process that may change its user, so that no guardian service needs to. It runs as the
@@ -291,6 +292,8 @@ public final class LauncherService: Sendable {
 
     /// Starts the worker and hands the guardian its ends; the worker's pid and pidfd.
     func launch(_ account: Account, environment asked: [String: String], to connection: LocalSocket) throws(Refusal) -> (pid: pid_t, pidfd: Int32) {
+        // Root's record beside the models (ModelDigestRecord) spares each worker hashing them.
+        ModelCatalog(dataFolder: options.runtimeFolder).recordDigests()
         let runtime = open(options.runtimeFolder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard runtime >= 0 else { throw Refusal("cannot open the runtime folder \(options.runtimeFolder): \(String(cString: strerror(errno)))") }
         defer { close(runtime) }

@@ -142,6 +142,9 @@ final class WorkerConnection: Sendable {
                       helloTimeout: Duration = .seconds(120)) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
         let mine: LocalSocket, theirs: LocalSocket
         do { (mine, theirs) = try LocalSocket.pair() } catch { throw .init("cannot make the worker's socket pair: \(error)") }
+        // The models are hashed here, where a record of it can be kept (ModelDigestRecord), not
+        // at every start of a sandboxed worker that cannot write one.
+        (runtimeFolder.map(ModelCatalog.init(dataFolder:)) ?? ModelCatalog.standard(environment: environment)).recordDigests()
         var environment = environment
         var folder: Int32 = -1
         defer { if folder >= 0 { close(folder) } }

@@ -75,6 +75,10 @@ public struct GuardianSetup: Sendable {
             try? FileManager.default.removeItem(atPath: target)
             do { try FileManager.default.copyItem(atPath: source, toPath: target) } catch { throw fail("cannot copy \(source) to \(target): \(error)") }
             chmod(target, 0o644)
+            // Hashed once more where it now lies, which leaves root's record beside it
+            // (ModelDigestRecord): the workers, which cannot write there, then skip hashing it.
+            let copied = ModelCatalog(runtimeDirectories: [GuardianPaths.runtime + "/lib"], modelDirectories: [GuardianPaths.runtime + "/models"])
+            do { _ = try copied.verified(artifact, trustingRecord: false) } catch { throw fail("\(error)") }
         }
     }
 

@@ -26,6 +26,17 @@ public struct ModelCatalog: Sendable {
         public var licence: String
         public var isRuntime: Bool
 
+        public init(name: String, fileName: String, sha256: String, wheel: String, member: String, platform: String?, licence: String, isRuntime: Bool) {
+            self.name = name
+            self.fileName = fileName
+            self.sha256 = sha256
+            self.wheel = wheel
+            self.member = member
+            self.platform = platform
+            self.licence = licence
+            self.isRuntime = isRuntime
+        }
+
         /// Where it comes from, in words.
         public var source: String { "PyPI \(wheel)" + (platform.map { " (\($0))" } ?? "") }
     }
@@ -55,12 +66,17 @@ public struct ModelCatalog: Sendable {
         self.modelDirectories = modelDirectories
     }
 
+    /// One data folder's `lib` (the runtime) and `models`, as `$QUARANTINE_DATA_DIR` names one.
+    public init(dataFolder: String) {
+        self.init(runtimeDirectories: [dataFolder + "/lib"], modelDirectories: [dataFolder + "/models"])
+    }
+
     /// The standard search path, from the environment and the running program's own path
     /// (`executablePath`: nil when it cannot be found, then the prefix is not searched).
     public static func standard(environment: [String: String] = ProcessEnvironment.current,
                                 executablePath: String? = ModelCatalog.executablePath()) -> ModelCatalog {
         if let dir = environment["QUARANTINE_DATA_DIR"], !dir.isEmpty {
-            return ModelCatalog(runtimeDirectories: [dir + "/lib"], modelDirectories: [dir + "/models"])
+            return ModelCatalog(dataFolder: dir)
         }
         let user = Paths(environment: environment).userData
         var runtime = [user + "/lib"], models = [user + "/models"]

@@ -18,6 +18,8 @@ import GRDB
 public struct GuardianPIN: Sendable {
     let store: AuditStore
     static let rounds = 1 << 15
+    /// A cheap N for rows that in-process tests make (``set(_:rounds:)``); never used by a program.
+    static let testRounds = 1 << 4
     /// Wrong PINs in a row before the first wait.
     public static let freeAttempts = 5
     /// The first wait; each further wrong PIN doubles it.
@@ -112,14 +114,27 @@ public struct GuardianPIN: Sendable {
         (4...12).contains(pin.count) && pin.allSatisfy(\.isASCII) && pin.allSatisfy(\.isNumber)
     }
 
+    /// Sets the PIN, hashed at the full cost (``rounds``).
     public func set(_ pin: String) throws {
+        try set(pin, rounds: Self.rounds)
+    }
+
+    /// Sets the PIN hashed with scrypt's `rounds` (N), which the row keeps beside the hash, so a
+    /// check derives at the cost the row was made with.
+    ///
+    /// Internal, for in-process tests only (`@testable import`): they make rows with a cheap N,
+    /// since BoringSSL's scrypt is unoptimised in a debug build (about half a second per
+    /// derivation at the full cost). No program path, setting or environment variable reaches
+    /// it; every PIN a program sets goes through ``set(_:)``.
+    func set(_ pin: String, rounds: Int) throws {
+        precondition(rounds >= 2 && rounds & (rounds - 1) == 0, "scrypt's N is a power of two")
         guard Self.isValid(pin) else { throw VaultError.refused("a PIN is 4 to 12 digits") }
         var salt = [UInt8](repeating: 0, count: 16)
         for i in salt.indices { salt[i] = UInt8.random(in: 0...255) }
-        let hash = try Self.derive(pin, salt: salt, rounds: Self.rounds)
+        let hash = try Self.derive(pin, salt: salt, rounds: rounds)
         try store.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO guardian (id, salt, hash, rounds, setAt) VALUES (1, ?, ?, ?, ?)",
-                           arguments: [Data(salt), Data(hash), Self.rounds, Date()])
+                           arguments: [Data(salt), Data(hash), rounds, Date()])
         }
     }
 

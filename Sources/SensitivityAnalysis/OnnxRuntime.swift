@@ -15,7 +15,7 @@ public final class OnnxRuntime: @unchecked Sendable {
     public init(path: String) throws(InferenceError) {
         var message = [CChar](repeating: 0, count: 1024)
         var versionPointer: UnsafePointer<CChar>? = nil
-        guard let api = qort_load(path, 1, &message, message.count, &versionPointer) else {
+        guard let api = qort_load(path, UInt32(QORT_API_VERSION_USED), &message, message.count, &versionPointer) else {
             throw InferenceError(.runtimeUnloadable, "ONNX Runtime could not be loaded from \(path)", cause: message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, operation: "dlopen")
         }
         self.api = api

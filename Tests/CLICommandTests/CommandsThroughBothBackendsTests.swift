@@ -4,7 +4,7 @@ import Logging
 import QuarantineBackend
 import QuarantineCLI
 import QuarantineCore
-import QuarantineStore
+@testable import QuarantineStore
 import ServiceSupport
 import Testing
 @testable import GuardianService
@@ -146,7 +146,7 @@ struct CommandsThroughBothBackendsTests {
     @Test("child mode: release asks twice and takes the guardian PIN, the same through the person's vault and through the child's own connection to the service")
     func childReleaseThroughBothBackends() async throws {
         let place = try Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         for (name, backend) in [("local", place.local), ("socket", try place.socket(as: Self.childUID))] {
             let item = try place.item("\(name).bin")
             let id = "\(item.id!)"
@@ -170,7 +170,7 @@ struct CommandsThroughBothBackendsTests {
     @Test("purge and watch list reach the guardian service now: a guardian purges and lists the child's folders; the child needs the PIN to purge")
     func purgeAndWatchListReachTheService() async throws {
         let place = try Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let old = try place.item("old.bin")
         let child = try place.socket(as: Self.childUID), guardian = try place.socket(as: Self.guardianUID)
         let watched = Self.jsonLines(await Self.run(["watch", "list", "--json"], through: child).out).first
@@ -213,7 +213,7 @@ struct CommandsThroughBothBackendsTests {
     @Test("mode: shown with its JSON and changed through either backend; leaving child mode locally takes the PIN")
     func modeThroughBothBackends() async throws {
         let place = try Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let guardian = try place.socket(as: Self.guardianUID)
         #expect(await Self.run(["mode", "--json"], through: guardian).out == #"{"mode":"child","user":"kid"}"# + "\n")
         #expect(await Self.run(["mode", "--json"], through: place.local).out == #"{"mode":"child"}"# + "\n")

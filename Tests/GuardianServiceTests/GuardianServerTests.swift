@@ -5,7 +5,7 @@ import QuarantineAgent
 import Locking
 import Logging
 import QuarantineCore
-import QuarantineStore
+@testable import QuarantineStore
 import ServiceSupport
 import Testing
 @testable import GuardianService
@@ -119,7 +119,7 @@ struct GuardianServerTests {
     @Test("every verb for every role: the child, a guardian, root and a stranger get what the route table gives them, over the socket")
     func everyVerbForEveryRole() throws {
         let place = try Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let roles: [(String, uid_t)] = [("child", Self.childUID), ("guardian", Self.guardianUID), ("root", 0), ("stranger", Self.strangerUID)]
         let onlyGuardian = "only a guardian can do this"
         let strangerWords = "only kid, root and members of quarantine-guardians may use it"
@@ -172,7 +172,7 @@ struct GuardianServerTests {
     @Test("what each role is served: hello names the verbs its access allows, the child's PIN releases, a guardian's answers say what changed")
     func servedAnswersPerRole() throws {
         let place = try Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let child = try place.connect(as: Self.childUID), guardian = try place.connect(as: Self.guardianUID)
         // hello: the header says who asked; the answer, the verbs the route table lets them use.
         let (childHello, _) = try child.send(GuardianWire.Hello())

@@ -1,6 +1,6 @@
 import Foundation
 import MediaDecoding
-import QuarantineStore
+@testable import QuarantineStore
 import SensitivityAnalysis
 import Testing
 import TestSupport
@@ -62,7 +62,7 @@ struct NoticeActionTests {
         #expect(custom == "https://help.example/")
 
         // Child mode: the click is no PIN.
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let child = Review(vault: place.vault, mode: ModeInForce(mode: .child), actor: "notification")
         #expect(throws: Review.Refusal.self) { _ = try child.perform(.putBack(id), viewingFolder: viewing, helpPage: nil) }
         #expect(throws: Review.Refusal.self) { _ = try child.perform(.delete(id), viewingFolder: viewing, helpPage: nil) }

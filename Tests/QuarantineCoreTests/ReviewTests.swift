@@ -1,5 +1,5 @@
 import Foundation
-import QuarantineStore
+@testable import QuarantineStore
 import SensitivityAnalysis
 import Testing
 @testable import QuarantineCore
@@ -21,7 +21,7 @@ struct ReviewTests {
 
         let child = Review(vault: place.vault, mode: ModeInForce(mode: .child))
         #expect(throws: Review.Refusal.self) { _ = try child.consent(to: .release, confirmed: true, pin: "2468") }   // no PIN set yet
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         #expect(throws: Review.Refusal.wrongPIN()) { _ = try child.consent(to: .release, confirmed: true, pin: "1111") }
         #expect(throws: Review.Refusal.wrongPIN()) { _ = try child.consent(to: .purge, confirmed: true, pin: nil) }
         let consent = try child.consent(to: .release, confirmed: true, pin: "2468")
@@ -33,7 +33,7 @@ struct ReviewTests {
     @Test("guessing the PIN: after 5 wrong PINs the next try waits 1 minute, each wrong one after doubles it, unchecked while waiting; the right PIN clears the count; every wrong one is in the audit log")
     func pinRateLimit() throws {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         let start = Date()
         let clock = TestClock(start)
         let child = Review(vault: place.vault, mode: ModeInForce(mode: .child)) { clock.now.withLock { $0 } }
@@ -82,7 +82,7 @@ struct ReviewTests {
         try child.requestRelease(item.id!)
         #expect(try child.releaseRequests().keys.sorted() == [item.id!])
         #expect(try child.history(of: item.id).filter { $0.kind == .releaseRequested }.count == 1)
-        try GuardianPIN(store: place.vault.store).set("2468")
+        try GuardianPIN(store: place.vault.store).set("2468", rounds: GuardianPIN.testRounds)
         _ = try child.release(item.id!, consent: child.consent(to: .release, confirmed: true, pin: "2468"))
         #expect(try child.releaseRequests().isEmpty)
     }
@@ -119,7 +119,7 @@ extension ReviewTests {
         defer { umount2(folder.path, Int32(MNT_DETACH)); try? FileManager.default.removeItem(at: folder) }
         let store = try AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path)
         let pin = GuardianPIN(store: store)
-        try pin.set("2468")
+        try pin.set("2468", rounds: GuardianPIN.testRounds)
         #expect(try pin.check("2468") == .accepted)
         // Fill the file system.
         let filler = folder.appendingPathComponent("filler").path

@@ -4,7 +4,7 @@ import MediaDecoding
 import Logging
 import QuarantineBackend
 import QuarantineCore
-import QuarantineStore
+@testable import QuarantineStore
 import ReviewPage
 import ServiceSupport
 import Testing
@@ -38,7 +38,7 @@ struct ReviewPageSecurityTests {
             try Data("mode = \"\(mode)\"\n".utf8).write(to: configuration)
             vault = try Vault(root: folder.appendingPathComponent("state/vault").path,
                               store: AuditStore(path: folder.appendingPathComponent("state/audit.sqlite3").path))
-            if let pin { try GuardianPIN(store: vault.store).set(pin) }
+            if let pin { try GuardianPIN(store: vault.store).set(pin, rounds: GuardianPIN.testRounds) }
             if mode == "child" { try vault.store.recordMode(.child, from: .adult, actor: "test") }
         }
 

@@ -148,4 +148,16 @@ static inline void qort_release_run_options(const QOrtApi *a, QOrtRunOptions *p)
 static inline void qort_release_type_info(const QOrtApi *a, QOrtTypeInfo *p) { QORT_SLOT(a, 98, void (*)(QOrtTypeInfo *))(p); }
 static inline void qort_release_tensor_info(const QOrtApi *a, QOrtTensorInfo *p) { QORT_SLOT(a, 99, void (*)(QOrtTensorInfo *))(p); }
 static inline void qort_release_session_options(const QOrtApi *a, QOrtSessionOptions *p) { QORT_SLOT(a, 100, void (*)(QOrtSessionOptions *))(p); }
+// MARK: - Slots after version 1 (the table only grows, so these hold in every later version).
+/// The table version quarantine asks for: 14 (ONNX Runtime 1.14) is the first to carry slot 238.
+enum { QORT_API_VERSION_USED = 14 };
+/* Slot 130: AddSessionConfigEntry(options, const char *key, const char *value) (status). */
+static inline QOrtStatus *qort_add_session_config_entry(const QOrtApi *a, QOrtSessionOptions *o, const char *key, const char *value) {
+    return QORT_SLOT(a, 130, QOrtStatus *(*)(QOrtSessionOptions *, const char *, const char *))(o, key, value);
+}
+/* Slot 238: GetSessionConfigEntry(options, const char *key, char *value, size_t *size) (status): with a
+   buffer too small (or NULL) it fails and writes the size needed, terminator included. */
+static inline QOrtStatus *qort_get_session_config_entry(const QOrtApi *a, const QOrtSessionOptions *o, const char *key, char *value, size_t *size) {
+    return QORT_SLOT(a, 238, QOrtStatus *(*)(const QOrtSessionOptions *, const char *, char *, size_t *))(o, key, value, size);
+}
 #endif
