@@ -40,7 +40,7 @@ struct ReviewSite: Sendable {
         case .refuse(let status, let reason): return Self.refusal(status, reason)
         case .setCookie(let location):
             server.lastRequest.withLock { $0 = Date() }
-            return Self.redirect(location, cookie: gate.setCookie)
+            return Self.entrance(location, cookie: gate.setCookie)
         case .pass: break
         }
         // Only the person's requests keep the page alive (refused ones, from anyone, do not).
@@ -262,6 +262,21 @@ struct ReviewSite: Sendable {
         var headers = securityHeaders()
         headers[.contentType] = type
         return Response(status: .init(code: status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The answer to the first request (the secret in its URL): the cookie, and a page of this
+    /// server's own that moves on to `location`. Not a redirect: opened from the launcher file
+    /// (`file://`) or another program, the navigation is cross-site, and a browser does not send
+    /// a SameSite=Strict cookie along its redirects (Chromium answered 403 after the launcher);
+    /// the page's own refresh is a same-site navigation, which carries it.
+    static func entrance(_ location: String, cookie: String) -> Response {
+        let target = HTML.escape(location)
+        var response = response(200, type: "text/html; charset=utf-8", body: """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=\(target)">\
+            <title>Opening the review page</title></head><body><p><a href="\(target)">Open the review page</a></p></body></html>
+            """)
+        response.headers[.setCookie] = cookie
+        return response
     }
 
     static func redirect(_ location: String, cookie: String? = nil) -> Response {
