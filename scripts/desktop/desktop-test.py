@@ -23,20 +23,31 @@ HOME/Downloads) and everything else run inside one `dbus-run-session`. The scrip
   - each notification's text, buttons and image (the vault's blurred preview), from the D-Bus
     traffic (dbus-monitor) and dunst's own history
   - each button's effect, pressed through dunst itself (`dunstctl context`, whose menu program
-    answers the chosen line): Show preview (xdg-open -> ImageMagick's display on a copy in
-    $XDG_RUNTIME_DIR/quarantine-view), Put back (original bytes back), Delete (gone, not back),
-    child mode's Get help (xdg-open on the help page; a stand-in text/html handler records it);
-    after each, the agent closed the notification
-  - screenshots of the display while the notification, and separately the viewer, show the preview:
-    the cropped image is not recognised as the test card (`quarantine scan` on the crop, and the
+    answers the chosen line), and after each that the agent closed the notification:
+    Show preview: the agent starts the review page (`quarantine review --item ID`) and xdg-open
+    gets its launcher page ($XDG_RUNTIME_DIR/quarantine-review/open.html: 0600, in a 0700 folder,
+    the user's own, never a vault path), which leads to the running page's address
+    (http://127.0.0.1:PORT/item/ID with its secret, as in review.url); the browser that opens it
+    shows the grid at the item (http://127.0.0.1:PORT/#item-ID, the secret gone from the address)
+    with the item's blurred preview loaded and no original, and the item stays in the vault.
+    Put back: original bytes back. Delete: gone, its bytes blocked, not back. Child mode's Get
+    help: the help page in the browser, in a child's words ("You did nothing wrong", 116 111).
+    The browser is xdg-open's text/html handler: browser.py, real headless Chromium through
+    chromedriver (selenium), which saves the address, title, text, pictures and a screenshot of
+    what it shows; image/jpeg goes to ImageMagick's display, which the agent must not need (it
+    opens the preview copy only when no review page can start)
+  - screenshots while the notification, and separately the browser, show the preview: the
+    cropped image is not recognised as the test card (`quarantine scan` on the crop, and the
     card's own cell-separation measure), while the same crop of a control showing the unblurred
-    card is recognised (so the check can fail)
+    card (in a notification; in the same browser at the preview's size) is recognised (so the
+    check can fail)
 
 Every check prints PASS or FAIL with its numbers; the run goes on after a failure. Screenshots,
 crops, logs and report.json go into the output folder printed at the start and the end (default: a
 new folder under $TMPDIR). Exit status: 0 all passed, 1 a check failed, 2 a setup problem (a tool,
-the binary or the models missing), 130 interrupted. Python 3 standard library only; run as root
-(the browsers run with --no-sandbox) or as a user whose --setup step can use sudo.
+the binary or the models missing), 130 interrupted. Python 3 standard library only, except
+browser.py (python3-selenium, chromium-driver); run as root (the browsers run with --no-sandbox)
+or as a user whose --setup step can use sudo.
 """
 
 import argparse
@@ -1360,6 +1371,12 @@ class Run:
         """`text` without the review page's secret (for the report and the saved files)."""
         return re.sub(r"token=[0-9a-f]+", "token=<secret>", text or "")
 
+    @staticmethod
+    def said(opened):
+        """The page's title and the start of its text, on one line."""
+        text = " / ".join(l.strip() for l in (opened.get("text") or "").splitlines() if l.strip())
+        return f"title {opened.get('title')!r}: {text[:200]!r}"
+
     def launcher_problems(self, opened, path):
         """What is wrong with the launcher page the browser was handed: where it is, its modes,
         where it leads. Returns (problems, port, token)."""
@@ -1607,7 +1624,8 @@ class Run:
                 problems.append(f"the browser: {opened['error']}")
             # The page takes the secret into a cookie and shows the grid at the item.
             if port and opened.get("url") != f"http://127.0.0.1:{port}/#item-{item['id']}":
-                problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/#item-{item['id']}")
+                problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/#item-{item['id']}"
+                                f" ({self.said(opened)})")
             shown_at = opened.get("url")
         if viewed:
             problems.append(f"the picture viewer was handed {viewed}: the agent fell back to the preview copy")
@@ -1712,7 +1730,8 @@ class Run:
                 more, port, _ = self.launcher_problems(opened, "/help")
                 problems += more
                 if port and opened.get("url") != f"http://127.0.0.1:{port}/help":
-                    problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/help")
+                    problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/help"
+                                    f" ({self.said(opened)})")
                 how = "the review page's /help through its 0600 launcher"
             else:
                 # The agent's own help page, written for the child into the private viewing folder.
