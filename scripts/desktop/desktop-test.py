@@ -23,20 +23,31 @@ HOME/Downloads) and everything else run inside one `dbus-run-session`. The scrip
   - each notification's text, buttons and image (the vault's blurred preview), from the D-Bus
     traffic (dbus-monitor) and dunst's own history
   - each button's effect, pressed through dunst itself (`dunstctl context`, whose menu program
-    answers the chosen line): Show preview (xdg-open -> ImageMagick's display on a copy in
-    $XDG_RUNTIME_DIR/quarantine-view), Put back (original bytes back), Delete (gone, not back),
-    child mode's Get help (xdg-open on the help page; a stand-in text/html handler records it);
-    after each, the agent closed the notification
-  - screenshots of the display while the notification, and separately the viewer, show the preview:
-    the cropped image is not recognised as the test card (`quarantine scan` on the crop, and the
+    answers the chosen line), and after each that the agent closed the notification:
+    Show preview: the agent starts the review page (`quarantine review --item ID`) and xdg-open
+    gets its launcher page ($XDG_RUNTIME_DIR/quarantine-review/open.html: 0600, in a 0700 folder,
+    the user's own, never a vault path), which leads to the running page's address
+    (http://127.0.0.1:PORT/item/ID with its secret, as in review.url); the browser that opens it
+    shows the grid at the item (http://127.0.0.1:PORT/#item-ID, the secret gone from the address)
+    with the item's blurred preview loaded and no original, and the item stays in the vault.
+    Put back: original bytes back. Delete: gone, its bytes blocked, not back. Child mode's Get
+    help: the help page in the browser, in a child's words ("You did nothing wrong", 116 111).
+    The browser is xdg-open's text/html handler: browser.py, real headless Chromium through
+    chromedriver (selenium), which saves the address, title, text, pictures and a screenshot of
+    what it shows; image/jpeg goes to ImageMagick's display, which the agent must not need (it
+    opens the preview copy only when no review page can start)
+  - screenshots while the notification, and separately the browser, show the preview: the
+    cropped image is not recognised as the test card (`quarantine scan` on the crop, and the
     card's own cell-separation measure), while the same crop of a control showing the unblurred
-    card is recognised (so the check can fail)
+    card (in a notification; in the same browser at the preview's size) is recognised (so the
+    check can fail)
 
 Every check prints PASS or FAIL with its numbers; the run goes on after a failure. Screenshots,
 crops, logs and report.json go into the output folder printed at the start and the end (default: a
 new folder under $TMPDIR). Exit status: 0 all passed, 1 a check failed, 2 a setup problem (a tool,
-the binary or the models missing), 130 interrupted. Python 3 standard library only; run as root
-(the browsers run with --no-sandbox) or as a user whose --setup step can use sudo.
+the binary or the models missing), 130 interrupted. Python 3 standard library only, except
+browser.py (python3-selenium, chromium-driver); run as root (the browsers run with --no-sandbox)
+or as a user whose --setup step can use sudo.
 """
 
 import argparse
@@ -64,10 +75,10 @@ REPO = Path(__file__).resolve().parent.parent.parent
 READY = "file(s) waiting from before"
 PACKAGES = [
     "chromium", "firefox-esr", "dunst", "xvfb", "xauth", "imagemagick", "xdg-utils", "file",
-    "dbus-daemon", "dbus-bin", "libglib2.0-bin", "fonts-dejavu-core",
+    "dbus-daemon", "dbus-bin", "libglib2.0-bin", "fonts-dejavu-core", "chromium-driver", "python3-selenium",
 ]
 TOOLS = ["chromium", "firefox-esr", "dunst", "dunstctl", "Xvfb", "import", "display", "convert",
-         "xdg-open", "xdg-mime", "file", "dbus-run-session", "dbus-monitor", "dbus-send", "gdbus"]
+         "xdg-open", "xdg-mime", "file", "dbus-run-session", "dbus-monitor", "dbus-send", "gdbus", "chromedriver"]
 SCREEN = (1280, 800)
 # The throttled file is sent in this many pieces, one every THROTTLE_PAUSE seconds.
 THROTTLE_PIECES = 16
@@ -649,12 +660,74 @@ printf '%s\\t%s\\n' "$$" "$*" >> '{work}/viewer-calls.log'
 exec display -geometry +{gx}+{gy} -title quarantine-test-viewer "$@"
 """
 
-HELP_SH = """\
-#!/bin/sh
-# STAND-IN for a web browser (text/html in mimeapps.list): records the page xdg-open was asked to
-# show and keeps a copy of it; it shows nothing.
-printf '%s\\t%s\\n' "$$" "$*" >> '{work}/help-calls.log'
-cp -- "$1" '{work}/help-page-copy.html' 2>/dev/null || true
+BROWSER_PY = r"""#!/usr/bin/python3
+# The desktop's web browser for scripts/desktop/desktop-test.py (text/html in mimeapps.list, run
+# by xdg-open as "browser.py WORK FILE"): real headless Chromium, driven through chromedriver
+# (selenium). It notes what it was handed (the file's modes and owner, and its text: a launcher
+# is rewritten at each opening), opens it as a browser does (file://, following a launcher's
+# refresh to the page it leads to), waits for the page and its pictures, and saves what it shows
+# into WORK/browser-PID.json and WORK/browser-PID.png: the address, the title, the text, where
+# each picture is and whether it loaded, and a screenshot of the window. Then it closes.
+import json, os, re, stat, sys, time
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+work, target = sys.argv[1], sys.argv[-1]
+pid = os.getpid()
+with open(os.path.join(work, "browser-calls.log"), "a") as f:
+    f.write(f"{pid}\t{target}\n")
+record = {"pid": pid, "argument": target, "uid": os.geteuid()}
+path = target[len("file://"):] if target.startswith("file://") else target
+try:
+    info, folder = os.lstat(path), os.lstat(os.path.dirname(path))
+    record.update(mode=info.st_mode & 0o7777, owner=info.st_uid, is_file=stat.S_ISREG(info.st_mode),
+                  folder_mode=folder.st_mode & 0o7777, folder_owner=folder.st_uid)
+    with open(path, "rb") as f:
+        record["file"] = f.read(65536).decode("utf-8", "replace")
+except OSError as error:
+    record["file_error"] = str(error)
+driver = None
+try:
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
+                 "--force-device-scale-factor=1", "--hide-scrollbars", "--no-first-run",
+                 "--no-default-browser-check", "--password-store=basic",
+                 f"--user-data-dir={work}/browser-profile-{pid}"):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.get("file://" + path if path.startswith("/") else target)
+    refresh = 'http-equiv="refresh"' in record.get("file", "")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        ready = driver.execute_script("return document.readyState === 'complete' && "
+                                      "Array.from(document.images).every(i => i.complete)")
+        if ready and not (refresh and driver.current_url.startswith("file:")):
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    record["url"] = driver.current_url
+    record["title"] = driver.title
+    record["text"] = driver.execute_script("return document.body ? document.body.innerText : ''")[:8000]
+    record["viewport"] = driver.execute_script("return [innerWidth, innerHeight, devicePixelRatio]")
+    record["images"] = driver.execute_script(
+        "return Array.from(document.images).map(i => { const r = i.getBoundingClientRect();"
+        " const a = i.closest('article'); return {class: i.className, src: i.getAttribute('src'),"
+        " article: a ? a.id : null, rect: [r.left, r.top, r.width, r.height], complete: i.complete,"
+        " natural: [i.naturalWidth, i.naturalHeight]}; })")
+    driver.save_screenshot(os.path.join(work, f"browser-{pid}.png"))
+except Exception as error:
+    record["error"] = f"{type(error).__name__}: {error}"[:2000]
+finally:
+    if driver is not None:
+        try:
+            driver.quit()
+        except Exception:
+            pass
+    partial = os.path.join(work, f".browser-{pid}.json")
+    with open(partial, "w") as f:
+        json.dump(record, f)
+    os.rename(partial, os.path.join(work, f"browser-{pid}.json"))
 """
 
 FIREFOX_PREFS = {
@@ -803,6 +876,8 @@ class Run:
         for tool in TOOLS:
             if not shutil.which(tool):
                 raise SetupProblem(f"{tool} is not installed: run scripts/desktop/desktop-test.py --setup")
+        if subprocess.run(["/usr/bin/python3", "-c", "import selenium"], capture_output=True).returncode != 0:
+            raise SetupProblem("/usr/bin/python3 has no selenium: run scripts/desktop/desktop-test.py --setup")
         self.env = self.base_env()
         if not self.env.get("DBUS_SESSION_BUS_ADDRESS"):
             raise SetupProblem("no session bus: the inner run must be started by dbus-run-session")
@@ -841,9 +916,9 @@ class Run:
         (self.work / "dunstrc").write_text(DUNSTRC.format(menu=menu))
         viewer = self.work / "viewer.sh"
         viewer.write_text(VIEWER_SH.format(work=self.work, gx=VIEWER_GEOMETRY[0], gy=VIEWER_GEOMETRY[1]))
-        helper = self.work / "help-standin.sh"
-        helper.write_text(HELP_SH.format(work=self.work))
-        for script in (menu, viewer, helper):
+        browser = self.work / "browser.py"
+        browser.write_text(BROWSER_PY)
+        for script in (menu, viewer, browser):
             script.chmod(0o755)
 
         # Nothing may own org.freedesktop.Notifications before our dunst (bus activation would start
@@ -870,22 +945,23 @@ class Run:
                               env=self.env, capture_output=True, text=True, timeout=10).stdout.strip()
         self.log(f"notification server: {info}")
 
-        # xdg-open: image/jpeg -> the viewer (ImageMagick's display), text/html -> the help stand-in.
+        # xdg-open: image/jpeg -> the viewer (ImageMagick's display; the agent opens a picture only
+        # when no review page can start), text/html -> the browser (headless Chromium, browser.py).
         apps = self.home / ".local/share/applications"
         (apps / "quarantine-test-viewer.desktop").write_text(
             "[Desktop Entry]\nType=Application\nName=quarantine desktop-test viewer (ImageMagick display)\n"
             f"Exec={viewer} %f\nMimeType=image/jpeg;image/png;\nNoDisplay=true\n")
-        (apps / "quarantine-test-help.desktop").write_text(
-            "[Desktop Entry]\nType=Application\nName=quarantine desktop-test help page STAND-IN\n"
-            f"Exec={helper} %f\nMimeType=text/html;\nNoDisplay=true\n")
+        (apps / "quarantine-test-browser.desktop").write_text(
+            "[Desktop Entry]\nType=Application\nName=quarantine desktop-test browser (headless Chromium)\n"
+            f"Exec=/usr/bin/python3 {browser} {self.work} %f\nMimeType=text/html;\nNoDisplay=true\n")
         (self.home / ".config/mimeapps.list").write_text(
             "[Default Applications]\nimage/jpeg=quarantine-test-viewer.desktop\n"
-            "text/html=quarantine-test-help.desktop\n")
+            "text/html=quarantine-test-browser.desktop\n")
         defaults = {}
         for kind in ("image/jpeg", "text/html"):
             defaults[kind] = subprocess.run(["xdg-mime", "query", "default", kind], env=self.env,
                                             capture_output=True, text=True, timeout=20).stdout.strip()
-        if defaults != {"image/jpeg": "quarantine-test-viewer.desktop", "text/html": "quarantine-test-help.desktop"}:
+        if defaults != {"image/jpeg": "quarantine-test-viewer.desktop", "text/html": "quarantine-test-browser.desktop"}:
             raise SetupProblem(f"xdg-mime does not pick the test's handlers: {defaults}")
         self.log(f"xdg-mime defaults: {defaults}")
 
@@ -940,13 +1016,6 @@ class Run:
             end += 1
         icon = bbox(image, (start, inner[1], end, inner[3]), near_bg)
         return icon, box
-
-    def viewer_image_box(self, shot):
-        """The picture in the viewer's window (bottom left), without the window's plain border."""
-        image = read_rgb(shot)
-        black = lambda r, g, b: r < 8 and g < 8 and b < 8
-        box = bbox(image, (0, VIEWER_GEOMETRY[1] - 20, SCREEN[0] // 2, SCREEN[1]), black)
-        return trim_border(image, box) if box else None
 
     def judge(self, crop):
         """Whether the crop is the test card: the agent's own scan, and the card's separation measure."""
@@ -1144,9 +1213,10 @@ class Run:
         subprocess.run([self.binary, "testcard", "--size", CONTROL_SIZE, str(control_card)], env=self.env,
                        check=True, capture_output=True)
 
-        # Controls first, on an empty screen: the unblurred card in a notification and in the viewer.
+        # The control first, on an empty screen: the unblurred card in a notification (the
+        # browser's control is made once the preview's size in the page is known).
         control = self.control_notification(control_card)
-        viewer_control = self.control_viewer(control_card)
+        self.control_card = control_card
 
         self.start_agent()
 
@@ -1168,7 +1238,7 @@ class Run:
         # The site is blocked through Chromium's card; when that has no origin, through Firefox's,
         # and then Put back is pressed on Firefox's second card instead.
         if n_c1:
-            self.show_preview(n_c1, viewer_control)
+            self.show_preview(n_c1)
         source = "card-chromium.jpg"
         if not (self.items.get(source) or {}).get("origin_url") and (self.items.get("card-firefox.jpg") or {}).get("origin_url"):
             source = "card-firefox.jpg"
@@ -1246,19 +1316,89 @@ class Run:
         self.log(f"control notification: image at {icon}, judged {result}")
         return result
 
-    def control_viewer(self, card):
-        p = self.procs.start("display (control)", ["display", "-geometry", "+%d+%d" % VIEWER_GEOMETRY,
-                                                   "-title", "control", str(card)], self.env)
-        box = wait_until(lambda: self.viewer_image_box(self.screenshot("viewer-control")), 15, 0.3)
-        shot = self.out / "viewer-control.png"
-        result = None
-        if box:
-            crop = self.crop(shot, box, "viewer-control-crop")
-            result = dict(self.judge(crop), box=box)
-        self.procs.stop(p, timeout=3)
-        wait_until(lambda: self.viewer_image_box(self.screenshot("viewer-empty")) is None, 5, 0.3)
-        self.log(f"control viewer: image at {box}, judged {result}")
+    def control_browser(self, card, size):
+        """The unblurred card shown by the same browser (browser.py, not through xdg-open) at the
+        preview's size in the page, cropped the same way: the check that can fail."""
+        w, h = size
+        page = self.work / "srv" / "control.html"
+        page.write_text("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>control</title>"
+                        "<style>body{margin:0;background:#fff}img{position:absolute;left:40px;top:40px;"
+                        f"width:{w}px;height:{h}px}}</style></head><body><article id=\"control\">"
+                        f"<img class=\"preview\" src=\"{card.name}\" alt=\"control\"></article></body></html>")
+        p = self.procs.start("browser (control)", ["/usr/bin/python3", str(self.work / "browser.py"), str(self.work), str(page)],
+                             self.env, stdout=open(self.work / "browser-control.log", "ab"), stderr=subprocess.STDOUT)
+        try:
+            p.wait(60)
+        except subprocess.TimeoutExpired:
+            self.procs.stop(p)
+        shown = self.browser_record(p.pid)
+        image = next((i for i in (shown or {}).get("images", []) if i.get("article") == "control"), None)
+        if not shown or not image or not image.get("complete"):
+            self.log(f"control browser: nothing shown ({(shown or {}).get('error')})")
+            return None
+        box = self.box_of(image)
+        shot = self.out / "browser-control.png"
+        shutil.copy(self.work / f"browser-{p.pid}.png", shot)
+        result = dict(self.judge(self.crop(shot, box, "browser-control-crop")), box=box)
+        self.log(f"control browser: image at {box}, judged {result}")
         return result
+
+    @staticmethod
+    def box_of(image):
+        x, y, w, h = image["rect"]
+        return (round(x), round(y), round(w), round(h))
+
+    def browser_record(self, pid, timeout=5.0):
+        """What browser.py (pid) saved about the page it showed, once it has."""
+        return wait_until(lambda: json.loads((self.work / f"browser-{pid}.json").read_text()), timeout, 0.2)
+
+    def lines_of(self, name):
+        path = self.work / name
+        return path.read_text(errors="replace").splitlines() if path.exists() else []
+
+    def browser_opened(self, before, timeout=45.0):
+        """The browser's first opening after line `before` of browser-calls.log (xdg-open ran
+        browser.py), once the page is shown and saved: (record, every new line)."""
+        lines = wait_until(lambda: self.lines_of("browser-calls.log")[before:], timeout, 0.1) or []
+        if not lines:
+            return None, []
+        pid = lines[0].split("\t", 1)[0]
+        record = self.browser_record(pid, timeout)
+        return record, self.lines_of("browser-calls.log")[before:]
+
+    @staticmethod
+    def secretless(text):
+        """`text` without the review page's secret (for the report and the saved files)."""
+        return re.sub(r"token=[0-9a-f]+", "token=<secret>", text or "")
+
+    @staticmethod
+    def said(opened):
+        """The page's title and the start of its text, on one line."""
+        text = " / ".join(l.strip() for l in (opened.get("text") or "").splitlines() if l.strip())
+        return f"title {opened.get('title')!r}: {text[:200]!r}"
+
+    def launcher_problems(self, opened, path):
+        """What is wrong with the launcher page the browser was handed: where it is, its modes,
+        where it leads. Returns (problems, port, token)."""
+        problems = []
+        folder = self.runtime / "quarantine-review"
+        if opened["argument"] != str(folder / "open.html"):
+            problems.append(f"xdg-open handed the browser {self.secretless(opened['argument'])!r}, expected {folder}/open.html")
+        if not opened.get("is_file") or opened.get("mode") != 0o600 or opened.get("owner") != os.geteuid():
+            problems.append(f"the launcher is not a 0600 file of this user (mode {oct(opened.get('mode') or 0)}, "
+                            f"owner {opened.get('owner')}, {opened.get('file_error', '')})")
+        if opened.get("folder_mode") != 0o700 or opened.get("folder_owner") != os.geteuid():
+            problems.append(f"its folder is not a 0700 folder of this user (mode {oct(opened.get('folder_mode') or 0)})")
+        target = re.search(r'http-equiv="refresh" content="0; url=([^"]+)"', opened.get("file", ""))
+        target = target.group(1).replace("&amp;", "&") if target else ""
+        leads = re.fullmatch(r"http://127\.0\.0\.1:(\d+)(/[^?]*)\?token=([0-9a-f]{64})", target)
+        if not leads or leads.group(2) != path:
+            problems.append(f"the launcher leads to {self.secretless(target)!r}, not http://127.0.0.1:PORT{path}?token=<secret>")
+            return problems, None, None
+        running = (folder / "review.url").read_text().splitlines() if (folder / "review.url").exists() else []
+        if len(running) < 2 or f"127.0.0.1:{leads.group(1)}/" not in running[1] or f"token={leads.group(3)}" not in running[1]:
+            problems.append("the launcher's address and secret are not those of the running page (review.url)")
+        return problems, leads.group(1), leads.group(3)
 
     def unrecognisable(self, label, preview, control):
         if not preview or not control:
@@ -1459,58 +1599,67 @@ class Run:
 
     # --- the buttons -------------------------------------------------------------------------
 
-    def show_preview(self, n, viewer_control):
+    def show_preview(self, n):
         item = self.items["card-chromium.jpg"]
-        calls = self.work / "viewer-calls.log"
+        browser_before, viewer_before = len(self.lines_of("browser-calls.log")), len(self.lines_of("viewer-calls.log"))
         pressed, invoked = self.press(n, "Show preview")
         if not invoked:
             self.check("Show preview: pressed through dunst", False, "no ActionInvoked on the bus")
             return
         self.check("Show preview: pressed through dunst", invoked["key"] == f"preview-{item['id']}",
                    f"ActionInvoked key {invoked['key']!r} to the agent", ms_after_press=ms(invoked["t"] - pressed))
-        line = wait_until(lambda: calls.read_text().strip().splitlines()[-1] if calls.exists() and calls.read_text().strip() else None, 15, 0.1)
-        expected = str(self.runtime / "quarantine-view" / f"quarantine-item-{item['id']}-preview.jpg")
-        previews = list((self.data / "vault").glob(f"{item['id']}-*/preview.jpg"))
-        pid, argument = (line.split("\t", 1) + [""])[:2] if line else ("", "")
-        cmdline = ""
-        if pid.isdigit():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                cmdline = "(exited)"
-        problems = []
-        if argument != expected:
-            problems.append(f"xdg-open handed the viewer {argument!r}, expected {expected}")
-        if "/vault/" in argument or "/vault/" in cmdline:
-            problems.append("a vault path reached the viewer")
-        if expected not in cmdline or not cmdline.startswith("display"):
-            problems.append(f"the viewer process runs {cmdline!r}")
-        if os.path.exists(expected):
-            if not previews or sha256_file(expected) != sha256_file(previews[0]):
-                problems.append("the copy is not the vault's preview")
-            mode = os.stat(expected).st_mode & 0o777
-            folder_mode = os.stat(os.path.dirname(expected)).st_mode & 0o777
-            if mode & 0o077 or folder_mode != 0o700:
-                problems.append(f"modes {oct(mode)} / folder {oct(folder_mode)}")
+        opened, lines = self.browser_opened(browser_before)
+        viewed = self.lines_of("viewer-calls.log")[viewer_before:]
+        problems, shown_at = [], None
+        if not opened:
+            problems.append(f"no browser was opened within 45 s (browser.py calls: {lines})")
         else:
-            problems.append("no copy in the viewing folder")
-        self.check("Show preview: xdg-open opened the copy in the viewer (ImageMagick display), never the vault",
-                   not problems, "; ".join(problems) or f"viewer pid {pid}: {cmdline}")
-        box = wait_until(lambda: self.viewer_image_box(self.screenshot("viewer-preview")), 15, 0.3)
-        result = None
-        if box:
-            crop = self.crop(self.out / "viewer-preview.png", box, "viewer-preview-crop")
-            result = dict(self.judge(crop), box=box)
-        self.unrecognisable("viewer", result, viewer_control)
+            if len(lines) != 1:
+                problems.append(f"the browser was opened {len(lines)} times: {[self.secretless(l) for l in lines]}")
+            more, port, _ = self.launcher_problems(opened, f"/item/{item['id']}")
+            problems += more
+            if "/vault/" in opened.get("argument", "") or "/vault/" in opened.get("file", ""):
+                problems.append("a vault path reached the browser")
+            if opened.get("error"):
+                problems.append(f"the browser: {opened['error']}")
+            # The page takes the secret into a cookie and shows the grid at the item.
+            if port and opened.get("url") != f"http://127.0.0.1:{port}/#item-{item['id']}":
+                problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/#item-{item['id']}"
+                                f" ({self.said(opened)})")
+            shown_at = opened.get("url")
+        if viewed:
+            problems.append(f"the picture viewer was handed {viewed}: the agent fell back to the preview copy")
+        if "review page could not be started" in self.agent_log():
+            problems.append("the agent's log: " + next(l for l in self.agent_log().splitlines() if "review page could not be started" in l))
+        self.check("Show preview: xdg-open opened the review page at the item in the browser (headless Chromium), "
+                   "through the user's own 0600 launcher, never the vault", not problems,
+                   "; ".join(problems) or f"launcher {opened['argument']} (0600, folder 0700) -> the running page "
+                   f"with its secret; the browser shows {shown_at}")
+        # What the browser shows: the item's blurred preview, loaded, in the window, no original.
+        result, control = None, None
+        if opened and opened.get("images") is not None:
+            images = opened["images"]
+            preview = next((i for i in images if i.get("article") == f"item-{item['id']}" and "preview" in (i.get("class") or "")), None)
+            originals = [i for i in images if "original" in (i.get("class") or "")]
+            width, height = (opened.get("viewport") or [0, 0])[:2]
+            seen = bool(preview) and preview.get("complete") and preview["natural"][0] > 0 and not originals
+            if seen:
+                x, y, w, h = self.box_of(preview)
+                seen = x >= 0 and y >= 0 and w > 16 and h > 16 and x + w <= width and y + h <= height
+            self.check("Show preview: the browser shows the item's blurred preview (loaded, in the window), no original",
+                       bool(seen), f"preview {preview and {k: preview[k] for k in ('src', 'rect', 'natural', 'complete')}}, "
+                       f"originals {len(originals)}, window {width}x{height}, title {opened.get('title')!r}")
+            if preview and preview.get("complete"):
+                shot = self.out / "browser-preview.png"
+                shutil.copy(self.work / f"browser-{opened['pid']}.png", shot)
+                box = self.box_of(preview)
+                result = dict(self.judge(self.crop(shot, box, "browser-preview-crop")), box=box)
+                control = self.control_browser(self.control_card, box[2:])
+        self.unrecognisable("browser", result, control)
         self.closed_after(n, pressed, "Show preview")
         # The item is still in the vault.
         status = self.show(item["id"]).get("status")
         self.check("Show preview: the item stays in the vault", status == "quarantined", f"status {status!r}")
-        if pid.isdigit():
-            try:
-                os.kill(int(pid), signal.SIGTERM)
-            except OSError:
-                pass
 
     def put_back(self, n, name):
         item = self.items[name]
@@ -1565,20 +1714,51 @@ class Run:
         n = self.check_notification("card-child.jpg (child mode)", item, "We put a picture away for you", child=True)
         if not n:
             return
-        calls = self.work / "help-calls.log"
+        before = len(self.lines_of("browser-calls.log"))
         pressed, invoked = self.press(n, "Get help")
         if not invoked:
             self.check("Get help: pressed through dunst", False, "no ActionInvoked on the bus")
             return
-        line = wait_until(lambda: calls.read_text().strip() if calls.exists() and calls.read_text().strip() else None, 10, 0.1)
-        argument = line.split("\t", 1)[1] if line and "\t" in line else ""
-        copy = self.work / "help-page-copy.html"
-        text = copy.read_text(errors="replace") if copy.exists() else ""
-        ok = argument.endswith("/quarantine-get-help.html") and "You did nothing wrong" in text
-        self.check("Get help: xdg-open got the help page (text/html handler is a STAND-IN that records it)", ok,
-                   f"key {invoked['key']!r}, page {argument!r}, {len(text)} bytes" + (", says 'You did nothing wrong'" if ok else ""))
-        if copy.exists():
-            shutil.copy(copy, self.out / "help-page.html")
+        opened, lines = self.browser_opened(before)
+        problems, how = [], ""
+        if not opened:
+            problems.append(f"no browser was opened within 45 s (browser.py calls: {lines})")
+        else:
+            argument = opened.get("argument", "")
+            if argument.endswith("/open.html"):
+                # The review page's help, through its launcher.
+                more, port, _ = self.launcher_problems(opened, "/help")
+                problems += more
+                if port and opened.get("url") != f"http://127.0.0.1:{port}/help":
+                    problems.append(f"the browser shows {self.secretless(opened.get('url'))!r}, not http://127.0.0.1:{port}/help"
+                                    f" ({self.said(opened)})")
+                how = "the review page's /help through its 0600 launcher"
+            else:
+                # The agent's own help page, written for the child into the private viewing folder.
+                expected = str(self.runtime / "quarantine-view" / "quarantine-get-help.html")
+                if argument != expected:
+                    problems.append(f"xdg-open handed the browser {self.secretless(argument)!r}, expected {expected} "
+                                    f"or the review page's launcher")
+                if opened.get("mode") != 0o600 or opened.get("owner") != os.geteuid() or opened.get("folder_mode") != 0o700:
+                    problems.append(f"modes {oct(opened.get('mode') or 0)} / folder {oct(opened.get('folder_mode') or 0)}")
+                if opened.get("url") != "file://" + expected:
+                    problems.append(f"the browser shows {opened.get('url')!r}")
+                how = "the agent's help page " + argument
+            if opened.get("error"):
+                problems.append(f"the browser: {opened['error']}")
+            text = opened.get("text") or ""
+            words = [w for w in ("You did nothing wrong", "Talk to someone you trust", "116 111") if w not in text]
+            if words or opened.get("title") != "You can get help":
+                problems.append(f"the page (title {opened.get('title')!r}) does not say {words}")
+            if len(lines) != 1:
+                problems.append(f"the browser was opened {len(lines)} times: {[self.secretless(l) for l in lines]}")
+            if (self.work / f"browser-{opened['pid']}.png").exists():
+                shutil.copy(self.work / f"browser-{opened['pid']}.png", self.out / "help-page.png")
+            (self.out / "help-page.html").write_text(self.secretless(opened.get("file", "")))
+        self.check("Get help: xdg-open opened the help page in the browser (headless Chromium), in a child's words",
+                   not problems, "; ".join(problems) or f"key {invoked['key']!r}: {how}; the browser shows "
+                   f"{self.secretless(opened.get('url'))} titled {opened.get('title')!r}: 'You did nothing wrong', "
+                   f"'Talk to someone you trust', '116 111'")
         self.closed_after(n, pressed, "Get help")
         released = self.items.get("card-firefox.jpg")
         again = self.item_for(self.downloads / "card-firefox.jpg")
@@ -1676,7 +1856,7 @@ class Run:
 
     def save_artifacts(self):
         for name in ("agent.log", "dunst.log", "dbus-monitor.log", "menu-seen.log", "viewer-calls.log",
-                     "help-calls.log", "chromium.log", "firefox.log", "xvfb.log", "dunstrc"):
+                     "browser-calls.log", "browser-control.log", "chromium.log", "firefox.log", "xvfb.log", "dunstrc"):
             if (self.work / name).exists():
                 shutil.copy(self.work / name, self.out / name)
         try:
