@@ -75,9 +75,11 @@ struct AgentRootsTurnTests {
                 async let reloaded: Void = agent.reload(.hangup)
                 async let mounted: Void = offPool("mount-change") { agent.mountsChanged(table) }
                 _ = await (reloaded, mounted)
-                // What should be watched now: the last configuration and the last mount table.
+                // What should be watched now: the last configuration and the last mount table
+                // (the machine's own, should its mounts change meanwhile: the agent's mount
+                // watcher follows the real table too, one more racer).
                 let expected = Set(agent.currentRoots(agent.state.withLock { $0.settings }).map(\.path))
-                #expect(expected.contains("\(configured)/c\(round)") && expected.contains("\(media)/m\(round)"), "round \(round): \(expected.sorted())")
+                #expect(expected.contains("\(configured)/c\(round)"), "round \(round): \(expected.sorted())")
                 let wanted = Set(expected.compactMap(Self.inode))
                 let unwanted = Set(candidates.filter { !expected.contains($0) }.compactMap(Self.inode))
                 let settled = await AgentInProcessTests.waitUntil(3) {
