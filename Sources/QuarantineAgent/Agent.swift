@@ -252,6 +252,7 @@ public final class QuarantineAgent: Service, Sendable {
         let claim = try await onOwnThread("vault-claim") { try vault.claim() }
         defer { withExtendedLifetime(claim) {} }
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
+        if claim.softenedPreviews > 0 { logger.notice("made \(claim.softenedPreviews) blurred preview(s) of an older version (24 px) again at 6 px") }
         for line in vault.tightened { logger.notice("made private (others could read it): \(line)") }
         // Files held when the last run ended go back (and are checked again as new arrivals).
         // (In child mode they stay held and are judged again where they are: see Agent+Work.)

@@ -9,8 +9,8 @@ import MediaDecoding
 /// figure and its clothes. Measured with the real models and the test card (card, square and
 /// 4:3, and photos of testdata): the card is recognised at 24 px only; NudeNet finds nothing from
 /// 16 px down; at 8 px a person's outline is still guessed, at 6 px only colour areas remain
-/// (the size the review page already shrank previews to). Previews written before (24 px) stay
-/// as they are and readable; the review page softens those as it shows them.
+/// (the size the review page already shrank previews to). Previews written before (24 px) are
+/// made again from themselves when the vault is first claimed (``Vault/softenOldPreviews()``).
 public enum BlurredPreview {
     public static let tinySide = 6
     public static let shownSide = 256

@@ -1,3 +1,4 @@
+import Foundation
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
@@ -24,5 +25,39 @@ struct PreviewRecognitionTests {
         let preview = try JPEGCodec.decode(try BlurredPreview.jpeg(from: framed)).image
         let recognised = TestCard.recognises(preview)
         #expect(!recognised)
+    }
+
+    @Test("a preview of an older version (24 px, the card still recognised in it) is made again at 6 px when the vault is claimed, once; the item stays readable")
+    func oldPreviewIsSoftenedAtClaim() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-old-preview-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let vault = try Vault(root: folder.appendingPathComponent("vault").path, store: AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path))
+        let card = TestCard.render()
+        let file = folder.appendingPathComponent("card.png").path
+        try Data(try PNGEncoder.encode(card)).write(to: URL(fileURLWithPath: file))
+        let item = try vault.quarantine(path: file, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test", preview: card)
+        let preview = try #require(vault.previewPath(of: item))
+        // As an older version wrote it.
+        try Data(try BlurredPreview.jpeg(from: card, side: 24)).write(to: URL(fileURLWithPath: preview))
+        var recognised = TestCard.recognises(try JPEGCodec.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: preview)))).image)
+        #expect(recognised, "the old preview is the card")
+
+        // The agent's claim, released when it stops (here: the end of this block).
+        let softened = try { () throws -> Data in
+            let claim = try vault.claim(waitingUpTo: 1)
+            #expect(claim.softenedPreviews == 1)
+            return try Data(contentsOf: URL(fileURLWithPath: preview))
+        }()
+        recognised = TestCard.recognises(try JPEGCodec.decode([UInt8](softened)).image)
+        #expect(!recognised, "the old preview is still the card after the claim")
+        var info = stat()
+        #expect(lstat(preview, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(try vault.store.item(item.id!)?.previewName == item.previewName)
+        #expect(FileManager.default.fileExists(atPath: vault.root + "/" + item.vaultName! + "/item"), "the item is where it was")
+        // Once: a later claim leaves the previews alone.
+        let again = try vault.claim(waitingUpTo: 1)
+        #expect(again.softenedPreviews == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: preview)) == softened)
     }
 }
