@@ -51,6 +51,7 @@ extension QuarantineAgent {
             logger.notice("\(mountedWhat(point)) unmounted from \(shown(point)): no longer watched; files held from it stay held until they are judged")
         }
         let roots = currentRoots(settings)
+        options.rootsComputed?(roots)
         state.withLock { s in
             let keep = s.roots
             s.roots = [:]

@@ -68,6 +68,10 @@ public final class QuarantineAgent: Service, Sendable {
         /// Who judges files, when given (a test's stand-in engine): made for the settings in
         /// force instead of the worker process or the models that `agent.sandbox` chooses.
         public var engine: (@Sendable (Settings) throws -> any AnalysisEngine)?
+        /// Called with each list of watch roots between computing it and giving it to the watcher
+        /// (start, reload, a mount change), in the roots' turn (``QuarantineAgent/rootsTurn``): a
+        /// test widens that window with it to show the turn keeps the lists in order. Nil: nothing.
+        public var rootsComputed: (@Sendable ([WatchRoot]) -> Void)?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -248,6 +252,7 @@ public final class QuarantineAgent: Service, Sendable {
         let claim = try await onOwnThread("vault-claim") { try vault.claim() }
         defer { withExtendedLifetime(claim) {} }
         for line in claim.recovered { logger.notice("recovered an interrupted move: \(line)") }
+        if claim.softenedPreviews > 0 { logger.notice("made \(claim.softenedPreviews) blurred preview(s) of an older version (24 px) again at 6 px") }
         for line in vault.tightened { logger.notice("made private (others could read it): \(line)") }
         // Files held when the last run ended go back (and are checked again as new arrivals).
         // (In child mode they stay held and are judged again where they are: see Agent+Work.)
@@ -274,6 +279,7 @@ public final class QuarantineAgent: Service, Sendable {
         // (the mount watcher runs from now on) either is in these roots or finds the watcher.
         let (roots, watcher) = rootsTurn.withLock { _ in
             let roots = currentRoots(settings)
+            options.rootsComputed?(roots)
             let watcher = FolderWatcher(roots: roots, options: watchOptions(settings))
             state.withLock { s in
                 s.watcher = watcher
@@ -771,6 +777,7 @@ public final class QuarantineAgent: Service, Sendable {
         }
         let roots = rootsTurn.withLock { _ in
             let roots = currentRoots(settings)
+            options.rootsComputed?(roots)
             state.withLock { s in
                 let keep = s.roots
                 s.roots = [:]

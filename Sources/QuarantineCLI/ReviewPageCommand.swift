@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GuardianAPI
 import GuardianService
+import Locking
 import QuarantineBackend
 import QuarantineCore
 import ReviewPage
@@ -21,14 +22,20 @@ struct ReviewPageCommand: AsyncParsableCommand {
         without the guardian PIN. A guardian (root or a member of quarantine-guardians) also gets \
         a page of the accounts they protect. The server stops after --idle-timeout without a request.
 
-        If a review page of yours runs already, it is opened again instead of a second one.
+        If a review page of yours runs already, it is opened again instead of a second one \
+        (it keeps the configuration file it started with).
+
+        --config names the configuration file the page reads and changes (mode, watched \
+        folders), as for 'quarantine agent --config'. A protected account's page goes through \
+        its guardian service, which reads its own: --config is refused there.
 
         Examples:
           quarantine review
           quarantine review --item 12
           quarantine review --print-url --idle-timeout 30m
+          quarantine review --config ./test.toml
 
-        Exit status: 0 the page was served and stopped, 2 it could not start.
+        Exit status: 0 the page was served and stopped, 2 it could not start (or the --config file does not exist).
         """)
 
     @Flag(name: .long, help: "Print the address (with its secret) and do not open a browser.")
@@ -40,10 +47,14 @@ struct ReviewPageCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Stop after this long without a request: seconds, or with s, m or h (default 10m).", valueName: "time"))
     var idleTimeout: String = "10m"
 
+    @Option(name: .long, help: ArgumentHelp("Configuration file (default: ~/.config/quarantine/config.toml).", valueName: "file"))
+    var config: String?
+
     @OptionGroup var target: TargetUser
 
     func validate() throws {
         guard Self.seconds(idleTimeout) != nil else { throw ValidationError("--idle-timeout: a time such as 600, 90s, 10m or 1h") }
+        if config != nil, target.user != nil { throw ValidationError("--config and --user: a protected account's guardian service reads its own configuration") }
     }
 
     /// `600`, `90s`, `10m`, `1h` in seconds.
@@ -56,6 +67,10 @@ struct ReviewPageCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        if let config, !FileManager.default.fileExists(atPath: config) {
+            printError("quarantine: \(config): no such file")
+            throw ExitCode(2)
+        }
         let folder: String
         do { folder = try ReviewOptions.stateFolder(environment: environment) } catch {
             printError("quarantine: \(error)")
@@ -68,7 +83,11 @@ struct ReviewPageCommand: AsyncParsableCommand {
             announce(url, folder: folder, environment: environment, again: true)
             return
         }
-        let own = try target.backend()
+        let own = try target.backend(configurationPath: config.map { WatchSettings.expand($0, environment: environment) })
+        if config != nil, own.isRemote {
+            printError("quarantine: --config: this account is protected; its guardian service reads its own configuration")
+            throw ExitCode(2)
+        }
         let guardian = GuardianPaths.isGuardian(uid: getuid())
         let options = ReviewOptions(
             own: own,
@@ -109,26 +128,26 @@ struct ReviewPageCommand: AsyncParsableCommand {
         }
     }
 
-    /// Starts `xdg-open target` and waits up to 10 s for its answer: why it failed, or nil (it
-    /// succeeded, or is still busy: a browser it started itself may keep it waiting).
-    static func openAndWait(_ target: String, environment: [String: String]) -> String? {
+    /// Starts `xdg-open target` and waits up to `timeout` seconds for its answer: why it failed, or nil
+    /// (it succeeded, or is still busy: a browser it started itself may keep it waiting).
+    ///
+    /// The status comes from ``DetachedProgram/start(_:environment:discardingOutput:exited:)``'s
+    /// reaper, the only one that waits for the child: a second `waitpid` here would race it
+    /// (ECHILD, and a failure read as success).
+    static func openAndWait(_ target: String, environment: [String: String], timeout: TimeInterval = 10) -> String? {
         guard let command = DetachedProgram.desktopCommand("xdg-open", [target], environment: environment) else {
             return "xdg-open is not installed (package xdg-utils)"
         }
-        switch DetachedProgram.start(command, environment: environment) {
-        case .failure(let error): return "\(error)"
-        case .success(let pid):
-            for _ in 0..<100 {
-                var status: Int32 = 0
-                let done = waitpid(pid, &status, WNOHANG)
-                if done == pid {
-                    let code = (status >> 8) & 0xff
-                    return status & 0x7f == 0 && code == 0 ? nil : "xdg-open exited with status \(code)"
-                }
-                if done < 0 { return nil }
-                usleep(100_000)
-            }
-            return nil
+        let exit = Locked<Int32?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        let started = DetachedProgram.start(command, environment: environment) { status in
+            exit.withLock { $0 = status }
+            ended.signal()
         }
+        if case .failure(let error) = started { return "\(error)" }
+        guard ended.wait(timeout: .now() + timeout) == .success, let status = exit.withLock({ $0 }) else { return nil }
+        if status & 0x7f != 0 { return "xdg-open was killed by signal \(status & 0x7f)" }
+        let code = (status >> 8) & 0xff
+        return code == 0 ? nil : "xdg-open exited with status \(code)"
     }
 }

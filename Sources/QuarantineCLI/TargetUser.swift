@@ -13,11 +13,12 @@ struct TargetUser: ParsableArguments {
 
     /// The backend every command of this run goes through, chosen once: the guardian service
     /// protecting the account (with `--user`, or when this account is protected), else the
-    /// person's own vault. Exits 2 when `--user` names a service that is not there.
-    func backend() throws -> any QuarantineBackend {
+    /// person's own vault, whose configuration is at `configurationPath` (nil: the person's
+    /// usual file). Exits 2 when `--user` names a service that is not there.
+    func backend(configurationPath: String? = nil) throws -> any QuarantineBackend {
         if let chosen = Backends.chosen { return chosen }
         guard let name = user ?? GuardianClient.forCurrentUser() else {
-            return LocalBackend(openVault: { readOnly in try openVault(readOnly: readOnly) })
+            return LocalBackend(configurationPath: configurationPath, openVault: { readOnly in try openVault(readOnly: readOnly) })
         }
         do { return try SocketBackend(user: name) } catch {
             printError("quarantine: \(error)")

@@ -55,12 +55,4 @@ public enum ReviewPageAddress {
         let bytes = Array(page.utf8)
         return bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count ? path : nil
     }
-
-    /// The launcher of the running page at item `id`, if a page runs for this person.
-    public static func launcher(item id: Int64, environment: [String: String]) -> String? {
-        // Only an existing folder (nothing is made for a page that never ran).
-        let base = base(environment: environment)
-        guard FileManager.default.fileExists(atPath: base), let folder = try? folder(environment: environment), let running = running(in: folder) else { return nil }
-        return launcher(for: address(running.url, at: "/item/\(id)"), in: folder)
-    }
 }

@@ -648,9 +648,12 @@ public final class Vault: Sendable {
         let descriptor: Int32
         /// One line per interrupted move that was finished or rolled back when the claim was made.
         public let recovered: [String]
-        init(descriptor: Int32, recovered: [String]) {
+        /// How many previews of an older version (24 px) were made again at 6 px (``softenOldPreviews()``).
+        public let softenedPreviews: Int
+        init(descriptor: Int32, recovered: [String], softenedPreviews: Int = 0) {
             self.descriptor = descriptor
             self.recovered = recovered
+            self.softenedPreviews = softenedPreviews
         }
         deinit { close(descriptor) }
     }
@@ -664,9 +667,10 @@ public final class Vault: Sendable {
             if let fd = try lockFile(LOCK_EX | LOCK_NB) {
                 let lines: [String]
                 do { lines = try recover() } catch { close(fd); throw error }
+                let softened = softenOldPreviews()
                 // Downgrade: others may move again, but no one else recovers while we live.
                 while flock(fd, LOCK_SH) != 0 && errno == EINTR {}
-                return Claim(descriptor: fd, recovered: lines)
+                return Claim(descriptor: fd, recovered: lines, softenedPreviews: softened)
             }
             if Date() >= deadline { throw VaultError.refused("another process keeps the vault busy (\(lockPath)); is another agent running?") }
             usleep(50_000)

@@ -1,9 +1,10 @@
 import MediaDecoding
 
-/// The preview as the page shows it: the vault's blurred preview (24 px enlarged) softened
-/// further, to `side` pixels on its long side and enlarged again, so that not even the test
-/// card's 8×8 grid survives in what the screen shows (`quarantine scan` on a screenshot's crop
-/// must not recognise it). Only colours and their rough places remain until Show.
+/// The preview as the page shows it: the vault's blurred preview softened to `side` pixels on
+/// its long side and enlarged again, so that not even the test card's 8×8 grid survives in what
+/// the screen shows (`quarantine scan` on a screenshot's crop must not recognise it). The vault
+/// writes its previews at this size now (``BlurredPreview``) and makes older 24-px ones again at
+/// its claim; this still softens any it is given. Only colours and their rough places remain until Show.
 enum PagePreview {
     static let side = 6
     /// The size the page shows a preview at (the vault's previews are this size too).

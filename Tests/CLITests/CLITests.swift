@@ -153,6 +153,12 @@ struct CLITests {
         let shown = try #require(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
         let preview = try #require(shown["preview"] as? String)
         #expect(FileManager.default.fileExists(atPath: preview))
+        // The preview says "something was here", it is not the picture: not even the test card
+        // is recognised in it, by either mode's policy (the 24-px preview still was).
+        for mode in ["adult", "child"] {
+            let again = try await cli.run(["scan", "--json", "--mode", mode, preview])
+            #expect(again.status == 0, "the preview is flagged in \(mode) mode: \(again.stdout) \(again.stderr)")
+        }
 
         #expect(try await cli.run(["release", String(id)]).status == 1, "no terminal and no --yes: nothing happens")
         try Data("someone else's file".utf8).write(to: card)

@@ -1,12 +1,7 @@
-import AnalysisWorker
 import Foundation
-import GuardianAPI
-import Logging
 @testable import QuarantineAgent
-import ServiceLifecycle
 import TestSupport
 import Testing
-@testable import GuardianService
 
 /// The blurred preview the guardian service hands the protected account (`quarantine show`
 /// saves it in `/tmp/quarantine-preview-UID`): that copy is not a new picture to hold and judge
@@ -69,57 +64,33 @@ struct PreviewCopyTests {
     }
 
     func copyNotHeld() async throws {
-        let uid = try #require(RuntimeFolderTests.freeUID(), "no free uid in 42470..42489")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-preview-test-\(UUID().uuidString)")
-        let home = folder.appendingPathComponent("home").path
-        let state = folder.appendingPathComponent("state").path
-        try FileManager.default.createDirectory(atPath: home + "/Downloads", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        chmod(folder.path, 0o755)
-        chown(home, uid, uid)
-        chown(home + "/Downloads", uid, uid)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let configuration = folder.appendingPathComponent("kid.toml").path
-        try Data("mode = \"child\"\n".utf8).write(to: URL(fileURLWithPath: configuration))
-        var environment = GuardianService.environment(paths: GuardianPaths(user: "kid"), home: home,
-                                                      inherited: [SandboxedAnalysis.Options.launcherVariable: folder.appendingPathComponent("none.sock").path,
-                                                                  "PATH": "/usr/bin:/bin"],
-                                                      accountUID: uid)
-        environment["QUARANTINE_STATE_DIR"] = state
-        environment["XDG_CONFIG_HOME"] = state + "/config"
-        environment["XDG_RUNTIME_DIR"] = state + "/run"
-        var options = GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration, mounts: nil)
+        let fixture = try GuardedAgentFixture("preview-test"); defer { fixture.cleanUp() }
+        var options = fixture.options(mounts: nil)
         options.sharedFolders = []
         let previews = ServedPreviews()
         options.servedPreviews = previews
         // The preview handed out (as the server does, through the descriptor it sends).
         let preview = RuntimeFolderTests.png
-        let handed = try Self.file("handed.png", preview, in: state)
+        let handed = try Self.file("handed.png", preview, in: fixture.state)
         let fd = open(handed, O_RDONLY)
         try #require(fd >= 0)
         previews.remember(fd)
         close(fd)
 
-        let logger = Logger(label: "preview-copy-test")
-        let agent = try QuarantineAgent(options: options, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
-        let running = Task { try await group.run() }
-        defer { Task { await group.triggerGracefulShutdown() } }
-        #expect(await RuntimeFolderTests.waitUntil(30) { agent.state.withLock { $0.state == "running" } }, "the agent did not start")
-        try await Task.sleep(for: .milliseconds(300))
+        try await fixture.withAgent(options) { _ in
+            try await Task.sleep(for: .milliseconds(300))
 
-        // The account's copy of the preview, and a picture of its own (one byte more): both its files.
-        let downloads = home + "/Downloads"
-        try RuntimeFolderTests.write("item-7.png", in: downloads, owner: uid)
-        let picture = preview + Data([0])
-        let temporary = try Self.file(".part-picture", picture, in: downloads)
-        chown(temporary, uid, uid)
-        #expect(rename(temporary, downloads + "/picture.png") == 0)
-        let held = await RuntimeFolderTests.waitUntil(8) { !FileManager.default.fileExists(atPath: downloads + "/picture.png") }
-        #expect(held, "the account's own picture was not held: nothing was watched")
-        try await Task.sleep(for: .seconds(1))
-        #expect(FileManager.default.contents(atPath: downloads + "/item-7.png") == preview, "the copy of the preview was held")
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+            // The account's copy of the preview, and a picture of its own (one byte more): both its files.
+            let downloads = fixture.downloads
+            try RuntimeFolderTests.write("item-7.png", in: downloads, owner: fixture.uid)
+            let picture = preview + Data([0])
+            let temporary = try Self.file(".part-picture", picture, in: downloads)
+            chown(temporary, fixture.uid, fixture.uid)
+            #expect(rename(temporary, downloads + "/picture.png") == 0)
+            let held = await RuntimeFolderTests.waitUntil(8) { !FileManager.default.fileExists(atPath: downloads + "/picture.png") }
+            #expect(held, "the account's own picture was not held: nothing was watched")
+            try await Task.sleep(for: .seconds(1))
+            #expect(FileManager.default.contents(atPath: downloads + "/item-7.png") == preview, "the copy of the preview was held")
+        }
     }
 }

@@ -1,13 +1,7 @@
-import AnalysisWorker
 import Foundation
-import GuardianAPI
-import Logging
 @testable import QuarantineAgent
-import ServiceLifecycle
-import ServiceSupport
 import TestSupport
 import Testing
-@testable import GuardianService
 
 /// The protected account's runtime folder (`/run/user/<uid>`, its `XDG_RUNTIME_DIR`): its own and
 /// writable, mounted by logind at its login. The guardian service watches it while it is mounted,
@@ -48,76 +42,51 @@ struct RuntimeFolderTests {
     }
 
     func watchedWhileMounted() async throws {
-        let uid = try #require(Self.freeUID(), "no free uid in 42470..42489")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-runtime-\(UUID().uuidString)")
-        let home = folder.appendingPathComponent("home").path
-        let state = folder.appendingPathComponent("state").path
-        try FileManager.default.createDirectory(atPath: home + "/Downloads", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        chmod(folder.path, 0o755)
-        chown(home, uid, uid)
-        chown(home + "/Downloads", uid, uid)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let configuration = folder.appendingPathComponent("kid.toml").path
-        try Data("mode = \"child\"\n".utf8).write(to: URL(fileURLWithPath: configuration))
-        var environment = GuardianService.environment(paths: GuardianPaths(user: "kid"), home: home,
-                                                      inherited: [SandboxedAnalysis.Options.launcherVariable: folder.appendingPathComponent("none.sock").path,
-                                                                  "PATH": "/usr/bin:/bin"],
-                                                      accountUID: uid)
-        environment["QUARANTINE_STATE_DIR"] = state
-        environment["XDG_CONFIG_HOME"] = state + "/config"
-        environment["XDG_RUNTIME_DIR"] = state + "/run"
+        let fixture = try GuardedAgentFixture("runtime"); defer { fixture.cleanUp() }
+        let uid = fixture.uid
         // The host's /tmp, /var/tmp and /dev/shm are watched too, as the service watches them: what
         // other tests do there meanwhile must not cost the runtime folder anything. (In CI this
         // test failed while they were left in; the cause was the folder below: made by root,
         // then given to the account, it was judged closed to the account when it appeared and
         // never watched. The watcher now watches such a folder once a chown or chmod opens it.)
-        let options = GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration,
-                                                   mounts: MountTable.current())
+        let options = fixture.options(mounts: MountTable.current())
         #expect(options.runtimeFolder?.path == "/run/user/\(uid)")
         #expect(options.runtimeFolder?.reachedAt == "/run/user/\(uid)", "no unit here: reached directly")
 
-        let logger = Logger(label: "runtime-folder-test")
-        let agent = try QuarantineAgent(options: options, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
-        let running = Task { try await group.run() }
-        defer { Task { await group.triggerGracefulShutdown() } }
         // Mounted after the service started, as the test's title says: under a loaded CI run the
         // agent's start took 3 s, longer than a fixed wait, and the mount landed during it.
-        #expect(await Self.waitUntil(30) { agent.state.withLock { $0.state == "running" } }, "the agent did not start")
+        try await fixture.withAgent(options) { agent in
+            // As logind does at the account's first login: /run/user/<uid>, a tmpfs, the account's, 0700.
+            let runtime = "/run/user/\(uid)"
+            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+            chmod("/run/user", 0o755)
+            try #require(mount("tmpfs", runtime, "tmpfs", UInt(MS_NOSUID | MS_NODEV), "size=4m,mode=0700,uid=\(uid),gid=\(uid)") == 0,
+                         "mount: \(String(cString: strerror(errno)))")
+            defer {
+                _ = umount2(runtime, Int32(MNT_DETACH))
+                rmdir(runtime)
+            }
+            let watched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] != nil } }
+            #expect(watched, "the runtime folder did not become a watched root once mounted")
+            try await Task.sleep(for: .milliseconds(300))
+            try Self.write("card.png", in: runtime, owner: uid)
+            // A folder made by root and given to the account a moment later, as a service of the
+            // session may do: seen while still root's, it is skipped, and watched once it is given.
+            try FileManager.default.createDirectory(atPath: runtime + "/app", withIntermediateDirectories: true)
+            try await Task.sleep(for: .milliseconds(300))
+            chown(runtime + "/app", uid, uid)
+            try Self.write("deeper.png", in: runtime + "/app", owner: uid)
+            // A file of another owner's (root's) there: never the account's to hold.
+            try Self.write("roots.png", in: runtime, owner: 0)
+            let held = await Self.waitUntil(8) { !FileManager.default.fileExists(atPath: runtime + "/card.png") && !FileManager.default.fileExists(atPath: runtime + "/app/deeper.png") }
+            let left = ["card.png", "app/deeper.png"].filter { FileManager.default.fileExists(atPath: runtime + "/" + $0) }
+            #expect(held, "the account's pictures in its runtime folder are still there, not watched: \(left)")
+            #expect(FileManager.default.fileExists(atPath: runtime + "/roots.png"), "another owner's file was moved")
 
-        // As logind does at the account's first login: /run/user/<uid>, a tmpfs, the account's, 0700.
-        let runtime = "/run/user/\(uid)"
-        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
-        chmod("/run/user", 0o755)
-        try #require(mount("tmpfs", runtime, "tmpfs", UInt(MS_NOSUID | MS_NODEV), "size=4m,mode=0700,uid=\(uid),gid=\(uid)") == 0,
-                     "mount: \(String(cString: strerror(errno)))")
-        defer {
-            _ = umount2(runtime, Int32(MNT_DETACH))
-            rmdir(runtime)
+            // Logged out (the last session ended): logind unmounts it; it is no longer a root.
+            #expect(umount2(runtime, 0) == 0, "the runtime folder is kept busy: \(String(cString: strerror(errno)))")
+            let unwatched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] == nil } }
+            #expect(unwatched, "still a watched root after the unmount")
         }
-        let watched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] != nil } }
-        #expect(watched, "the runtime folder did not become a watched root once mounted")
-        try await Task.sleep(for: .milliseconds(300))
-        try Self.write("card.png", in: runtime, owner: uid)
-        // A folder made by root and given to the account a moment later, as a service of the
-        // session may do: seen while still root's, it is skipped, and watched once it is given.
-        try FileManager.default.createDirectory(atPath: runtime + "/app", withIntermediateDirectories: true)
-        try await Task.sleep(for: .milliseconds(300))
-        chown(runtime + "/app", uid, uid)
-        try Self.write("deeper.png", in: runtime + "/app", owner: uid)
-        // A file of another owner's (root's) there: never the account's to hold.
-        try Self.write("roots.png", in: runtime, owner: 0)
-        let held = await Self.waitUntil(8) { !FileManager.default.fileExists(atPath: runtime + "/card.png") && !FileManager.default.fileExists(atPath: runtime + "/app/deeper.png") }
-        let left = ["card.png", "app/deeper.png"].filter { FileManager.default.fileExists(atPath: runtime + "/" + $0) }
-        #expect(held, "the account's pictures in its runtime folder are still there, not watched: \(left)")
-        #expect(FileManager.default.fileExists(atPath: runtime + "/roots.png"), "another owner's file was moved")
-
-        // Logged out (the last session ended): logind unmounts it; it is no longer a root.
-        #expect(umount2(runtime, 0) == 0, "the runtime folder is kept busy: \(String(cString: strerror(errno)))")
-        let unwatched = await Self.waitUntil(5) { agent.state.withLock { $0.roots[runtime] == nil } }
-        #expect(unwatched, "still a watched root after the unmount")
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
     }
 }

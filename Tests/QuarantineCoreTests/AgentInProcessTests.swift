@@ -78,13 +78,15 @@ struct AgentInProcessTests {
         return condition()
     }
 
-    /// Runs an agent for `home` (judging through `engine`, or the models in process when nil),
-    /// gives it `body`, then stops it as SIGTERM would and checks every part ended.
-    static func withAgent(_ home: Home, engine: (any AnalysisEngine)?,
+    /// Runs an agent for `home` (judging through `engine`, or the models in process when nil,
+    /// with `configure`'s changes to its options), gives it `body`, then stops it as SIGTERM
+    /// would and checks every part ended.
+    static func withAgent(_ home: Home, engine: (any AnalysisEngine)?, configure: (inout QuarantineAgent.Options) -> Void = { _ in },
                           _ body: @Sendable (QuarantineAgent) async throws -> Void) async throws {
         try await FolderWatcherTurn.run {
             var options = QuarantineAgent.Options(environment: home.environment)
             if let engine { options.engine = { _ in engine } }
+            configure(&options)
             let logger = Logger(label: "agent-in-process-test")
             let agent = try QuarantineAgent(options: options, logger: logger, hangups: nil)
             let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))

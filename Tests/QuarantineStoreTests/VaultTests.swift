@@ -260,7 +260,7 @@ struct VaultTests {
         #expect(try place.vault.store.item(kept.id!)?.status == .sealed)
     }
 
-    @Test("the blurred preview keeps nothing finer than 24 pixels")
+    @Test("the blurred preview keeps nothing finer than its 6 pixels")
     func previewIsBlurred() throws {
         var pixels = [UInt8]()
         for y in 0..<480 { for x in 0..<640 { let v: UInt8 = (x / 4 + y / 4) % 2 == 0 ? 255 : 0; pixels += [v, v, v] } }

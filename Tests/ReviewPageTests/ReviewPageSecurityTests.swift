@@ -304,12 +304,14 @@ struct ReviewPageSecurityTests {
         }
     }
 
-    @Test("a notification's Show preview finds the running page: a 0600 launcher at the item (the secret on no command line); none once the page stopped")
-    func notificationFindsTheRunningPage() async throws {
+    @Test("a running page is found by its address file, and its launcher at an item is a 0600 page (the secret on no command line); none once the page stopped")
+    func runningPageLauncher() async throws {
         let place = try Place()
-        #expect(ReviewPageAddress.launcher(item: 5, environment: place.environment) == nil, "no page runs yet")
+        let folder = try ReviewPageAddress.folder(environment: place.environment)
+        #expect(ReviewPageAddress.running(in: folder) == nil, "no page runs yet")
         try await place.start(place.local)
-        let launcher = try #require(ReviewPageAddress.launcher(item: 5, environment: place.environment))
+        let running = try #require(ReviewPageAddress.running(in: folder))
+        let launcher = try #require(ReviewPageAddress.launcher(for: ReviewPageAddress.address(running.url, at: "/item/5"), in: folder))
         var info = stat()
         #expect(lstat(launcher, &info) == 0 && info.st_mode & 0o777 == 0o600 && info.st_uid == geteuid())
         let page = try String(contentsOfFile: launcher, encoding: .utf8)
@@ -319,7 +321,7 @@ struct ReviewPageSecurityTests {
         #expect(first.status == 200 && first.text.contains("url=/item/5\""))
         place.server.stop()
         try await place.task?.value
-        #expect(ReviewPageAddress.launcher(item: 5, environment: place.environment) == nil, "the page stopped")
+        #expect(ReviewPageAddress.running(in: folder) == nil, "the page stopped")
         await place.stop()
     }
 

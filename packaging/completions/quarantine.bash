@@ -726,7 +726,7 @@ _quarantine_review() {
     repeating_flags=()
     non_repeating_flags=(--print-url --version -h --help)
     repeating_options=()
-    non_repeating_options=(--item --idle-timeout --user)
+    non_repeating_options=(--item --idle-timeout --config --user)
     __quarantine_offer_flags_options 0
 
     # Offer option value completions
@@ -735,6 +735,9 @@ _quarantine_review() {
         return
         ;;
     '--idle-timeout')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--user')

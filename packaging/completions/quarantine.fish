@@ -97,7 +97,7 @@ function __quarantine_parse_tokens -S
         case 'doctor'
             __quarantine_parse_subcommand 0 'json' 'repair' 'version' 'h/help'
         case 'review'
-            __quarantine_parse_subcommand 0 'print-url' 'item=' 'idle-timeout=' 'user=' 'version' 'h/help'
+            __quarantine_parse_subcommand 0 'print-url' 'item=' 'idle-timeout=' 'config=' 'user=' 'version' 'h/help'
         case 'help'
             __quarantine_parse_subcommand -r 1 'version'
         end
@@ -329,6 +329,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" print-url' -l 'print-url' -d 'Print the address (with its secret) and do not open a browser.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" item' -l 'item' -d 'Open the page at this item.' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" idle-timeout' -l 'idle-timeout' -d 'Stop after this long without a request: seconds, or with s, m or h (default 10m).' -rfka ''
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" config' -l 'config' -d 'Configuration file (default: ~/.config/quarantine/config.toml).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" user' -l 'user' -d 'The protected account to act on (a guardian: root or a member of quarantine-guardians).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine review" h help' -s 'h' -l 'help' -d 'Show help information.'

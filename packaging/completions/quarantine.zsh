@@ -615,6 +615,7 @@ _quarantine_review() {
         '--print-url[Print the address (with its secret) and do not open a browser.]'
         '--item[Open the page at this item.]:id:'
         '--idle-timeout[Stop after this long without a request\: seconds, or with s, m or h (default 10m).]:time:'
+        '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--user[The protected account to act on (a guardian\: root or a member of quarantine-guardians).]:user:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
