@@ -68,8 +68,12 @@ struct ReviewCommandTests {
         }
         let url = try #require(running?.url, "the page did not write its address")
         let jar = session.runner.home.appendingPathComponent("cookies").path
+        // The secret's address sets the cookie (and answers a page that refreshes to /settings);
+        // then the page itself, with the cookie.
+        let base = String(url.prefix(while: { $0 != "?" }).dropLast())
         let settings = try await offPool("curl") {
-            try Spawned.run("/usr/bin/curl", ["-s", "-L", "-c", jar, "-b", jar, ReviewPageAddress.address(url, at: "/settings")], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            _ = try Spawned.run("/usr/bin/curl", ["-s", "-c", jar, "-b", jar, ReviewPageAddress.address(url, at: "/settings")], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
+            return try Spawned.run("/usr/bin/curl", ["-s", "-c", jar, "-b", jar, base + "/settings"], environment: ["PATH": "/usr/bin:/bin"], timeout: 30)
         }
         let html = String(decoding: settings.stdout, as: UTF8.self)
         #expect(html.contains(folder), "the settings page does not list the folder of --config's file:\n\(html.prefix(3000))")

@@ -82,7 +82,7 @@ struct AgentRootsTurnTests {
                 #expect(expected.contains("\(configured)/c\(round)"), "round \(round): \(expected.sorted())")
                 let wanted = Set(expected.compactMap(Self.inode))
                 let unwanted = Set(candidates.filter { !expected.contains($0) }.compactMap(Self.inode))
-                let settled = await AgentInProcessTests.waitUntil(3) {
+                let settled = await AgentInProcessTests.waitUntil(10) {
                     let watched = Self.watchedInodes()
                     return wanted.isSubset(of: watched) && watched.isDisjoint(with: unwanted)
                 }

@@ -82,3 +82,19 @@ else
     echo "note: a tmpfs could not be mounted here: the full-filesystem attempt was not made"
 fi
 rm -rf "$chome/stick"
+
+# A card with a sparse tail larger than the service's disk, in /dev/shm (a tmpfs: held by a copy
+# into the service's state, which cannot fit). A PNG decoder stops at the card's IEND: the child
+# would see the card if it stayed readable. Nor may the copy fill the disk of /var/lib.
+shm_card=/dev/shm/huge-$RANDOM.png
+before_free=$(df --output=avail -B1 /var/lib/quarantine | tail -1)
+as_child bash -c "cp '$work/card.png' '$shm_card' && truncate -s 1T '$shm_card'"
+ok=held detail=""
+start=$SECONDS
+for _ in $(seq 100); do child_sees_card "$shm_card" || break; sleep 0.1; done
+if child_sees_card "$shm_card"; then ok=through; detail="the child still reads the card after 10 s"; fi
+sleep 3
+after_free=$(df --output=avail -B1 /var/lib/quarantine | tail -1)
+[ $((before_free - after_free)) -gt $((512 << 20)) ] && { ok=through; detail="${detail:+$detail; }the service's disk lost $(((before_free - after_free) >> 20)) MiB"; }
+attempt "a card with a 1 TiB sparse tail in /dev/shm (its copy cannot fit)" $ok "${detail:-unreadable after $((SECONDS - start - 3)) s, the disk of /var/lib unchanged within 512 MiB}"
+rm -f "$shm_card" 2>/dev/null; as_child rm -f "$shm_card" 2>/dev/null
