@@ -212,9 +212,16 @@ public struct Intake: Sendable {
             let outcome = await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
             // Child mode: a file neither held nor hidden without a verdict that lets it be is said
             // to the guardian (the history), never left silently.
-            if mode == .child, !outcome.letsAHeldFileGoBack, !outcome.movedIntoVault, FileIdentity(statAt: path) != nil {
-                try? store.record(.error, path: path, mode: mode, actor: actor,
-                                  detail: "left where it is, readable: it could not be held (\(error)) and \(outcome.failClosedReason)")
+            if mode == .child, !outcome.letsAHeldFileGoBack, !outcome.movedIntoVault, let now = FileIdentity(statAt: path) {
+                // Fail closed: locked where it is (the service's, mode 0000), else said as it is.
+                do {
+                    try holding.lockInPlace(path: path, root: entry.root, expected: now)
+                    try? store.record(.error, path: path, mode: mode, actor: actor,
+                                      detail: "locked where it is (owner the guardian service, mode 0000): it could not be held (\(error)) and \(outcome.failClosedReason)")
+                } catch let lockFailure {
+                    try? store.record(.error, path: path, mode: mode, actor: actor,
+                                      detail: "left where it is, readable: it could not be held (\(error)) and \(outcome.failClosedReason); not locked: \(lockFailure)")
+                }
             }
             return outcome
         }

@@ -577,6 +577,11 @@ public final class Holding: Sendable {
         guard fstat(source, &info) == 0, info.st_dev == expected.st_dev, info.st_ino == expected.st_ino else {
             throw Failure(description: "\(held.originalPath) was replaced while it was being held; left where it is")
         }
+        // Only a copy that fits with room to spare: a huge (or sparse) file would fill the
+        // service's disk first (then the caller locks it where it is instead).
+        if let refusal = Vault.copyRefusal(size: Int64(info.st_size), into: copies.fd, describing: held.originalPath) {
+            throw Failure(description: refusal)
+        }
         held.heldPath = copies.path + "/" + heldName
         held.holdingDevice = Int64(bitPattern: copies.device)
         held.holdingInode = Int64(bitPattern: copies.inode)
@@ -619,6 +624,34 @@ public final class Holding: Sendable {
             throw Failure(description: "\(held.originalPath) cannot be removed once copied: \(Self.describe(errno))")
         }
         fsync(folderFD)
+    }
+
+    /// The last resort of child mode for a file that could be neither held nor moved into the
+    /// vault (a copy of it cannot fit, say): the file where it is, if it is still the version
+    /// `expected` names, gets this service as its owner and mode 0000, so that the account reads
+    /// it under no name. Reached by the same walk as ``hold(path:root:expected:)`` (no link
+    /// followed); only where this service is not the account itself.
+    public func lockInPlace(path: String, root: String, expected: FileIdentity) throws {
+        guard account != geteuid() else { throw Failure(description: "\(path): a person's own agent cannot lock a file from its own account") }
+        guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
+        var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
+        guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
+        let pin = try pinRoot(root)
+        let (folderFD, code) = Self.walk(from: pin.fd, components)
+        if pin.owned { close(pin.fd) }
+        guard folderFD >= 0 else { throw Failure(description: "\(path): its folder cannot be opened without following a link: \(Self.describe(code))") }
+        defer { close(folderFD) }
+        let fd = openat(folderFD, PathBytes.cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: "\(path) cannot be opened to be locked: \(Self.describe(errno))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, case let now = FileIdentity(info), now.device == expected.device, now.inode == expected.inode,
+              now.size == expected.size, now.modificationNanoseconds == expected.modificationNanoseconds else {
+            throw Failure(description: "\(path) is no longer the file that was judged; not locked")
+        }
+        guard fchown(fd, geteuid(), getegid()) == 0, fchmod(fd, 0) == 0 else {
+            throw Failure(description: "\(path) cannot be locked: \(Self.describe(errno))")
+        }
     }
 
     /// A file with other names (hard links): its owner becomes this service and its mode 0000, so

@@ -496,13 +496,9 @@ public final class Vault: Sendable {
         // Another filesystem: copy, flush, verify, then remove the original. Only when the copy
         // fits with room to spare: a huge (or sparse) file would otherwise fill the vault's disk
         // before failing, and be tried again, filling it again, every retry.
-        var space = statvfs()
-        if fstatvfs(destination.folder, &space) == 0 {
-            let free = Int64(space.f_bavail) * Int64(space.f_frsize)
-            let spare = max(Int64(64 << 20), (Int64(space.f_blocks) * Int64(space.f_frsize)) / 50)
-            guard identity.size <= free - spare else {
-                throw VaultError.refused("\(source) (\(identity.size >> 20) MiB) does not fit in the vault with room to spare (\(max(0, free) >> 20) MiB free); nothing was copied")
-            }
+        if let refusal = Self.copyRefusal(size: identity.size, into: destination.folder, describing: source) { throw VaultError.refused(refusal) }
+        guard !sha256.isEmpty else {
+            throw VaultError.refused("\(source) was not hashed (too large to be judged): it can be renamed into the vault, not copied and checked")
         }
         let partial = destination.name + ".part"
         do {
@@ -832,6 +828,18 @@ public final class Vault: Sendable {
     /// Copies the file open as `input` to a new file `partial` (0600, never an existing one),
     /// flushes it, and checks that what reached the disk hashes to `expected`. Each descriptor is
     /// closed exactly once, whatever fails; on failure `partial` may be left for the caller to unlink.
+    /// Why a copy of `size` bytes may not be written into the folder `folder` (nil: it may): it
+    /// must fit with room to spare (64 MiB or 2 % of the filesystem, whichever is more), so that
+    /// a huge or sparse file never fills the disk before failing.
+    public static func copyRefusal(size: Int64, into folder: Int32, describing source: String) -> String? {
+        var space = statvfs()
+        guard fstatvfs(folder, &space) == 0 else { return nil }
+        let free = Int64(space.f_bavail) * Int64(space.f_frsize)
+        let spare = max(Int64(64 << 20), (Int64(space.f_blocks) * Int64(space.f_frsize)) / 50)
+        guard size > free - spare else { return nil }
+        return "\(source) (\(size >> 20) MiB) does not fit in the vault with room to spare (\(max(0, free) >> 20) MiB free); nothing was copied"
+    }
+
     static func writeVerifiedCopy(of input: Int32, to partial: String, sha256 expected: String, describing source: String) throws {
         try writeVerifiedCopy(of: input, into: AT_FDCWD, name: partial, sha256: expected, describing: source)
     }
