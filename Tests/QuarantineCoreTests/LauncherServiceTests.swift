@@ -4,13 +4,14 @@ import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
 import Testing
+import TestSupport
 @testable import AnalysisWorker
 
 /// The worker launcher (`quarantine worker-launcher`) in this process, on a socket in a fresh
 /// folder: who it refuses and what, and (as root, with real accounts) the worker it starts for a
 /// guardian service: the account's worker user, killed when the guardian hangs up or asks, and
 /// the guardian's side (``SandboxedAnalysis`` asking it) judging and stopping hung files.
-@Suite("Worker launcher", .serialized)
+@Suite("Worker launcher", .serialized, .ownThread)
 struct LauncherServiceTests {
     /// The launcher's log lines, kept for the checks.
     final class Lines: @unchecked Sendable {
