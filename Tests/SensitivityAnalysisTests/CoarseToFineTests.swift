@@ -118,7 +118,7 @@ struct CoarseToFinePlanTests {
 }
 
 /// The same, on real videos and the real models.
-@Suite("Coarse to fine, real videos")
+@Suite("Coarse to fine, real videos", .serialized)
 struct CoarseToFineVideoTests {
     static let analyzer = Result { try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2), videoOptions: VideoOptions(maxGap: 2)) }
 

@@ -6,7 +6,8 @@ import TestSupport
 @testable import SensitivityAnalysis
 
 /// Live streams (issue 31): ``VideoStreamAnalyzer`` fed by ``LiveVideoSource`` from ffmpeg-made
-/// 720p30 video played at its own rate (the rule and the slot: ``VideoStreamJudgeTests``).
+/// 720p30 video played at its own rate, the intervention rule, and the bounded slot under a
+/// judge slower than the frames.
 @Suite("Video streams", .serialized)
 struct VideoStreamTests {
     /// A `seconds`-long 1280x720 30 fps H.264 clip of moving `testsrc2`, with the card (800x450,
@@ -72,14 +73,7 @@ struct VideoStreamTests {
         #expect(statistics.flagged == 0 && statistics.failed == 0 && statistics.judged >= 3, "\(statistics)")
         #expect(statistics.judged + statistics.dropped == statistics.seen)
     }
-}
 
-/// The stream analyzer's slot, order, cancel and intervention rule with stand-in judges, and the
-/// real analyzer's judgement of single frames. Not serialized: only the two streams played at
-/// their own rate above take turns (each must be judged in time on 2 cores); these ran in their
-/// chain one after another, each waiting again for a place behind the whole suite.
-@Suite("Video streams, frames and stand-in judges")
-struct VideoStreamJudgeTests {
     /// A stand-in judge (not the real analyzer): sleeps `delay` per frame, flags red frames,
     /// and records which frames it was given, in order.
     final class SlowStandInJudge: VideoFrameJudge {
