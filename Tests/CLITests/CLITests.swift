@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `quarantine` on the command line: output, JSON and exit codes of the built binary.
-@Suite("CLI", .serialized)
+@Suite("CLI")
 struct CLITests {
     @Test func version() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }

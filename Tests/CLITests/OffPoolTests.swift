@@ -36,4 +36,31 @@ struct OffPoolTests {
         struct Refused: Error {}
         await #expect(throws: Refused.self) { try await offPool { () throws -> Int in throw Refused() } }
     }
+
+    @Test("under .ownThread, synchronous waits (more than the machine has cores) hold none of Swift's shared threads")
+    func ownThreadWaitsDoNotHoldTheSharedThreads() async throws {
+        let begin = ContinuousClock.now
+        let waits = max(4, ProcessInfo.processInfo.activeProcessorCount * 2)
+        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        Thread {
+            Thread.sleep(forTimeInterval: 20)
+            for _ in 0..<waits { release.signal(); started.signal() }
+        }.start()
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<waits {
+                // What OwnThread does around a test case: a synchronous body that blocks.
+                group.addTask {
+                    await withTaskExecutorPreference(OwnThreadExecutor(name: "wait \(index)")) {
+                        started.signal()
+                        release.wait()
+                    }
+                }
+            }
+            await offPool { for _ in 0..<waits { started.wait() } }
+            await Task.detached { await Task.yield() }.value
+            for _ in 0..<waits { release.signal() }
+        }
+        let took = ContinuousClock.now - begin
+        #expect(took < .seconds(10), "\(waits) synchronous waits held Swift's shared threads for \(took)")
+    }
 }

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// ``Spawned``, which runs the CLI for the end-to-end tests in place of Foundation's `Process`.
-@Suite("Spawned programs")
+@Suite("Spawned programs", .ownThread)
 struct SpawnedTests {
     @Test("output and errors are captured apart, the exit status is returned, the environment is exactly the one given")
     func outputAndStatus() throws {

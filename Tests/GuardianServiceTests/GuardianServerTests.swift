@@ -8,12 +8,13 @@ import QuarantineCore
 @testable import QuarantineStore
 import ServiceSupport
 import Testing
+import TestSupport
 @testable import GuardianService
 
 /// The guardian service's socket, served in process: a real vault and database in a fresh folder,
 /// a server listening in that folder, and connections made as any account (one end of a socket
 /// pair handed to the server with the peer the test names, as the kernel would name it).
-@Suite("GuardianServer")
+@Suite("GuardianServer", .ownThread)
 struct GuardianServerTests {
     static let childUID: uid_t = 42_420
     static let guardianUID: uid_t = 42_430

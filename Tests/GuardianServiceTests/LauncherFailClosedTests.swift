@@ -5,11 +5,12 @@ import GuardianAPI
 import SensitivityAnalysis
 import ServiceSupport
 import Testing
+import TestSupport
 
 /// A guardian service whose worker launcher is not running starts no analysis worker of its own:
 /// its user (`quarantine`) owns every account's database, PIN hash and vault, so a worker as that
 /// user would put them all within reach of a decoder exploit.
-@Suite("Guardian analysis without its worker launcher")
+@Suite("Guardian analysis without its worker launcher", .ownThread)
 struct LauncherFailClosedTests {
     /// The worker options a guardian service for uid 42420 makes, with the launcher at `launcher`;
     /// the worker program is /bin/true (one started anyway would end at once, with another error).

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import MediaDecoding
 
 /// Every decoder path produces the right pixels, in the right place, in RGB order.
-@Suite("Decoder paths")
+@Suite("Decoder paths", .ownThread)
 struct DecoderPathTests {
     let decoder = ImageDecoder(minimumLongSide: 0, minimumShortSide: 0)
 

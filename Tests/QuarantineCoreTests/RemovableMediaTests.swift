@@ -11,7 +11,7 @@ import Testing
 /// Removable media and folders every account writes in (issue 26, "everything the child can
 /// write is checked"): a medium mounted while the service runs is noticed, a held file from it
 /// keeps it neither busy nor lost, another account's file is never moved. On real mounts (root).
-@Suite("Removable media and shared folders", .enabled(if: getuid() == 0, "mounting needs root"))
+@Suite("Removable media and shared folders", .enabled(if: getuid() == 0, "mounting needs root"), .ownThread)
 struct RemovableMediaTests {
     typealias Place = IntakeTests.Place
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The confined analysis worker, as the agent and the guardian service run it: the built
 /// `quarantine analysis-worker` with the real models, handed descriptors over its socket.
-@Suite("Sandboxed analysis", .serialized)
+@Suite("Sandboxed analysis")
 struct SandboxedAnalysisTests {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

@@ -9,7 +9,7 @@ import Testing
 /// The service's side of the worker protocol against a hostile worker: huge and negative
 /// numbers, oversized messages and frames, progress that never ends. Every one must fail the
 /// file with a clear reason and stop the worker, never trap the service or wait forever.
-@Suite("Worker connection against a hostile worker", .serialized)
+@Suite("Worker connection against a hostile worker")
 struct WorkerConnectionTests {
     /// A stand-in worker: the test plays the worker on its end of the socket pair; a sleeping
     /// child process stands for the worker's process (the connection watches, kills and reaps

@@ -9,7 +9,7 @@ import TestSupport
 /// while `quarantine status` was polled every 0.2 s once exited with SQLITE_BUSY on `PRAGMA
 /// journal_mode = WAL`. Readers now open read-only and never create or migrate; writers set the
 /// database up one process at a time and retry SQLite's immediate SQLITE_BUSY.
-@Suite("Database set-up", .serialized)
+@Suite("Database set-up", .serialized, .ownThread)
 struct DatabaseSetUpTests {
     static func folder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-setup-\(UUID().uuidString)")

@@ -9,7 +9,7 @@ import Locking
 /// Releases and recoveries that never resolve a path through a folder the account can change:
 /// back into the folder a file arrived in (by identity), only if it is the account's; a crash's
 /// recovery acts on the folders recorded by identity. On real files in fresh temporary folders.
-@Suite("Vault releases by identity", .serialized)
+@Suite("Vault releases by identity")
 struct VaultReleaseTests {
     typealias Place = VaultTests.Place
 

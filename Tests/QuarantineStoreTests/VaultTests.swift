@@ -3,11 +3,12 @@ import Foundation
 import GRDB
 import MediaDecoding
 import Testing
+import TestSupport
 @testable import QuarantineStore
 import Locking
 
 /// The vault and the audit database, on real files in fresh temporary folders.
-@Suite("Vault", .serialized)
+@Suite("Vault", .ownThread)
 struct VaultTests {
     /// A home with Downloads, and a vault in `vaultParent` (another filesystem when it is /dev/shm).
     struct Place {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Pictures decided by their content, in the formats people receive (issue 12): files made at
 /// run time with the formats' own encoders, never committed.
-@Suite("Picture formats")
+@Suite("Picture formats", .ownThread)
 struct PictureFormatTests {
     static func heifEncode(_ inputs: [URL], to output: URL, lossless: Bool = false) throws {
         try run("/usr/bin/heif-enc", (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path])

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Short clips sampled densely (issue 27): a clip under a minute is sampled at least every
 /// 0.25 s, so a scene of 0.5 s anywhere in it is flagged, at its time; a benign clip is not.
-@Suite("Short clips", .serialized)
+@Suite("Short clips")
 struct ShortClipTests {
     static let encoder = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-pix_fmt", "yuv420p"]
 

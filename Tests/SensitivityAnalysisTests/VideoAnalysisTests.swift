@@ -26,7 +26,7 @@ enum VideoFixtures {
     }
 }
 
-@Suite("Video analysis", .serialized)
+@Suite("Video analysis")
 struct VideoAnalysisTests {
     static let codecs: [(name: String, ext: String, encoder: [String])] = [
         ("h264-long-gop", "mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "250"]),

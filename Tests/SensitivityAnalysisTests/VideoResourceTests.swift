@@ -6,7 +6,7 @@ import TestSupport
 
 /// What a video analysis holds once it is over (issue 16: the soak saw the analysis worker keep
 /// one descriptor, and about 4 MB, per video it had judged).
-@Suite("Video resources", .serialized)
+@Suite("Video resources")
 struct VideoResourceTests {
     /// Open descriptors of this process that stand for `path`.
     static func descriptors(of path: String) -> Int {

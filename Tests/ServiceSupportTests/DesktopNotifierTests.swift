@@ -5,7 +5,7 @@ import Testing
 
 /// DesktopNotifier with real libdbus against a real dbus-daemon and the
 /// StandInNotificationServer (see StandInNotificationServer.swift).
-@Suite("DesktopNotifier", .serialized)
+@Suite("DesktopNotifier")
 struct DesktopNotifierTests {
     /// The first element of `stream`, or nil when none comes within `seconds`.
     static func first<T: Sendable>(of stream: AsyncStream<T>, within seconds: Double) async -> T? {

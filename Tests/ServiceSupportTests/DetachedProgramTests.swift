@@ -1,10 +1,11 @@
 import Foundation
 import Locking
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// Desktop programs started for the person (a viewer, the help page's browser).
-@Suite("Detached programs")
+@Suite("Detached programs", .ownThread)
 struct DetachedProgramTests {
     static func folder(with programs: [String]) throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("detached-\(UUID().uuidString)").path

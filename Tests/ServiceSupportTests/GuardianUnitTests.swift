@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// The guardian deployment's system unit, drop-in, sysusers.d and tmpfiles.d
 /// files: the embedded copies, `systemd-analyze verify` and the offline exposure
 /// assessment of the instance, the hardening lines, and the home drop-in.
-@Suite("GuardianUnit", .serialized)
+@Suite("GuardianUnit", .ownThread)
 struct GuardianUnitTests {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

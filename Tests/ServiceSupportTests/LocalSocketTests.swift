@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// The socket the guardian service and the analysis worker talk through: whole messages, open
 /// descriptors passed alongside, and the kernel's word on who is at the other end.
-@Suite("Local sockets")
+@Suite("Local sockets", .ownThread)
 struct LocalSocketTests {
     static func temporaryDirectory() throws -> URL {
         let url = URL(fileURLWithPath: "/tmp").appendingPathComponent("qsock-\(UUID().uuidString.prefix(8))")

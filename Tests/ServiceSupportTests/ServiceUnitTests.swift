@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// The user unit: its template, `systemd-analyze verify` on the rendered unit,
 /// and install/status/uninstall on this machine, which has no user manager.
-@Suite("ServiceUnit", .serialized)
+@Suite("ServiceUnit", .ownThread)
 struct ServiceUnitTests {
     static let packagingTemplate = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ServiceSupport
 
 /// What `guardian enable`/`disable` write for pam_quarantine and what `status`/`doctor` read back (issue 26).
-@Suite("Session mount filter")
+@Suite("Session mount filter", .ownThread)
 struct SessionMountFilterTests {
     /// Debian 12's common-session as pam-auth-update writes it.
     static let debianStack = """

@@ -23,7 +23,7 @@ public enum FFmpegTool {
             return
         }
         try encode(arguments)
-        let partial = cache.appendingPathComponent(key + ".\(getpid()).part")
+        let partial = cache.appendingPathComponent(key + ".\(getpid()).\(UUID().uuidString).part") // two tests of one process may make the same fixture at once
         if (try? FileManager.default.copyItem(atPath: output, toPath: partial.path)) != nil {
             rename(partial.path, cached.path)
         }
