@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import QuarantineStore
 
-extension QuarantineAgent {
+extension AccountPipeline {
     /// How often a database that refused a write is tried again, and how often the agent looks
     /// whether the file at its path is still the one it opened.
     static let databaseProbeInterval = Duration.seconds(3)

@@ -10,7 +10,7 @@ import SensitivityAnalysis
 import ServiceSupport
 import PathBytes
 
-extension QuarantineAgent {
+extension AccountPipeline {
     // MARK: - Intake: watcher events -> backlog
 
     func intake(_ watcher: FolderWatcher) async {

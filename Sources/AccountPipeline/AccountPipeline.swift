@@ -13,13 +13,14 @@ import ServiceSupport
 import UnixSignals
 import Locking
 
-/// The agent: watches the folders where media arrives, and deals with each new file before the
-/// person opens it.
+/// One account's pipeline: watches the folders where media arrives, and deals with each new file
+/// before the person opens it. A person's agent (QuarantineAgent, with the analysis bus beside it)
+/// and the guardian service (one per protected account, with its socket beside it) each run one.
 ///
 /// inotify (one thread) -> settled candidates -> the backlog in the audit database (so a crash or a
 /// stop loses nothing) -> a window of it in memory -> analysis (pictures and videos in separate
 /// lanes, low priority) -> the vault, the audit log and a notification.
-public final class QuarantineAgent: Service, Sendable {
+public final class AccountPipeline: Service, Sendable {
     public struct Options: Sendable {
         public var environment: [String: String]
         /// The configuration file (re-read on SIGHUP).
@@ -68,6 +69,10 @@ public final class QuarantineAgent: Service, Sendable {
         /// Who judges files, when given (a test's stand-in engine): made for the settings in
         /// force instead of the worker process or the models that `agent.sandbox` chooses.
         public var engine: (@Sendable (Settings) throws -> any AnalysisEngine)?
+        /// Services run beside the pipeline's own parts, in its group, each made for the pipeline
+        /// once it has started (a person's agent: the analysis bus for applications). They are
+        /// started after the pipeline's parts and shut down before them, after the dispatcher.
+        public var companions: [@Sendable (AccountPipeline) -> any Service] = []
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -84,8 +89,8 @@ public final class QuarantineAgent: Service, Sendable {
     /// A file that crashed the agent this many times is given up (recorded, then `on_error`).
     static let maxAttempts = 2
 
-    let options: Options
-    let logger: Logger
+    package let options: Options
+    package let logger: Logger
     let vault: Vault
     /// Files held out of reach while they are checked (child mode, or `hold_while_checking`).
     let holding: Holding
@@ -119,6 +124,8 @@ public final class QuarantineAgent: Service, Sendable {
     let startedAt = Date()
     /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
     let hangups: UnixSignalsSequence?
+    /// Told the settings after each reload that changed them (``observeSettings(_:)``).
+    let settingsObservers = Locked<[@Sendable (Settings) -> Void]>([])
 
     struct State {
         var settings: Settings
@@ -136,8 +143,6 @@ public final class QuarantineAgent: Service, Sendable {
         var databaseFault: DatabaseFault?
         var watcher: FolderWatcher?
         var configWatcher: FileChangeWatcher?
-        /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
-        var analysisBus: AnalysisBus?
         var stopping = false
         var inFlight: [String: AgentStatus.Work] = [:]
         var videosInFlight = 0
@@ -267,7 +272,6 @@ public final class QuarantineAgent: Service, Sendable {
         }
         await loadAnalyzer(settings)
         setUpNotifications(settings)
-        await startAnalysisBus(settings)
 
         startWatchingMounts()
         // The roots are computed and the watcher stored in one turn: a mount noticed meanwhile
@@ -305,7 +309,6 @@ public final class QuarantineAgent: Service, Sendable {
         flushCandidates()
         state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
         publishNow()
-        await stopAnalysisBus()
         notifications.notifier?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
@@ -327,6 +330,22 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
+
+    // MARK: - For the services beside it
+
+    /// Who judges files now (nil while analysis cannot start).
+    public var engineInForce: (any AnalysisEngine)? { state.withLock { $0.engine } }
+
+    /// Why analysis cannot go on, while it cannot.
+    public var analysisProblem: String? { state.withLock { $0.problem } }
+
+    /// The settings in force.
+    public var settingsInForce: Settings { state.withLock { $0.settings } }
+
+    /// Tells `observer` the settings after each reload that changed them.
+    public func observeSettings(_ observer: @escaping @Sendable (Settings) -> Void) {
+        settingsObservers.withLock { $0.append(observer) }
+    }
 
     // MARK: - Configuration
 
@@ -762,7 +781,7 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
         defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
-        state.withLock { $0.analysisBus }?.update(settings)
+        for observer in settingsObservers.withLock({ $0 }) { observer(settings) }
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
         if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds

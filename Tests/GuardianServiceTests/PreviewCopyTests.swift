@@ -2,7 +2,7 @@ import AnalysisWorker
 import Foundation
 import GuardianAPI
 import Logging
-@testable import QuarantineAgent
+@testable import AccountPipeline
 import ServiceLifecycle
 import TestSupport
 import Testing
@@ -101,7 +101,7 @@ struct PreviewCopyTests {
         close(fd)
 
         let logger = Logger(label: "preview-copy-test")
-        let agent = try QuarantineAgent(options: options, logger: logger)
+        let agent = try AccountPipeline(options: options, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
         let running = Task { try await group.run() }
         defer { Task { await group.triggerGracefulShutdown() } }

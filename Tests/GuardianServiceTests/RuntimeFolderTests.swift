@@ -2,7 +2,7 @@ import AnalysisWorker
 import Foundation
 import GuardianAPI
 import Logging
-@testable import QuarantineAgent
+@testable import AccountPipeline
 import ServiceLifecycle
 import ServiceSupport
 import TestSupport
@@ -78,7 +78,7 @@ struct RuntimeFolderTests {
         #expect(options.runtimeFolder?.reachedAt == "/run/user/\(uid)", "no unit here: reached directly")
 
         let logger = Logger(label: "runtime-folder-test")
-        let agent = try QuarantineAgent(options: options, logger: logger)
+        let agent = try AccountPipeline(options: options, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
         let running = Task { try await group.run() }
         defer { Task { await group.triggerGracefulShutdown() } }
