@@ -114,10 +114,11 @@ public enum GuardianService {
                                        sharedFolders: sharedFolders, servedPreviews: servedPreviews) {
             kill(getpid(), SIGHUP)
         }
-        server.start()
-        defer { server.stop() }
         logger.notice("protecting \(user) (uid \(account.uid)): requests on \(paths.socket)")
-        let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // The socket first: a graceful shutdown (last first) stops the pipeline, which finishes
+        // its work in flight, while the socket still answers; then the socket.
+        let group = ServiceGroup(configuration: .init(services: [GuardianSocketService(server: server), agent],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }
