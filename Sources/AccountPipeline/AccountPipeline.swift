@@ -104,6 +104,10 @@ public final class AccountPipeline: Service, Sendable {
     let rootsTurn = Locked(())
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
+    /// The dispatcher's own state (``Dispatcher``): what is in flight, and the counters.
+    let dispatch = Dispatcher.State()
+    /// The database watch's own state (``DatabaseWatch``): the gate and what is wrong.
+    let databaseGate = DatabaseWatch.State()
     /// The status publisher's own state (``StatusPublisher``).
     let publication = StatusPublisher.State()
     /// The intake's own state (``FolderIntake``): the batches for the backlog, the flusher's requests.
@@ -127,26 +131,26 @@ public final class AccountPipeline: Service, Sendable {
     /// Told the settings after each reload that changed them (``observeSettings(_:)``).
     let settingsObservers = Locked<[@Sendable (Settings) -> Void]>([])
 
+    /// What the parts really share (each part keeps its own state beside it: ``FolderIntake/State``,
+    /// ``Reloader/State``, ``StatusPublisher/State``, ``DatabaseWatch/State``,
+    /// ``NotificationService/State``, ``Dispatcher/State``):
+    /// - the settings in force: every part acts on them, the reloader replaces them;
+    /// - the engine and why analysis cannot go on, changed together (a loaded engine clears the
+    ///   problem): the dispatcher judges with it, the upkeep restarts it, the status and the
+    ///   analysis bus read both;
+    /// - the watcher and the roots: the intake reads the watcher's events and marks the roots,
+    ///   the reloader and the mount changes give it new roots, the status shows them;
+    /// - the removable media mounted now and the mount watcher: inputs of the roots, from a
+    ///   watcher thread that is not a part of the group;
+    /// - the lifecycle (stopping, and the state `status` shows), which every part looks at.
     struct State {
         var settings: Settings
         /// Who judges files: a confined worker process (``SandboxedAnalysis``), or the models in
         /// this process when `agent.sandbox = false`.
         var engine: (any AnalysisEngine)?
         var problem: String?
-        /// What is wrong with the configuration file, while it lasts (shown by `status`): the
-        /// settings in force are the previous ones, the last good copy's or the defaults.
-        var configurationProblem: String?
-        /// What is wrong with the audit database, while it lasts (shown by `status`).
-        var databaseProblem: String?
-        /// The gate: while a fault of the audit database lasts, no new analysis starts
-        /// (``noteDatabaseFaults()``, ``watchDatabase()``).
-        var databaseFault: DatabaseFault?
         var watcher: FolderWatcher?
-        var configWatcher: FileChangeWatcher?
         var stopping = false
-        var inFlight: [String: AgentStatus.Work] = [:]
-        var videosInFlight = 0
-        var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
         /// Removable media mounted below ``Options/removableMediaFolders`` now (their mount points),
         /// and the account's runtime folder while it is mounted (``Options/runtimeFolder``).
@@ -169,13 +173,12 @@ public final class AccountPipeline: Service, Sendable {
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         crashJournal = try? CrashJournal(databasePath: vault.store.path)
         let (settings, configurationProblem) = try Self.initialSettings(options, store: vault.store, logger: logger)
-        var initial = State(settings: settings)
-        initial.configurationProblem = configurationProblem
-        state = Locked(initial)
+        state = Locked(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
+        reloads.file.withLock { $0.problem = configurationProblem }
     }
 
     /// The configuration in force: the file through the core's one loader, with the mode never
@@ -304,10 +307,12 @@ public final class AccountPipeline: Service, Sendable {
             self.beginStopping()
         }
         // The watchers stop here, off the cooperative threads (their stop waits for their thread).
-        let (configWatcher, folderWatcher, mountWatcher) = state.withLock { ($0.configWatcher, $0.watcher, $0.mountWatcher) }
+        let (folderWatcher, mountWatcher) = state.withLock { ($0.watcher, $0.mountWatcher) }
+        let configWatcher = reloads.file.withLock { $0.watcher }
         _ = try? await onOwnThread("watch-stop") { mountWatcher?.stop(); configWatcher?.stop(); folderWatcher?.stop() }
         flushCandidates()
-        state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
+        state.withLock { $0.state = "stopped" }
+        dispatch.work.withLock { $0.inFlight = [:] }
         publishNow()
         notifications.notifier?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
@@ -316,11 +321,11 @@ public final class AccountPipeline: Service, Sendable {
     /// SIGTERM/SIGINT: take no more work, cancel videos (they stay in the backlog), let pictures
     /// in flight finish (well under a second each), then exit.
     func beginStopping() {
-        let videos = state.withLock { s -> Int in
+        state.withLock { s in
             s.stopping = true
             s.state = "stopping"
-            return s.videosInFlight
         }
+        let videos = dispatch.work.withLock { $0.videosInFlight }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
         reloads.continuation.finish()
@@ -737,7 +742,7 @@ public final class AccountPipeline: Service, Sendable {
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try await onOwnThread("config-watch-start") { try watcher.start() }
-            state.withLock { $0.configWatcher = watcher }
+            reloads.file.withLock { $0.watcher = watcher }
         } catch {
             logger.warning("edits of \(path) are not noticed by themselves (\(error)); after an edit run 'systemctl --user reload quarantine' or send the agent SIGHUP")
         }
@@ -763,13 +768,13 @@ public final class AccountPipeline: Service, Sendable {
         let settings: Settings
         do { settings = try Self.loadSettings(options, store: vault.store) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
-            state.withLock { $0.configurationProblem = "configuration error: \(error); the previous settings stay in force" }
+            reloads.file.withLock { $0.problem = "configuration error: \(error); the previous settings stay in force" }
             publishNow()
             return
         }
-        let hadProblem = state.withLock { s in
-            defer { s.configurationProblem = nil }
-            return s.configurationProblem != nil
+        let hadProblem = reloads.file.withLock { file in
+            defer { file.problem = nil }
+            return file.problem != nil
         }
         if hadProblem { publishNow() }
         let (old, watcher) = state.withLock { ($0.settings, $0.watcher) }
