@@ -106,15 +106,25 @@ let package = Package(
         // person's own vault (LocalBackend) or a guardian service's socket (SocketBackend).
         .target(name: "QuarantineBackend", dependencies: ["GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
-            "QuarantineBase", "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "QuarantineAgent", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
+            "QuarantineBase", "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "AccountPipeline", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
-        .target(name: "QuarantineAgent", dependencies: [
+        // One account's pipeline (watch -> backlog -> analysis -> vault -> notices), run by a
+        // person's agent and by the guardian service for each protected account.
+        .target(name: "AccountPipeline", dependencies: [
             "QuarantineBase", "DownloadOrigins", "CSystemShims", "PathBytes", "Locking", "PollSupport",
             "AnalysisWorker", "GuardianAPI",
             "FolderWatch", "ServiceSupport", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+        ]),
+        // A person's agent: the pipeline, and the analysis bus for their applications.
+        .target(name: "QuarantineAgent", dependencies: [
+            "AccountPipeline", "CSystemShims", "PathBytes", "Locking", "GuardianAPI",
+            "ServiceSupport", "QuarantineCore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -169,7 +179,7 @@ let package = Package(
         // pam_quarantine.so (pam/, built with cc by pam/build.sh: a SwiftPM library would carry the
         // Swift runtime into every login) loaded by the real libpam.
         .testTarget(name: "PAMModuleTests", dependencies: ["ServiceSupport"]),
-        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport",
+        .testTarget(name: "QuarantineCoreTests", dependencies: ["QuarantineCore", "AccountPipeline", "QuarantineAgent", "AnalysisWorker", "TestSupport", "SandboxProbe", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport",
                                                                "CSystemShims", "FolderWatch", "Locking", "PathBytes",
                                                                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
@@ -177,7 +187,7 @@ let package = Package(
         // The commands run in process, through the local backend and a guardian service's socket.
         .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "QuarantineAgent", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
+        .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "AccountPipeline", "QuarantineBase", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The review page's security checks, with the server on a random loopback port (the browser tests: scripts/review-test.py, make review-test).
         .testTarget(name: "ReviewPageTests", dependencies: ["ReviewPage", "QuarantineBackend", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding",

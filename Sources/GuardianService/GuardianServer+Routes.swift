@@ -1,5 +1,5 @@
+import AccountPipeline
 import Foundation
-import QuarantineAgent
 import GuardianAPI
 import QuarantineBackend
 import QuarantineCore

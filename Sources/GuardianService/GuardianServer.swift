@@ -1,8 +1,8 @@
+import AccountPipeline
 import Foundation
 import GuardianAPI
 import Locking
 import Logging
-import QuarantineAgent
 import QuarantineCore
 import QuarantineStore
 import SensitivityAnalysis

@@ -1,8 +1,8 @@
+import AccountPipeline
 import AnalysisWorker
 import Foundation
 import GuardianAPI
 import Logging
-import QuarantineAgent
 import QuarantineCore
 import QuarantineStore
 import ServiceLifecycle
@@ -62,8 +62,8 @@ public enum GuardianService {
     /// The agent's options for the protected account `user` (`uid`, `home`), with this process's
     /// mount table `mounts`: what it watches and where it holds.
     static func agentOptions(user: String, uid: uid_t, home: String, environment: [String: String], configuration: String,
-                             mounts: MountTable?) -> QuarantineAgent.Options {
-        var options = QuarantineAgent.Options(environment: environment, configPath: configuration)
+                             mounts: MountTable?) -> AccountPipeline.Options {
+        var options = AccountPipeline.Options(environment: environment, configPath: configuration)
         options.actor = "guardian service"
         // The account's browsers keep their history in its own ~/.config (only that is read there).
         options.browserConfigHome = home + "/.config"
@@ -105,8 +105,8 @@ public enum GuardianService {
         // that copy is not a new picture to hold.
         let servedPreviews = ServedPreviews()
         options.servedPreviews = servedPreviews
-        let agent: QuarantineAgent
-        do { agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
+        let agent: AccountPipeline
+        do { agent = try AccountPipeline(options: options, logger: logger, hangups: hangups) } catch let error as Settings.ConfigurationError {
             throw StartError(description: "configuration error: \(error)", exitStatus: 78)
         }
         let vault = try Vault.standard(environment: environment)
@@ -114,10 +114,11 @@ public enum GuardianService {
                                        sharedFolders: sharedFolders, servedPreviews: servedPreviews) {
             kill(getpid(), SIGHUP)
         }
-        server.start()
-        defer { server.stop() }
         logger.notice("protecting \(user) (uid \(account.uid)): requests on \(paths.socket)")
-        let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        // The socket first: a graceful shutdown (last first) stops the pipeline, which finishes
+        // its work in flight, while the socket still answers; then the socket.
+        let group = ServiceGroup(configuration: .init(services: [GuardianSocketService(server: server), agent],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 }

@@ -62,14 +62,21 @@ public struct GuardianSetup: Sendable {
 
     /// Root's verified copy of the runtime and models, where the services load them.
     public func runtime() throws(GuardianService.StartError) {
-        let catalog = ModelCatalog.standard()
-        for artifact in [ModelCatalog.runtime, ModelCatalog.nudeNet, ModelCatalog.openNSFW] {
+        try Self.copyRuntime(from: ModelCatalog.standard(), into: GuardianPaths.runtime)
+    }
+
+    /// Copies each of `artifacts` (every pinned file of the catalog), verified, from `catalog`
+    /// into `runtime`'s `lib` and `models` folders.
+    static func copyRuntime(_ artifacts: [ModelCatalog.Artifact] = ModelCatalog.all, from catalog: ModelCatalog,
+                            into runtime: String) throws(GuardianService.StartError) {
+        func fail(_ message: String) -> GuardianService.StartError { GuardianService.StartError(description: message, exitStatus: 1) }
+        for artifact in artifacts {
             let source: String
             do { source = try catalog.verified(artifact) } catch { throw fail("\(error)") }
-            let folder = GuardianPaths.runtime + (artifact.isRuntime ? "/lib" : "/models")
+            let folder = runtime + (artifact.isRuntime ? "/lib" : "/models")
             let target = folder + "/" + artifact.fileName
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            chmod(GuardianPaths.runtime, 0o755)
+            chmod(runtime, 0o755)
             chmod(folder, 0o755)
             if source == target { continue }
             try? FileManager.default.removeItem(atPath: target)

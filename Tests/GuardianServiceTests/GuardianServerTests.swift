@@ -1,6 +1,6 @@
 import Foundation
 import MediaDecoding
-import QuarantineAgent
+import AccountPipeline
 @testable import GuardianAPI
 import Locking
 import Logging

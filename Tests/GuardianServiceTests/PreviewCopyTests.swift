@@ -1,5 +1,5 @@
 import Foundation
-@testable import QuarantineAgent
+@testable import AccountPipeline
 import TestSupport
 import Testing
 

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Testing
 import TestSupport
 import Locking
+@testable import AccountPipeline
 @testable import QuarantineAgent
 
 /// The whole agent in the test process (issue 29): its group of parts (intake, dispatcher, status
@@ -92,7 +93,7 @@ struct AgentInProcessTests {
             let group = ServiceGroup(configuration: .init(services: [agent], logger: logger))
             let running = Task { try await group.run() }
             do {
-                #expect(await waitUntil(60) { agent.state.withLock { $0.state == "running" } }, "the agent did not start")
+                #expect(await waitUntil(60) { agent.pipeline.state.withLock { $0.state == "running" } }, "the agent did not start")
                 try await body(agent)
             } catch {
                 await group.triggerGracefulShutdown()
@@ -102,7 +103,7 @@ struct AgentInProcessTests {
             // A graceful shutdown (SIGTERM): the dispatcher ends, then the other parts, then run().
             await group.triggerGracefulShutdown()
             let stopped = Task { try await running.value }
-            let ended = await waitUntil(60) { agent.state.withLock { $0.state == "stopped" } }
+            let ended = await waitUntil(60) { agent.pipeline.state.withLock { $0.state == "stopped" } }
             #expect(ended, "the agent did not stop")
             try await stopped.value
         }
@@ -117,13 +118,13 @@ struct AgentInProcessTests {
             try Data(try IntakeTests.png(card: false, width: 200)).write(to: URL(fileURLWithPath: home.downloads + "/plain.png"))
             let held = await Self.waitUntil(40) { !FileManager.default.fileExists(atPath: home.downloads + "/card.png") }
             #expect(held, "the card is still in Downloads")
-            #expect(await Self.waitUntil(15) { ((try? agent.vault.store.items()) ?? []).count == 1 })
-            let items = try agent.vault.store.items()
+            #expect(await Self.waitUntil(15) { ((try? agent.pipeline.vault.store.items()) ?? []).count == 1 })
+            let items = try agent.pipeline.vault.store.items()
             #expect(items.map { ($0.originalPath as NSString).lastPathComponent } == ["card.png"])
             #expect(await Self.waitUntil(15) { engine.calls.withLock { $0 } == 2 }, "the stand-in judged \(engine.calls.withLock { $0 }) file(s)")
             #expect(FileManager.default.fileExists(atPath: home.downloads + "/plain.png"))
             // The status publisher wrote what the agent counted.
-            #expect(await Self.waitUntil(15) { ((try? agent.vault.store.agentStatus())??.counters["quarantined"]) == 1 })
+            #expect(await Self.waitUntil(15) { ((try? agent.pipeline.vault.store.agentStatus())??.counters["quarantined"]) == 1 })
         }
         #expect(try !FileManager.default.fileExists(atPath: home.downloads + "/card.png"))
     }
@@ -136,8 +137,8 @@ struct AgentInProcessTests {
             try Data(try IntakeTests.png(card: false, width: 640, height: 480)).write(to: URL(fileURLWithPath: home.downloads + "/plain.png"))
             let held = await Self.waitUntil(60) { !FileManager.default.fileExists(atPath: home.downloads + "/picture.png") }
             #expect(held, "the test card is still in Downloads")
-            #expect(await Self.waitUntil(15) { ((try? agent.vault.store.items()) ?? []).contains { $0.reasons.contains("TEST_CARD") } })
-            #expect(await Self.waitUntil(30) { ((try? agent.vault.store.agentStatus())??.counters["clean"]) == 1 }, "the plain picture was not judged clean")
+            #expect(await Self.waitUntil(15) { ((try? agent.pipeline.vault.store.items()) ?? []).contains { $0.reasons.contains("TEST_CARD") } })
+            #expect(await Self.waitUntil(30) { ((try? agent.pipeline.vault.store.agentStatus())??.counters["clean"]) == 1 }, "the plain picture was not judged clean")
             #expect(FileManager.default.fileExists(atPath: home.downloads + "/plain.png"))
         }
     }

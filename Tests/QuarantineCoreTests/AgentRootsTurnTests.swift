@@ -2,9 +2,9 @@ import Foundation
 import FolderWatch
 import Testing
 import TestSupport
-@testable import QuarantineAgent
+@testable import AccountPipeline
 
-/// The watch roots are computed and given to the watcher in one turn (``QuarantineAgent/rootsTurn``)
+/// The watch roots are computed and given to the watcher in one turn (``AccountPipeline/rootsTurn``)
 /// at start, at a reload and at a mount change (issue 26): two of these racing must never leave
 /// the watcher with an older list than the last one computed (a folder left unwatched).
 @Suite("Agent roots turn", .serialized)
@@ -72,13 +72,13 @@ struct AgentRootsTurnTests {
                 try Data(Self.configuration(incoming: "\(configured)/c\(round)").utf8).write(to: configFile, options: .atomic)
                 let table = MountTable(mountPoints: ["/", "\(media)/m\(round)"])
                 // A SIGHUP's reload and a mount change, at once, from two threads.
-                async let reloaded: Void = agent.reload(.hangup)
-                async let mounted: Void = offPool("mount-change") { agent.mountsChanged(table) }
+                async let reloaded: Void = agent.pipeline.reload(.hangup)
+                async let mounted: Void = offPool("mount-change") { agent.pipeline.mountsChanged(table) }
                 _ = await (reloaded, mounted)
                 // What should be watched now: the last configuration and the last mount table
                 // (the machine's own, should its mounts change meanwhile: the agent's mount
                 // watcher follows the real table too, one more racer).
-                let expected = Set(agent.currentRoots(agent.state.withLock { $0.settings }).map(\.path))
+                let expected = Set(agent.pipeline.currentRoots(agent.pipeline.state.withLock { $0.settings }).map(\.path))
                 #expect(expected.contains("\(configured)/c\(round)"), "round \(round): \(expected.sorted())")
                 let wanted = Set(expected.compactMap(Self.inode))
                 let unwanted = Set(candidates.filter { !expected.contains($0) }.compactMap(Self.inode))

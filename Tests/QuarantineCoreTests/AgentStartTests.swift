@@ -3,7 +3,7 @@ import Logging
 import QuarantineStore
 import Testing
 import TestSupport
-@testable import QuarantineAgent
+@testable import AccountPipeline
 
 /// The agent's start with a busy database (issue 27): it waits and starts, never exits.
 @Suite("Agent start")
@@ -20,7 +20,7 @@ struct AgentStartTests {
         let locker = try DatabaseLocker(path: base + "/audit.sqlite3")
         DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { locker.release() }
         let started = Date()
-        let vault = try QuarantineAgent.openVault(environment: environment, logger: Logger(label: "test"), busyTimeout: 0.3)
+        let vault = try AccountPipeline.openVault(environment: environment, logger: Logger(label: "test"), busyTimeout: 0.3)
         #expect(Date().timeIntervalSince(started) >= 1.2, "opened while the lock was held?")
         #expect(try vault.store.items().isEmpty)
         try vault.store.record(.analysed, mode: .adult, actor: "agent")

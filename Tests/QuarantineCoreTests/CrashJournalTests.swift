@@ -1,7 +1,7 @@
 import Foundation
 import SandboxProbe
 import Testing
-@testable import QuarantineAgent
+@testable import AccountPipeline
 
 /// A kill is not a crash (issue 27): only a fatal signal the process saw pins the files in flight.
 @Suite("Crash journal")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import QuarantineAgent
+@testable import AccountPipeline
 @testable import QuarantineCore
 
 /// What the guardian service watches in a protected account (issue 26: only Downloads was).
@@ -11,12 +11,12 @@ struct GuardianWatchRootsTests {
         let home = "/home/sam"
         var settings = try Settings().applying(toml: "mode = \"child\"\n[watch]\nincoming = [\"/home/sam/Downloads\"]\noutgoing = [\"/home/sam/Shared\"]\n", from: "sam.toml")
         let environment = ["HOME": home]
-        let roots = QuarantineAgent.watchRoots(settings, environment: environment, protectedHome: home)
+        let roots = AccountPipeline.watchRoots(settings, environment: environment, protectedHome: home)
         #expect(roots.map(\.path) == [home, "/home/sam/Downloads", "/home/sam/Shared", "/tmp", "/var/tmp", "/dev/shm"])
         #expect(roots.map(\.direction) == [.incoming, .incoming, .outgoing, .incoming, .incoming, .incoming])
-        #expect(QuarantineAgent.watchRoots(settings, environment: environment).map(\.path) == ["/home/sam/Downloads", "/home/sam/Shared"])
+        #expect(AccountPipeline.watchRoots(settings, environment: environment).map(\.path) == ["/home/sam/Downloads", "/home/sam/Shared"])
         settings.mode = .adult
-        #expect(QuarantineAgent.watchRoots(settings, environment: environment, protectedHome: home).map(\.path) == ["/home/sam/Downloads"])
+        #expect(AccountPipeline.watchRoots(settings, environment: environment, protectedHome: home).map(\.path) == ["/home/sam/Downloads"])
     }
 
     @Test("under the unit the host's /tmp and /var/tmp are watched at their side paths (when mounted there), removable media mounted for the account after them")
@@ -25,7 +25,7 @@ struct GuardianWatchRootsTests {
         let table = MountTable(mountPoints: ["/", "/run/quarantine/host/tmp", "/media/sam/STICK"])
         let shared = SharedFolder.standard(mounts: table)
         #expect(shared.map(\.reachedAt) == ["/run/quarantine/host/tmp", "/var/tmp", "/dev/shm"])
-        let roots = QuarantineAgent.watchRoots(settings, environment: ["HOME": "/home/sam"], protectedHome: "/home/sam", shared: shared,
+        let roots = AccountPipeline.watchRoots(settings, environment: ["HOME": "/home/sam"], protectedHome: "/home/sam", shared: shared,
                                                media: table.mountPoints(below: ["/media/sam", "/run/media/sam"]))
         #expect(roots.map(\.path) == ["/home/sam", "/home/sam/Downloads", "/run/quarantine/host/tmp", "/var/tmp", "/dev/shm", "/media/sam/STICK"])
         // Named as people know them.
@@ -38,8 +38,8 @@ struct GuardianWatchRootsTests {
         let old = MountTable(mountinfo: "30 22 254:0 /tmp/systemd-private-0f3e-quarantine-guardian@sam.service-Xy/tmp /tmp rw shared:1 - ext4 /dev/vda rw\n")
         let unbound = SharedFolder.standard(mounts: old)
         #expect(unbound[0].unreachable?.contains("guardian enable") == true && unbound[1].unreachable == nil)
-        #expect(!QuarantineAgent.watchRoots(settings, environment: ["HOME": "/home/sam"], protectedHome: "/home/sam", shared: unbound).map(\.path).contains("/tmp"))
-        #expect(QuarantineAgent.unwatched(home: "/home/sam", mode: .child, shared: unbound).contains { $0.hasPrefix("/tmp (the service's unit gives it a private /tmp") })
+        #expect(!AccountPipeline.watchRoots(settings, environment: ["HOME": "/home/sam"], protectedHome: "/home/sam", shared: unbound).map(\.path).contains("/tmp"))
+        #expect(AccountPipeline.unwatched(home: "/home/sam", mode: .child, shared: unbound).contains { $0.hasPrefix("/tmp (the service's unit gives it a private /tmp") })
         // Without the unit's bind: the folders themselves.
         #expect(SharedFolder.standard(mounts: MountTable(mountPoints: ["/"])).map(\.reachedAt) == ["/tmp", "/var/tmp", "/dev/shm"])
     }
@@ -69,16 +69,16 @@ struct GuardianWatchRootsTests {
         #expect(chown(folder + "/mine.png", 4242, 4242) == 0 && chown(folder + "/theirs.png", 4343, 4343) == 0)
         let accountOnly = Set(SharedFolder.standard(mounts: nil).map(\.reachedAt)).union([folder])
         #expect(accountOnly.isSuperset(of: ["/tmp", "/var/tmp", "/dev/shm"]))
-        #expect(QuarantineAgent.isAccountsFile(folder + "/mine.png", under: folder, account: 4242, accountOnly: accountOnly))
-        #expect(!QuarantineAgent.isAccountsFile(folder + "/theirs.png", under: folder, account: 4242, accountOnly: accountOnly))
-        #expect(QuarantineAgent.isAccountsFile(folder + "/theirs.png", under: folder, account: 4242, accountOnly: ["/tmp"]), "a folder of the home: every file")
+        #expect(AccountPipeline.isAccountsFile(folder + "/mine.png", under: folder, account: 4242, accountOnly: accountOnly))
+        #expect(!AccountPipeline.isAccountsFile(folder + "/theirs.png", under: folder, account: 4242, accountOnly: accountOnly))
+        #expect(AccountPipeline.isAccountsFile(folder + "/theirs.png", under: folder, account: 4242, accountOnly: ["/tmp"]), "a folder of the home: every file")
     }
 
     @Test("in /tmp only folders the account can write in are walked and watched: its own, world-writable ones, its groups' writable ones; never skipped outside the shared folders")
     func sharedFolderWalk() {
         let shared = ["/tmp", "/run/quarantine/host/var-tmp"]
         func closed(_ path: String, owner: UInt32 = 0, group: UInt32 = 0, mode: UInt32) -> Bool {
-            QuarantineAgent.isClosedToAccount(path: path, owner: owner, group: group, mode: mode, account: 1001, groups: [1001, 27], shared: shared)
+            AccountPipeline.isClosedToAccount(path: path, owner: owner, group: group, mode: mode, account: 1001, groups: [1001, 27], shared: shared)
         }
         #expect(closed("/tmp/build", mode: 0o40755), "root's 0755 tree: no file of the account can appear there")
         #expect(closed("/tmp/other", owner: 1002, group: 1002, mode: 0o40700))
@@ -93,15 +93,15 @@ struct GuardianWatchRootsTests {
 
     @Test("what is not watched is said, with its reason; browser caches are named by path under the home, never by a name")
     func unwatchedIsSaid() {
-        let lines = QuarantineAgent.unwatched(home: "/home/sam", mode: .child)
+        let lines = AccountPipeline.unwatched(home: "/home/sam", mode: .child)
         #expect(lines.contains { $0.hasPrefix("/home/sam/.cache/chromium") && $0.contains("cache") })
         // /tmp, /var/tmp, /dev/shm and media mounted for the account are watched now; what is not is said.
         #expect(!lines.contains { $0.hasPrefix("/tmp") })
         #expect(lines.filter { $0.contains("not watched yet") } == ["the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR; not watched yet)"])
-        let withMedia = QuarantineAgent.unwatched(home: "/home/sam", mode: .child, media: ["/media/sam", "/run/media/sam"])
+        let withMedia = AccountPipeline.unwatched(home: "/home/sam", mode: .child, media: ["/media/sam", "/run/media/sam"])
         #expect(withMedia.contains { $0.contains("/mnt") && $0.contains("/media/sam and /run/media/sam") })
         // Private mounts are said by `guardian status` itself: the service's unit hides /proc/sys.
         #expect(!lines.contains { $0.hasPrefix("private mounts") })
-        #expect(QuarantineAgent.protectedHomeExclusions.allSatisfy { $0.path.contains("/") }, "a path, not a bare name")
+        #expect(AccountPipeline.protectedHomeExclusions.allSatisfy { $0.path.contains("/") }, "a path, not a bare name")
     }
 }

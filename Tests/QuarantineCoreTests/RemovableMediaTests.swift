@@ -5,7 +5,7 @@ import MediaDecoding
 import QuarantineStore
 import TestSupport
 import Testing
-@testable import QuarantineAgent
+@testable import AccountPipeline
 @testable import QuarantineCore
 
 /// Removable media and folders every account writes in (issue 26, "everything the child can

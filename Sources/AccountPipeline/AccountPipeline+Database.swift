@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import QuarantineStore
 
-extension QuarantineAgent {
+extension AccountPipeline {
     /// How often a database that refused a write is tried again, and how often the agent looks
     /// whether the file at its path is still the one it opened.
     static let databaseProbeInterval = Duration.seconds(3)
@@ -50,9 +50,9 @@ extension QuarantineAgent {
     func closeDatabaseGate(_ fault: DatabaseFault, detail: String?) {
         let message = fault.message(path: vault.store.path)
             + "; files that arrive are left where they are and checked once it works again (tried every \(Self.databaseProbeInterval.components.seconds) s)"
-        let changed = state.withLock { s -> Bool in
-            defer { s.databaseFault = fault; s.databaseProblem = message }
-            return s.databaseFault != fault
+        let changed = databaseGate.gate.withLock { gate -> Bool in
+            defer { gate.fault = fault; gate.problem = message }
+            return gate.fault != fault
         }
         guard changed else { return }
         logger.error("\(message)\(detail.map { " [\($0)]" } ?? "")")
@@ -70,7 +70,7 @@ extension QuarantineAgent {
             if Task.isCancelled { return }
             if !vault.store.isStillInPlace { await reopenReplacedDatabase() }
             noteDatabaseFaults()
-            guard let fault = state.withLock({ $0.databaseFault }) else { continue }
+            guard let fault = databaseGate.fault else { continue }
             let store = vault.store
             let failure = try? await onOwnThread("database-probe") { () -> DatabaseFaultError? in
                 do {
@@ -96,9 +96,9 @@ extension QuarantineAgent {
     /// The database works again: analyses resume, the kept files are queued, the status goes back
     /// into the database.
     func databaseRecovered(from fault: DatabaseFault) {
-        state.withLock { s in
-            s.databaseFault = nil
-            s.databaseProblem = nil
+        databaseGate.gate.withLock { gate in
+            gate.fault = nil
+            gate.problem = nil
         }
         intakeState.batches.withLock { $0.retryNow = true }
         _ = vault.store.takeWriteFault()
@@ -125,9 +125,9 @@ extension QuarantineAgent {
             logger.critical("the audit database \(store.path) was deleted or replaced while the agent runs: opened \(existed ? "the file now there" : "a new one"), listed again \(relisted.count) vault item(s) from their meta.json, and the watched folders are looked through again; the history and the allow and block lists are those of the file now there")
             for line in relisted { logger.notice("listed again: \(line)") }
             _ = store.takeWriteFault()
-            let fault = state.withLock { s -> DatabaseFault? in
-                defer { s.databaseFault = nil; s.databaseProblem = nil }
-                return s.databaseFault
+            let fault = databaseGate.gate.withLock { gate -> DatabaseFault? in
+                defer { gate.fault = nil; gate.problem = nil }
+                return gate.fault
             }
             intakeState.batches.withLock { $0.retryNow = true }
             if let fault { logger.notice("the audit database works again (it was \(fault.rawValue.replacingOccurrences(of: "_", with: " ")))") }

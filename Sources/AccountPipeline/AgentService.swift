@@ -1,6 +1,6 @@
 import ServiceLifecycle
 
-/// One part of the agent run as a service of the agent's own ``ServiceGroup`` (``QuarantineAgent/run()``):
+/// One part of the agent run as a service of the agent's own ``ServiceGroup`` (``AccountPipeline/run()``):
 /// its loops run beside each other until the group shuts it down gracefully, which cancels them.
 ///
 /// The agent's group is nested in the one that runs the agent, and follows its graceful shutdown

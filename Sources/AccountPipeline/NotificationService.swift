@@ -2,15 +2,15 @@ import Locking
 import ServiceSupport
 
 /// The desktop notifications' side that runs by itself: what the person chose in one
-/// (``QuarantineAgent/notificationActions()``), notifications taken down when their item left the
-/// vault some other way (``QuarantineAgent/withdrawStaleNotifications()``), and a guardian's
+/// (``AccountPipeline/notificationActions()``), notifications taken down when their item left the
+/// vault some other way (``AccountPipeline/withdrawStaleNotifications()``), and a guardian's
 /// own agent telling the protected accounts' release requests
-/// (``QuarantineAgent/releaseRequestsOfProtectedAccounts()``).
+/// (``AccountPipeline/releaseRequestsOfProtectedAccounts()``).
 ///
 /// Owns its state: the notifier (nil without a desktop session), the notifications still offering
 /// buttons, and what `status` says about notifications.
 struct NotificationService: AgentService {
-    let agent: QuarantineAgent
+    let agent: AccountPipeline
 
     /// The desktop notifications' state; made with the agent, set up at its start.
     final class State: Sendable {

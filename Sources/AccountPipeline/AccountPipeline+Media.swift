@@ -3,7 +3,7 @@ import Foundation
 import QuarantineCore
 import QuarantineStore
 
-extension QuarantineAgent {
+extension AccountPipeline {
     // MARK: - Removable media and shared folders
 
     /// Tells the holding which watched folders other accounts write in (only the account's own

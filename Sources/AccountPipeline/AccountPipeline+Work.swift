@@ -10,7 +10,7 @@ import SensitivityAnalysis
 import ServiceSupport
 import PathBytes
 
-extension QuarantineAgent {
+extension AccountPipeline {
     // MARK: - Intake: watcher events -> backlog
 
     func intake(_ watcher: FolderWatcher) async {
@@ -97,7 +97,7 @@ extension QuarantineAgent {
         for entry in batch where holding.held(originalPath: entry.path) == nil {
             // A lane has it: it holds it itself (or has judged it and is putting it back: held
             // again here, it would stay held with nothing left to judge it).
-            if state.withLock({ $0.inFlight[entry.path] != nil }) { continue }
+            if dispatch.work.withLock({ $0.inFlight[entry.path] != nil }) { continue }
             guard let file = try? MediaFile(path: entry.path), file.type.kind != .other else { continue }
             if (try? vault.store.hasSeen(file.identity, at: entry.path, in: settings.mode)) == true { continue }
             do {
@@ -178,7 +178,8 @@ extension QuarantineAgent {
                             if job.isVideo { videos.addTask(operation: operation) } else { pictures.addTask(operation: operation) }
                         }
                     }
-                    if state.withLock({ $0.stopping && $0.inFlight.isEmpty }) { return }
+                    // Stopping never ends once begun, and only this loop adds work in flight.
+                    if isStopping && dispatch.work.withLock({ $0.inFlight.isEmpty }) { return }
                     if await wakes.next() == nil { return }
                 }
             }
@@ -187,14 +188,13 @@ extension QuarantineAgent {
 
     /// The backlog entries that fit in the free lanes, registered as in flight.
     func startWhatFits() -> [Job] {
-        let (engine, busy, settings, videos) = state.withLock {
-            ($0.engine, Set($0.inFlight.keys), $0.settings, $0.videosInFlight)
-        }
+        let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
+        let (busy, videos) = dispatch.work.withLock { (Set($0.inFlight.keys), $0.videosInFlight) }
         noteDatabaseFaults()
         // While the database refuses writes, no verdict could be recorded: nothing starts.
-        guard let engine, state.withLock({ $0.databaseFault == nil }) else {
+        guard let engine, databaseGate.fault == nil else {
             // Nothing can analyse: in child mode what waits is held out of reach meanwhile.
-            if settings.mode == .child, state.withLock({ $0.databaseFault == nil }) { holdWhileNothingAnalyses(excluding: busy) }
+            if settings.mode == .child, databaseGate.fault == nil { holdWhileNothingAnalyses(excluding: busy) }
             return []
         }
         let workers = engine.workers
@@ -217,7 +217,7 @@ extension QuarantineAgent {
                 // checked once readable), on a picture's slot.
                 guard freeImages > 0 else { continue }
                 freeImages -= 1
-                state.withLock { $0.inFlight[entry.path] = AgentStatus.Work(path: entry.path, kind: "image", startedAt: Date(), progress: nil) }
+                dispatch.work.withLock { $0.inFlight[entry.path] = AgentStatus.Work(path: entry.path, kind: "image", startedAt: Date(), progress: nil) }
                 jobs.append(Job(entry: entry, type: .other, engine: engine, settings: settings))
                 continue
             } catch {
@@ -238,7 +238,7 @@ extension QuarantineAgent {
             if isVideo { freeVideos -= 1 } else { freeImages -= 1 }
             let work = AgentStatus.Work(path: entry.path, kind: file.type.kind.rawValue, startedAt: Date(), progress: isVideo ? 0 : nil)
             // Registered before its task exists: `finished` can never run first.
-            state.withLock { s in
+            dispatch.work.withLock { s in
                 s.inFlight[entry.path] = work
                 if isVideo { s.videosInFlight += 1 }
             }
@@ -284,7 +284,7 @@ extension QuarantineAgent {
             if Task.isCancelled { return }
             let settings = state.withLock { $0.settings }
             guard settings.mode == .child, let held = try? holding.heldFiles(), !held.isEmpty else { continue }
-            let busy = state.withLock { Set($0.inFlight.keys) }
+            let busy = dispatch.work.withLock { Set($0.inFlight.keys) }
             let waiting = Set(((try? vault.store.backlog(limit: 100_000)) ?? []).map(\.path))
             queueHeld(held.filter { !busy.contains($0.originalPath) && !waiting.contains($0.originalPath) }, settings: settings)
         }
@@ -328,7 +328,7 @@ extension QuarantineAgent {
     func finished(_ path: String, video: Bool) {
         // A write of this file's record that failed closes the gate before the next one starts.
         noteDatabaseFaults()
-        state.withLock { s in
+        dispatch.work.withLock { s in
             s.inFlight[path] = nil
             if video { s.videosInFlight -= 1 }
         }
@@ -373,7 +373,7 @@ extension QuarantineAgent {
     }
 
     func count(_ counter: Counter) {
-        state.withLock { $0.counters[counter.key, default: 0] += 1 }
+        dispatch.work.withLock { $0.counters[counter.key, default: 0] += 1 }
     }
 
     // MARK: - One file
@@ -509,7 +509,7 @@ extension QuarantineAgent {
     }
 
     func progressed(_ path: String, _ fraction: Double?, coverage: Double? = nil) {
-        state.withLock { s in
+        dispatch.work.withLock { s in
             s.inFlight[path]?.progress = fraction
             if let coverage { s.inFlight[path]?.coverage = coverage }
         }
@@ -562,12 +562,15 @@ extension QuarantineAgent {
         // Asked outside the agent's lock (the engine takes its own).
         let analysis = Self.analysisDescription(engine, settings: settings)
         let notificationState = notifications.desk.withLock { $0.description }
+        let work = dispatch.work.withLock { $0 }
+        let gate = databaseGate.gate.withLock { $0 }
+        let configurationProblem = reloads.file.withLock { $0.problem }
         let status = state.withLock { s -> AgentStatus in
             AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
                                roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
-                               inFlight: s.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: s.counters,
-                               problem: [s.configurationProblem, s.databaseProblem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: notificationState, databaseFault: s.databaseFault?.rawValue, analysis: analysis,
+                               inFlight: work.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: work.counters,
+                               problem: [configurationProblem, gate.problem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
+                               notifications: notificationState, databaseFault: gate.fault?.rawValue, analysis: analysis,
                                unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
         }
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
@@ -587,7 +590,7 @@ extension QuarantineAgent {
             if first { logger.warning("cannot publish the status ('quarantine status' shows the last one until this works): \(error)") }
             else { logger.debug("status still not published: \(error)") }
             noteDatabaseFaults()
-            if state.withLock({ $0.databaseFault != nil }) { publishSoon() }
+            if databaseGate.fault != nil { publishSoon() }
         }
     }
 }

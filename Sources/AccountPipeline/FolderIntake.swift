@@ -3,12 +3,12 @@ import Locking
 import QuarantineStore
 
 /// Watch to backlog: the folder watcher's events become candidates
-/// (``QuarantineAgent/intake(_:)``), written to the backlog in batches (``QuarantineAgent/flusher()``).
+/// (``AccountPipeline/intake(_:)``), written to the backlog in batches (``AccountPipeline/flusher()``).
 ///
 /// Owns its state: the candidates gathered and not yet written, those to hold at once, the
 /// failed writes in a row, and the requests for a write.
 struct FolderIntake: AgentService {
-    let agent: QuarantineAgent
+    let agent: AccountPipeline
     let watcher: FolderWatcher
 
     /// What the intake keeps between writes; made with the agent, before its group runs.
@@ -16,7 +16,7 @@ struct FolderIntake: AgentService {
         struct Batches {
             /// Noticed, not yet written to the backlog.
             var pending: [BacklogEntry] = []
-            /// Queued, to be held at once by the flusher (``QuarantineAgent/holdAtOnce(_:settings:)``), off Swift's threads.
+            /// Queued, to be held at once by the flusher (``AccountPipeline/holdAtOnce(_:settings:)``), off Swift's threads.
             var toHoldAtOnce: [BacklogEntry] = []
             /// Writes of the backlog that failed in a row (a full disk, a database kept busy).
             var failures = 0
@@ -25,7 +25,7 @@ struct FolderIntake: AgentService {
         }
 
         let batches = Locked(Batches())
-        /// Requests for ``QuarantineAgent/flusher()``.
+        /// Requests for ``AccountPipeline/flusher()``.
         let requests: AsyncStream<Void>
         let continuation: AsyncStream<Void>.Continuation
 

@@ -13,13 +13,14 @@ import ServiceSupport
 import UnixSignals
 import Locking
 
-/// The agent: watches the folders where media arrives, and deals with each new file before the
-/// person opens it.
+/// One account's pipeline: watches the folders where media arrives, and deals with each new file
+/// before the person opens it. A person's agent (QuarantineAgent, with the analysis bus beside it)
+/// and the guardian service (one per protected account, with its socket beside it) each run one.
 ///
 /// inotify (one thread) -> settled candidates -> the backlog in the audit database (so a crash or a
 /// stop loses nothing) -> a window of it in memory -> analysis (pictures and videos in separate
 /// lanes, low priority) -> the vault, the audit log and a notification.
-public final class QuarantineAgent: Service, Sendable {
+public final class AccountPipeline: Service, Sendable {
     public struct Options: Sendable {
         public var environment: [String: String]
         /// The configuration file (re-read on SIGHUP).
@@ -69,9 +70,13 @@ public final class QuarantineAgent: Service, Sendable {
         /// force instead of the worker process or the models that `agent.sandbox` chooses.
         public var engine: (@Sendable (Settings) throws -> any AnalysisEngine)?
         /// Called with each list of watch roots between computing it and giving it to the watcher
-        /// (start, reload, a mount change), in the roots' turn (``QuarantineAgent/rootsTurn``): a
+        /// (start, reload, a mount change), in the roots' turn (``AccountPipeline/rootsTurn``): a
         /// test widens that window with it to show the turn keeps the lists in order. Nil: nothing.
         public var rootsComputed: (@Sendable ([WatchRoot]) -> Void)?
+        /// Services run beside the pipeline's own parts, in its group, each made for the pipeline
+        /// once it has started (a person's agent: the analysis bus for applications). They are
+        /// started after the pipeline's parts and shut down before them, after the dispatcher.
+        public var companions: [@Sendable (AccountPipeline) -> any Service] = []
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -88,8 +93,8 @@ public final class QuarantineAgent: Service, Sendable {
     /// A file that crashed the agent this many times is given up (recorded, then `on_error`).
     static let maxAttempts = 2
 
-    let options: Options
-    let logger: Logger
+    package let options: Options
+    package let logger: Logger
     let vault: Vault
     /// Files held out of reach while they are checked (child mode, or `hold_while_checking`).
     let holding: Holding
@@ -103,6 +108,10 @@ public final class QuarantineAgent: Service, Sendable {
     let rootsTurn = Locked(())
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
+    /// The dispatcher's own state (``Dispatcher``): what is in flight, and the counters.
+    let dispatch = Dispatcher.State()
+    /// The database watch's own state (``DatabaseWatch``): the gate and what is wrong.
+    let databaseGate = DatabaseWatch.State()
     /// The status publisher's own state (``StatusPublisher``).
     let publication = StatusPublisher.State()
     /// The intake's own state (``FolderIntake``): the batches for the backlog, the flusher's requests.
@@ -123,29 +132,29 @@ public final class QuarantineAgent: Service, Sendable {
     let startedAt = Date()
     /// SIGHUP, trapped before the lock says the agent runs (see ``init(options:logger:hangups:)``).
     let hangups: UnixSignalsSequence?
+    /// Told the settings after each reload that changed them (``observeSettings(_:)``).
+    let settingsObservers = Locked<[@Sendable (Settings) -> Void]>([])
 
+    /// What the parts really share (each part keeps its own state beside it: ``FolderIntake/State``,
+    /// ``Reloader/State``, ``StatusPublisher/State``, ``DatabaseWatch/State``,
+    /// ``NotificationService/State``, ``Dispatcher/State``):
+    /// - the settings in force: every part acts on them, the reloader replaces them;
+    /// - the engine and why analysis cannot go on, changed together (a loaded engine clears the
+    ///   problem): the dispatcher judges with it, the upkeep restarts it, the status and the
+    ///   analysis bus read both;
+    /// - the watcher and the roots: the intake reads the watcher's events and marks the roots,
+    ///   the reloader and the mount changes give it new roots, the status shows them;
+    /// - the removable media mounted now and the mount watcher: inputs of the roots, from a
+    ///   watcher thread that is not a part of the group;
+    /// - the lifecycle (stopping, and the state `status` shows), which every part looks at.
     struct State {
         var settings: Settings
         /// Who judges files: a confined worker process (``SandboxedAnalysis``), or the models in
         /// this process when `agent.sandbox = false`.
         var engine: (any AnalysisEngine)?
         var problem: String?
-        /// What is wrong with the configuration file, while it lasts (shown by `status`): the
-        /// settings in force are the previous ones, the last good copy's or the defaults.
-        var configurationProblem: String?
-        /// What is wrong with the audit database, while it lasts (shown by `status`).
-        var databaseProblem: String?
-        /// The gate: while a fault of the audit database lasts, no new analysis starts
-        /// (``noteDatabaseFaults()``, ``watchDatabase()``).
-        var databaseFault: DatabaseFault?
         var watcher: FolderWatcher?
-        var configWatcher: FileChangeWatcher?
-        /// Analysis for applications on the session bus (``startAnalysisBus(_:)``).
-        var analysisBus: AnalysisBus?
         var stopping = false
-        var inFlight: [String: AgentStatus.Work] = [:]
-        var videosInFlight = 0
-        var counters: [String: Int] = [:]
         var roots: [String: AgentStatus.Root] = [:]
         /// Removable media mounted below ``Options/removableMediaFolders`` now (their mount points),
         /// and the account's runtime folder while it is mounted (``Options/runtimeFolder``).
@@ -168,13 +177,12 @@ public final class QuarantineAgent: Service, Sendable {
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         crashJournal = try? CrashJournal(databasePath: vault.store.path)
         let (settings, configurationProblem) = try Self.initialSettings(options, store: vault.store, logger: logger)
-        var initial = State(settings: settings)
-        initial.configurationProblem = configurationProblem
-        state = Locked(initial)
+        state = Locked(State(settings: settings))
         (wakeStream, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (originFollowUps, originFollowUpContinuation) = AsyncStream<OriginFollowUp>.makeStream(bufferingPolicy: .bufferingNewest(256))
         (brokenSignals, brokenContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         systemd = SystemdNotifier(environment: options.environment)
+        reloads.file.withLock { $0.problem = configurationProblem }
     }
 
     /// The configuration in force: the file through the core's one loader, with the mode never
@@ -272,7 +280,6 @@ public final class QuarantineAgent: Service, Sendable {
         }
         await loadAnalyzer(settings)
         setUpNotifications(settings)
-        await startAnalysisBus(settings)
 
         startWatchingMounts()
         // The roots are computed and the watcher stored in one turn: a mount noticed meanwhile
@@ -306,12 +313,13 @@ public final class QuarantineAgent: Service, Sendable {
             self.beginStopping()
         }
         // The watchers stop here, off the cooperative threads (their stop waits for their thread).
-        let (configWatcher, folderWatcher, mountWatcher) = state.withLock { ($0.configWatcher, $0.watcher, $0.mountWatcher) }
+        let (folderWatcher, mountWatcher) = state.withLock { ($0.watcher, $0.mountWatcher) }
+        let configWatcher = reloads.file.withLock { $0.watcher }
         _ = try? await onOwnThread("watch-stop") { mountWatcher?.stop(); configWatcher?.stop(); folderWatcher?.stop() }
         flushCandidates()
-        state.withLock { $0.state = "stopped"; $0.inFlight = [:] }
+        state.withLock { $0.state = "stopped" }
+        dispatch.work.withLock { $0.inFlight = [:] }
         publishNow()
-        await stopAnalysisBus()
         notifications.notifier?.close()
         logger.notice("stopped; \((try? vault.store.backlogCount()) ?? 0) file(s) wait for the next start")
     }
@@ -319,11 +327,11 @@ public final class QuarantineAgent: Service, Sendable {
     /// SIGTERM/SIGINT: take no more work, cancel videos (they stay in the backlog), let pictures
     /// in flight finish (well under a second each), then exit.
     func beginStopping() {
-        let videos = state.withLock { s -> Int in
+        state.withLock { s in
             s.stopping = true
             s.state = "stopping"
-            return s.videosInFlight
         }
+        let videos = dispatch.work.withLock { $0.videosInFlight }
         _ = systemd?.notify("STOPPING=1\nSTATUS=Stopping")
         logger.notice("stopping: no new work; \(videos) video(s) in flight go back to the queue and are checked at the next start")
         reloads.continuation.finish()
@@ -333,6 +341,22 @@ public final class QuarantineAgent: Service, Sendable {
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
+
+    // MARK: - For the services beside it
+
+    /// Who judges files now (nil while analysis cannot start).
+    public var engineInForce: (any AnalysisEngine)? { state.withLock { $0.engine } }
+
+    /// Why analysis cannot go on, while it cannot.
+    public var analysisProblem: String? { state.withLock { $0.problem } }
+
+    /// The settings in force.
+    public var settingsInForce: Settings { state.withLock { $0.settings } }
+
+    /// Tells `observer` the settings after each reload that changed them.
+    public func observeSettings(_ observer: @escaping @Sendable (Settings) -> Void) {
+        settingsObservers.withLock { $0.append(observer) }
+    }
 
     // MARK: - Configuration
 
@@ -724,7 +748,7 @@ public final class QuarantineAgent: Service, Sendable {
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try await onOwnThread("config-watch-start") { try watcher.start() }
-            state.withLock { $0.configWatcher = watcher }
+            reloads.file.withLock { $0.watcher = watcher }
         } catch {
             logger.warning("edits of \(path) are not noticed by themselves (\(error)); after an edit run 'systemctl --user reload quarantine' or send the agent SIGHUP")
         }
@@ -750,13 +774,13 @@ public final class QuarantineAgent: Service, Sendable {
         let settings: Settings
         do { settings = try Self.loadSettings(options, store: vault.store) } catch {
             logger.error("configuration not reloaded, the previous one stays in force: \(error)")
-            state.withLock { $0.configurationProblem = "configuration error: \(error); the previous settings stay in force" }
+            reloads.file.withLock { $0.problem = "configuration error: \(error); the previous settings stay in force" }
             publishNow()
             return
         }
-        let hadProblem = state.withLock { s in
-            defer { s.configurationProblem = nil }
-            return s.configurationProblem != nil
+        let hadProblem = reloads.file.withLock { file in
+            defer { file.problem = nil }
+            return file.problem != nil
         }
         if hadProblem { publishNow() }
         let (old, watcher) = state.withLock { ($0.settings, $0.watcher) }
@@ -768,7 +792,7 @@ public final class QuarantineAgent: Service, Sendable {
         _ = systemd?.notify("RELOADING=1\nMONOTONIC_USEC=\(SystemdNotifier.monotonicMicroseconds())")
         defer { _ = systemd?.notify("READY=1") }
         state.withLock { $0.settings = settings }
-        state.withLock { $0.analysisBus }?.update(settings)
+        for observer in settingsObservers.withLock({ $0 }) { observer(settings) }
         // The policy and video options go with each file: only the analyzer's own tuning (workers,
         // threads, limits) needs the models loaded again.
         if settings.analyzer != old.analyzer || settings.agent.sandbox != old.agent.sandbox || settings.agent.fileDeadlineSeconds != old.agent.fileDeadlineSeconds

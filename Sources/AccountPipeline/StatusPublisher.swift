@@ -1,13 +1,13 @@
 import Locking
 
 /// The agent's status for `quarantine status`, published after changes at most every
-/// ``QuarantineAgent/statusInterval`` (``QuarantineAgent/publisher()``), and systemd's watchdog
-/// ping (``QuarantineAgent/watchdog()``).
+/// ``AccountPipeline/statusInterval`` (``AccountPipeline/publisher()``), and systemd's watchdog
+/// ping (``AccountPipeline/watchdog()``).
 ///
 /// Owns its state: the requests for an update, and whether the last publication failed (so that
 /// a failure is told once, and its end once).
 struct StatusPublisher: AgentService {
-    let agent: QuarantineAgent
+    let agent: AccountPipeline
 
     /// What the publisher keeps between updates; made with the agent, before its group runs.
     final class State: Sendable {
