@@ -403,7 +403,10 @@ final class GuardianServer: @unchecked Sendable {
         // The one request that keeps its descriptor: analyze, from the protected account, with exactly one.
         if takeAnalysis(connection, message) { return .detached }
         message.descriptors.forEach { close($0) }
-        guard message.descriptors.isEmpty else {
+        // An analyze request not taken (another caller's, or not exactly one descriptor): its
+        // descriptors are closed, and its route answers why.
+        let analyze = (try? GuardianProtocol.verb(of: message.bytes)) == .analyze
+        guard message.descriptors.isEmpty || analyze else {
             try? connection.socket.send(GuardianProtocol.refusal(.invalid(.carriesDescriptors)))
             return .close
         }

@@ -26,6 +26,7 @@ public enum BusServiceFile {
 Name=io.github.quarantine.Analysis1
 Exec=@BINDIR@/quarantine agent
 SystemdService=quarantine.service
+
 """#
 
     /// Where the user's own copy goes: `${XDG_DATA_HOME:-$HOME/.local/share}/dbus-1/services/`.

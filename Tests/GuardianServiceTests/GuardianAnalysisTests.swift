@@ -82,26 +82,32 @@ struct GuardianAnalysisTests {
         return path
     }
 
+    /// `analyze` as `uid` on a connection of its own, off Swift's pool (the analysis runs on it).
+    static func analyze(_ place: GuardianServerTests.Place, as uid: uid_t = GuardianServerTests.childUID, _ kind: GuardianWire.Analyze.Kind, fd: Int32,
+                        progress: @escaping @Sendable (VideoProgress) -> Void = { _ in }) async throws -> Result<GuardianWire.Analyze.Verdict, GuardianClient.AnalyzeError> {
+        try await offPool { try place.connect(as: uid).analyze(kind, fd: fd, progress: progress) }
+    }
+
     /// The descriptors this process holds now.
     static func openDescriptors() -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
     }
 
     @Test("the child's picture and video are judged under the child's policy; answers carry the verdict, boxes, a video's progress and ranges")
-    func picturesAndVideosJudged() throws {
+    func picturesAndVideosJudged() async throws {
         let engine = MarkerEngine()
         let place = try Self.place(engine: engine); defer { place.cleanUp() }
         let clean = open(try Self.picture(place.folder, "clean.png"), O_RDONLY); defer { close(clean) }
         let card = open(try Self.picture(place.folder, "card.png", marker: "CARD"), O_RDONLY); defer { close(card) }
 
-        let cleanVerdict = try place.connect(as: GuardianServerTests.childUID).analyze(.image, fd: clean).get()
+        let cleanVerdict = try await Self.analyze(place, .image, fd: clean).get()
         #expect(!cleanVerdict.sensitive && cleanVerdict.reasons.isEmpty && cleanVerdict.boxes.isEmpty)
-        let cardVerdict = try place.connect(as: GuardianServerTests.childUID).analyze(.image, fd: card).get()
+        let cardVerdict = try await Self.analyze(place, .image, fd: card).get()
         #expect(cardVerdict.sensitive && cardVerdict.reasons == ["\(TestCard.label) 1.00"])
         #expect(cardVerdict.boxes == [.init(label: TestCard.label, score: 1, x: 1, y: 2, width: 3, height: 4)])
 
         let updates = Locked<[Double]>([])
-        let video = try place.connect(as: GuardianServerTests.childUID).analyze(.video, fd: card) { progress in
+        let video = try await Self.analyze(place, .video, fd: card) { progress in
             updates.withLock { $0.append(progress.fraction ?? -1) }
         }.get()
         #expect(video.sensitive && video.flaggedTime == 1.5 && video.flaggedRanges == [[1.5, 2.0]])
@@ -112,14 +118,14 @@ struct GuardianAnalysisTests {
         try Data("hello".utf8).write(to: textPath)
         let text = open(textPath.path, O_RDONLY)
         defer { close(text) }
-        guard case .failure(.failed(let notPicture)) = try place.connect(as: GuardianServerTests.childUID).analyze(.image, fd: text) else {
+        guard case .failure(.failed(let notPicture)) = try await Self.analyze(place, .image, fd: text) else {
             Issue.record("text judged as a picture"); return
         }
         #expect(notPicture.kind == .notAPicture)
     }
 
     @Test("refused before a byte is read, and closed: a FIFO, O_PATH, write-only, /dev/zero, a folder, a socket, a sparse file over the bound")
-    func hostileDescriptorsRefused() throws {
+    func hostileDescriptorsRefused() async throws {
         let engine = MarkerEngine()
         let place = try Self.place(engine: engine); defer { place.cleanUp() }
         let picture = try Self.picture(place.folder, "p.png")
@@ -146,7 +152,7 @@ struct GuardianAnalysisTests {
         ]
         for (name, kind, fd, wanted) in cases {
             #expect(fd >= 0, "\(name): \(errno)")
-            let outcome = try place.connect(as: GuardianServerTests.childUID).analyze(kind, fd: fd)
+            let outcome = try await Self.analyze(place, kind, fd: fd)
             guard case .failure(.failed(let failure)) = outcome else { Issue.record("\(name): \(outcome)"); continue }
             #expect(failure.kind == wanted, "\(name): \(failure)")
         }
@@ -154,34 +160,39 @@ struct GuardianAnalysisTests {
         // The FIFO's write end sees no reader left: the service closed the read end it was given.
         close(fifo.read)
         var probe = [pollfd(fd: fifo.write, events: Int16(POLLOUT), revents: 0)]
-        _ = poll(&probe, 1, 1000)
+        for _ in 0..<50 where poll(&probe, 1, 0) == 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(probe[0].revents & Int16(POLLERR) != 0, "the FIFO passed is still open in the service")
         close(fifo.write)
         for (name, _, fd, _) in cases where name != "a FIFO" && name != "a socket" { close(fd) }
         socketEnd.close(); otherEnd.close()
         // Every descriptor the service was given is closed (the connections too).
         var now = Self.openDescriptors()
-        for _ in 0..<100 where now > before { Thread.sleep(forTimeInterval: 0.02); now = Self.openDescriptors() }
+        for _ in 0..<100 where now > before { try await Task.sleep(for: .milliseconds(20)); now = Self.openDescriptors() }
         #expect(now <= before, "\(now - before) descriptors left open in the process")
     }
 
     @Test("only the protected account, only with exactly one descriptor: a guardian's, a stranger's and extra descriptors are closed and refused")
-    func onlyTheChildWithOne() throws {
+    func onlyTheChildWithOne() async throws {
         let engine = MarkerEngine()
         let place = try Self.place(engine: engine); defer { place.cleanUp() }
         let request = GuardianProtocol.encode(GuardianWire.Analyze(kind: .image))
         for (uid, count, words) in [(GuardianServerTests.guardianUID, 1, "only kid can do this"), (GuardianServerTests.strangerUID, 1, "only kid, root"),
-                                    (0, 1, "only kid can do this"), (GuardianServerTests.childUID, 2, "requests carry no descriptors"),
-                                    (GuardianServerTests.childUID, 16, "requests carry no descriptors"), (GuardianServerTests.childUID, 0, "exactly one open descriptor")] {
+                                    (0, 1, "only kid can do this"), (GuardianServerTests.childUID, 2, "exactly one open descriptor"),
+                                    (GuardianServerTests.childUID, 16, "exactly one open descriptor"), (GuardianServerTests.childUID, 40, "tooLong"), (GuardianServerTests.childUID, 0, "exactly one open descriptor")] {
             let pipe = try GuardianServerTests.pipeEnds(); defer { close(pipe.read) }
             let socket = try place.rawConnection(as: uid)
             _ = GuardianServerTests.sendRaw(socket.descriptor, request, descriptors: [Int32](repeating: pipe.write, count: count))
             close(pipe.write)
-            #expect(GuardianServerTests.writeEndsAllClosed(pipe.read), "uid \(uid), \(count) descriptor(s): still open in the service")
-            var text = ""
-            for _ in 0..<2 {
-                guard let message = try? socket.receive() else { continue }
-                text += String(decoding: message.bytes, as: UTF8.self)
+            let readEnd = pipe.read
+            #expect(await offPool { GuardianServerTests.writeEndsAllClosed(readEnd) }, "uid \(uid), \(count) descriptor(s): still open in the service")
+            let text = await offPool {
+                var text = ""
+                for _ in 0..<2 {
+                    guard let message = try? socket.receive() else { continue }
+                    text += String(decoding: message.bytes, as: UTF8.self)
+                    if !text.isEmpty { break }
+                }
+                return text
             }
             #expect(text.contains(words), "uid \(uid), \(count) descriptor(s): \(text)")
         }
@@ -195,17 +206,20 @@ struct GuardianAnalysisTests {
         let slow = open(try Self.picture(place.folder, "slow.png", marker: "SLOW"), O_RDONLY); defer { close(slow) }
         let clients = try (0..<2).map { _ in try place.connect(as: GuardianServerTests.childUID) }
         let waits = clients.map { client in
-            Task.detached { try? client.analyze(.image, fd: slow) }
+            Task { try? await offPool { try client.analyze(.image, fd: slow) } }
         }
         for _ in 0..<200 where engine.started.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(engine.started.withLock { $0 } == 2)
         // A third is refused at once; every handler thread is free for everyone else.
-        guard case .failure(.failed(let busy)) = try place.connect(as: GuardianServerTests.childUID).analyze(.image, fd: slow) else {
+        guard case .failure(.failed(let busy)) = try await Self.analyze(place, .image, fd: slow) else {
             Issue.record("a third analysis was taken"); return
         }
         #expect(busy.kind == .limitsExceeded)
         let started = ContinuousClock.now
-        for _ in 0..<8 { #expect(GuardianServerTests.outcome(try place.connect(as: GuardianServerTests.guardianUID), GuardianWire.Hello()) == nil) }
+        for _ in 0..<8 {
+            let client = try place.connect(as: GuardianServerTests.guardianUID)
+            #expect(await offPool { GuardianServerTests.outcome(client, GuardianWire.Hello()) } == nil)
+        }
         #expect(ContinuousClock.now - started < .seconds(2))
         // The clients leave: the service cancels both analyses and frees their places.
         clients.forEach { $0.cancel() }
@@ -213,7 +227,7 @@ struct GuardianAnalysisTests {
         for _ in 0..<200 where engine.cancelled.withLock({ $0 }) < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(engine.cancelled.withLock { $0 } == 2)
         let clean = open(try Self.picture(place.folder, "after.png"), O_RDONLY); defer { close(clean) }
-        #expect((try? place.connect(as: GuardianServerTests.childUID).analyze(.image, fd: clean).get())?.sensitive == false)
+        #expect((try? await Self.analyze(place, .image, fd: clean).get())?.sensitive == false)
     }
 
     // MARK: - The session forwarder
@@ -238,19 +252,39 @@ struct GuardianAnalysisTests {
         #expect(image.out.hasPrefix("(true, ['\(TestCard.label) 1.00'], [('\(TestCard.label)', 1.0, 1.0, 2.0, 3.0, 4.0)], "), "\(image)")
         let zero = try await gdbus("--object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).AnalyzeImage 3 3</dev/zero")
         #expect(zero.err.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(zero)")
-        // A video job: its object at once, then its Result once State is finished.
-        let video = try await gdbus("--object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).AnalyzeVideo 3 3<'\(card)'")
-        let path = try #require(video.out.split(separator: "'").dropFirst().first.map(String.init), "\(video)")
-        #expect(path.hasPrefix(AnalysisBus.objectPath + "/video/"))
-        var state = ""
-        for _ in 0..<100 {
-            state = try await gdbus("--object-path \(path) --method org.freedesktop.DBus.Properties.Get \(AnalysisBus.interface).VideoJob State").out
-            if !state.contains("running") { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        #expect(state.contains("finished"), "\(state)")
-        let result = try await gdbus("--object-path \(path) --method org.freedesktop.DBus.Properties.Get \(AnalysisBus.interface).VideoJob Result").out
-        #expect(result.contains("(true, 1.5, [(1.5, 2.0)], ['\(TestCard.label) 1.00'])"), "\(result)")
+        // A video job (one connection: a job is seen by its caller only): its object at once, its
+        // Progress signals, then Finished, and its Result property.
+        let client = """
+        import os, sys
+        from gi.repository import Gio, GLib
+        bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+        name, root, iface = "\(AnalysisBus.busName)", "\(AnalysisBus.objectPath)", "\(AnalysisBus.interface)"
+        fds = Gio.UnixFDList.new(); fds.append(os.open(sys.argv[1], os.O_RDONLY))
+        reply, _ = bus.call_with_unix_fd_list_sync(name, root, iface, "AnalyzeVideo", GLib.Variant("(h)", (0,)), GLib.VariantType("(o)"), 0, 10000, fds, None)
+        path = reply.unpack()[0]
+        print("path", path)
+        loop = GLib.MainLoop()
+        seen = []
+        def signal(conn, sender, obj, interface, member, params):
+            seen.append(member)
+            if member in ("Finished", "Failed"):
+                print(member, params.unpack()); loop.quit()
+        bus.signal_subscribe(name, iface + ".VideoJob", None, path, None, 0, signal)
+        GLib.timeout_add(15000, loop.quit)
+        loop.run()
+        result = bus.call_sync(name, path, "org.freedesktop.DBus.Properties", "Get", GLib.Variant("(ss)", (iface + ".VideoJob", "Result")), None, 0, 5000, None)
+        print("result", result.unpack()[0])
+        print("progress signals", seen.count("Progress"))
+        """
+        let script = bus.directory.appendingPathComponent("video.py").path
+        try client.write(toFile: script, atomically: true, encoding: .utf8)
+        let video = try await offPool { try Spawned.run("/usr/bin/python3", [script, card], environment: environment, timeout: 30) }
+        let lines = String(decoding: video.stdout, as: UTF8.self)
+        #expect(lines.contains("path \(AnalysisBus.objectPath)/video/"), "\(lines) \(String(decoding: video.stderr, as: UTF8.self))")
+        #expect(lines.contains("Finished (True, 1.5, [(1.5, 2.0)], ['\(TestCard.label) 1.00'])"), "\(lines)")
+        #expect(lines.contains("result (True, 1.5, [(1.5, 2.0)], ['\(TestCard.label) 1.00'])"), "\(lines)")
+        let progressSignals = lines.split(separator: "\n").first { $0.hasPrefix("progress signals ") }.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        #expect(progressSignals >= 2, "the service's progress reached the caller: \(lines)")
         let stream = try await gdbus("--object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).BeginStream p incoming")
         #expect(stream.err.contains(GuardedAnalysisBus.notOffered), "\(stream)")
         #expect(engine.modes.withLock { $0 } == [.child, .child])
