@@ -80,7 +80,7 @@ def ask(fds):
     try: socket.send_fds(s, [req], fds)
     except OSError as e: return ["send failed %s" % e.errno]
     return answers(s)
-card = os.path.join(home, "bus-card.png")
+card = sys.argv[3] if len(sys.argv) > 3 else os.path.join(home, "bus-card.png")
 if case == "card":
     print(case + ": " + " ".join(ask([os.open(card, os.O_RDONLY)])))
 elif case == "fifo":
@@ -127,26 +127,26 @@ elif case == "flood":
 PY
 chmod 644 "$work/analyze.py"
 guardian_socket=/run/quarantine/$child.sock
-analyze() { "$@" python3 "$work/analyze.py" "$guardian_socket" "$case" 2>&1 | tail -1; }
+analyze() { local who=$1; shift; $who python3 "$work/analyze.py" "$guardian_socket" "$what" "$@" 2>&1 | tail -1; }
 fds_of_service() { ls /proc/"$service_pid"/fd 2>/dev/null | wc -l; }
 fds_before=$(fds_of_service)
 
-case=card; line=$(analyze as_child)
+what=card; line=$(analyze as_child)
 if [[ $line == "card: verdict sensitive=True" ]]; then attempt "the child's own analyze request gets the card judged clean" held "$line"
 else attempt "the child's own analyze request gets the card judged clean" through "$line"; fi
 for who in other guardian; do
-    case=card; line=$(analyze as_$who)
+    what=card; line=$(analyze as_$who "$work/card.png")
     if [[ $line == card:\ refused* || $line == "card: reset" || $line == "card: closed" ]] && [[ $line != *verdict* ]]; then
         attempt "the $who account passes a descriptor on analyze and gets it judged" held "$line"
     else attempt "the $who account passes a descriptor on analyze and gets it judged" through "$line"; fi
 done
-for case in fifo opath wronly zero dir sparse video-sparse many toomany; do
+for what in fifo opath wronly zero dir sparse video-sparse many toomany; do
     line=$(analyze as_child)
     if [[ $line == *"failure "* || $line == *refused* ]] && [[ $line != *verdict* && $line != *TIMEOUT* ]]; then
-        attempt "the child passes a hostile descriptor ($case) on analyze" held "$line"
-    else attempt "the child passes a hostile descriptor ($case) on analyze" through "$line"; fi
+        attempt "the child passes a hostile descriptor ($what) on analyze" held "$line"
+    else attempt "the child passes a hostile descriptor ($what) on analyze" through "$line"; fi
 done
-case=flood; started=$(date +%s.%N); line=$(analyze as_child)
+what=flood; started=$(date +%s.%N); line=$(analyze as_child)
 # Meanwhile the guardian's own requests are answered.
 if timeout 10 "$q" guardian status --user "$child" > /dev/null 2>&1 && [[ $line == flood:* ]] && [[ $line != *TIMEOUT* ]]; then
     attempt "a flood of 60 analyze requests from the child starves the service" held "$line; status answered after"
