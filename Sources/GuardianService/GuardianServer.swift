@@ -29,7 +29,8 @@ import ServiceSupport
 /// - accept failures (EMFILE, ENFILE, ENOMEM, ECONNABORTED, ...) back off and go on: only
 ///   ``stop()`` ends the loop;
 /// - every answer fits one message of ``GuardianProtocol/maxMessage`` (long lists in pages), and
-///   descriptors arriving with a request are closed at once.
+///   descriptors arriving with a request are closed at once, but the one an `analyze` request of
+///   the protected account carries (``takeAnalysis(_:_:)``), judged away from these threads.
 final class GuardianServer: @unchecked Sendable {
     /// What a connection may cost.
     struct Limits: Sendable {
@@ -75,6 +76,8 @@ final class GuardianServer: @unchecked Sendable {
     let sharedFolders: [SharedFolder]
     /// The previews handed out, told to the agent (their copies are not held as new pictures).
     let servedPreviews: ServedPreviews?
+    /// Judges what the protected account's session forwarder passes (`analyze`); nil: not offered.
+    let analysis: GuardianAnalysis?
 
     /// A connection the service holds: who is at the other end and what they are to it.
     final class Connection: @unchecked Sendable {
@@ -124,8 +127,10 @@ final class GuardianServer: @unchecked Sendable {
     init(paths: GuardianPaths, childUID: uid_t, home: String, vault: Vault, configurationPath: String, logger: Logger,
          socketPath: String? = nil, limits: Limits = Limits(), guardianCheck: @escaping @Sendable (uid_t) -> Bool = GuardianPaths.isGuardian,
          accepting: @escaping @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure> = { $0.acceptOrErrno() },
-         sharedFolders: [SharedFolder] = [], servedPreviews: ServedPreviews? = nil, reload: @escaping @Sendable () -> Void) throws(ServiceError) {
+         sharedFolders: [SharedFolder] = [], servedPreviews: ServedPreviews? = nil, analysis: GuardianAnalysis? = nil,
+         reload: @escaping @Sendable () -> Void) throws(ServiceError) {
         self.accepting = accepting
+        self.analysis = analysis
         self.servedPreviews = servedPreviews
         self.paths = paths
         self.childUID = childUID
@@ -178,6 +183,7 @@ final class GuardianServer: @unchecked Sendable {
         guard !already else { return }
         listener.shutdownBoth()
         unlink(socketPath)
+        analysis?.stop()
         signalPollLoop()
         work.lock()
         work.broadcast()
@@ -362,7 +368,10 @@ final class GuardianServer: @unchecked Sendable {
             }
             work.unlock()
             guard let connection = next else { return }
-            if serveOne(connection) && !state.withLock({ $0.stopped }) {
+            let outcome = serveOne(connection)
+            // An analysis took the connection: it closes it when done.
+            if outcome == .detached { continue }
+            if outcome == .keep && !state.withLock({ $0.stopped }) {
                 connection.lastActive = .now
                 state.withLock { $0.returned.append(connection) }
                 signalPollLoop()
@@ -372,20 +381,34 @@ final class GuardianServer: @unchecked Sendable {
         }
     }
 
-    /// Reads one request from `connection` and answers it; false when the connection is done
-    /// (closed by the peer, a request too long or with descriptors, an answer it did not take).
-    func serveOne(_ connection: Connection) -> Bool {
+    /// What became of a connection after one request.
+    enum Outcome {
+        /// Watched for its next request.
+        case keep
+        /// Done (closed by the peer, a request too long or with descriptors, an answer it did not take).
+        case close
+        /// An analysis (``GuardianAnalysis``) answers it and closes it.
+        case detached
+    }
+
+    /// Reads one request from `connection` and answers it (or hands it to an analysis).
+    func serveOne(_ connection: Connection) -> Outcome {
         let message: LocalSocket.Message?
         do { message = try connection.socket.receive(maxLength: GuardianProtocol.maxRequest) } catch {
             // Too long or too many descriptors (already closed by receive), or a timeout.
             try? connection.socket.send(GuardianProtocol.refusal(.invalid(.tooLong(limit: GuardianProtocol.maxRequest))))
-            return false
+            return .close
         }
-        guard let message else { return false }
+        guard let message else { return .close }
+        // The one request that keeps its descriptor: analyze, from the protected account, with exactly one.
+        if takeAnalysis(connection, message) { return .detached }
         message.descriptors.forEach { close($0) }
-        guard message.descriptors.isEmpty else {
+        // An analyze request not taken (another caller's, or not exactly one descriptor): its
+        // descriptors are closed, and its route answers why.
+        let analyze = (try? GuardianProtocol.verb(of: message.bytes)) == .analyze
+        guard message.descriptors.isEmpty || analyze else {
             try? connection.socket.send(GuardianProtocol.refusal(.invalid(.carriesDescriptors)))
-            return false
+            return .close
         }
         let served = respond(to: message.bytes, role: connection.role, peer: connection.peer)
         let preview = served.preview
@@ -398,8 +421,8 @@ final class GuardianServer: @unchecked Sendable {
             bytes = GuardianProtocol.refusal(.refused("the answer is too long to send (\(bytes.count) bytes)"))
             descriptors = []
         }
-        do { try connection.socket.send(bytes, descriptors: descriptors) } catch { return false }
-        return true
+        do { try connection.socket.send(bytes, descriptors: descriptors) } catch { return .close }
+        return .keep
     }
 
     // MARK: - Roles

@@ -13,12 +13,13 @@ import ServiceSupport
 /// `AnalysisPolicy` comes from the guardian service (the mode its `hello` answer carries, asked
 /// every ``refreshInterval``): `descriptive` in child mode, `simple` if a guardian set the account
 /// to adult mode, `descriptive` while the service cannot be asked. Never `disabled`: the
-/// account's own configuration is not read at all. The analysis methods are not forwarded (yet):
-/// they answer ``notOffered`` with the reason, while the guardian service goes on hiding
-/// sensitive files that arrive in the account's folders. Same-account callers only
-/// (``SessionBusService``), as the agent's service.
+/// account's own configuration is not read at all. `AnalyzeImage` and `AnalyzeVideo` are
+/// forwarded to the guardian service with the caller's descriptor (``ForwardedAnalysis``), which
+/// judges the bytes with the account's own sandboxed worker under its policy; the replies have
+/// the agent's shapes. Streams (`BeginStream`) answer ``notOffered``: the guardian service judges
+/// whole files only. Same-account callers only (``SessionBusService``), as the agent's service.
 public final class GuardedAnalysisBus: Sendable {
-    /// The error the analysis methods answer on a protected account.
+    /// The error `BeginStream` answers on a protected account.
     public static let notOffered = AnalysisBus.errorPrefix + "NotOffered"
     /// How often the guardian service is asked for the mode.
     public static let refreshInterval: Duration = .seconds(10)
@@ -31,7 +32,8 @@ public final class GuardedAnalysisBus: Sendable {
 
     /// The protected account.
     public let user: String
-    private let state = Locked(State())
+    private let state: Locked<State>
+    private let forwarded: ForwardedAnalysis
     private let logger: Logger
     /// Asks the guardian service for the mode in force (a seam: tests give their own).
     private let askMode: @Sendable (String) -> AnalysisMode?
@@ -41,7 +43,11 @@ public final class GuardedAnalysisBus: Sendable {
     /// How long ``start(address:user:logger:refreshEvery:askMode:)`` waits for the guardian service's first answer.
     static let firstAnswerWait: DispatchTimeInterval = .seconds(2)
 
-    private init(user: String, logger: Logger, refreshEvery: Duration, askMode: @escaping @Sendable (String) -> AnalysisMode?) {
+    private init(user: String, logger: Logger, refreshEvery: Duration, askMode: @escaping @Sendable (String) -> AnalysisMode?,
+                 connect: @escaping ForwardedAnalysis.Connect) {
+        let state = Locked(State())
+        self.state = state
+        forwarded = ForwardedAnalysis(connect: connect, logger: logger, service: { state.withLock { $0.service } })
         self.refreshEvery = refreshEvery
         self.user = user
         self.logger = logger
@@ -52,10 +58,12 @@ public final class GuardedAnalysisBus: Sendable {
     /// guardian service is asked on a thread of its own, at once (its answer is awaited for at
     /// most ``firstAnswerWait`` before the name is taken: until it comes, `descriptive`), then
     /// every `refreshEvery`: a service slow to answer never holds up the bus. `askMode` asks
-    /// the guardian service (tests give their own).
+    /// the guardian service, `connect` connects to its socket for an analysis (tests give their own).
     public static func start(address: String, user: String, logger: Logger, refreshEvery: Duration = refreshInterval,
-                             askMode: @escaping @Sendable (String) -> AnalysisMode? = GuardedAnalysisBus.guardianMode) throws -> GuardedAnalysisBus {
-        let bus = GuardedAnalysisBus(user: user, logger: logger, refreshEvery: refreshEvery, askMode: askMode)
+                             askMode: @escaping @Sendable (String) -> AnalysisMode? = GuardedAnalysisBus.guardianMode,
+                             connect: (@Sendable () throws -> GuardianClient)? = nil) throws -> GuardedAnalysisBus {
+        let bus = GuardedAnalysisBus(user: user, logger: logger, refreshEvery: refreshEvery, askMode: askMode,
+                                     connect: connect ?? { try GuardianClient(user: user) })
         let thread = Thread { [bus] in bus.refreshLoop() }
         thread.name = "guardian-mode"
         thread.start()
@@ -64,7 +72,7 @@ public final class GuardedAnalysisBus: Sendable {
             let service = try SessionBusService.start(address: address, name: AnalysisBus.busName, handler: { [weak bus] call in
                 guard let bus else { return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
                 bus.handle(call)
-            }, callerGone: { _ in })
+            }, callerGone: { [weak bus] sender in bus?.forwarded.callerLeft(sender) })
             bus.state.withLock { $0.service = service }
         } catch {
             bus.state.withLock { $0.stopped = true }
@@ -92,6 +100,7 @@ public final class GuardedAnalysisBus: Sendable {
         }
         guard let service else { return }
         wake.signal()
+        forwarded.stop()
         service.stop()
     }
 
@@ -143,6 +152,7 @@ public final class GuardedAnalysisBus: Sendable {
         AnalysisBus.interface + ".AnalyzeImage": "h",
         AnalysisBus.interface + ".AnalyzeVideo": "h",
         AnalysisBus.interface + ".BeginStream": "ss",
+        AnalysisBus.videoJobInterface + ".Cancel": "",
     ]
 
     private func handle(_ call: SessionBusService.Call) {
@@ -152,8 +162,12 @@ public final class GuardedAnalysisBus: Sendable {
         guard call.signature == signature else {
             return call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes (\(signature)), not (\(call.signature))")
         }
-        guard call.path == AnalysisBus.objectPath else {
-            return call.fail("org.freedesktop.DBus.Error.UnknownObject", "no object \(call.path) for this caller")
+        // A caller's own video jobs, and the root object; other callers' jobs are not there.
+        if call.path != AnalysisBus.objectPath {
+            guard let job = forwarded.job(at: call.path, for: call.sender) else {
+                return call.fail("org.freedesktop.DBus.Error.UnknownObject", "no object \(call.path) for this caller")
+            }
+            return handleJob(call, job)
         }
         switch call.member {
         case "Introspect":
@@ -173,13 +187,47 @@ public final class GuardedAnalysisBus: Sendable {
             call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only")
         case "Ping":
             call.reply([])
+        case "AnalyzeImage":
+            forwarded.analyzeImage(call)
+        case "AnalyzeVideo":
+            forwarded.analyzeVideo(call)
+        case "Cancel":
+            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
         default:
             // A descriptor that came with the call is closed when the message goes.
             call.fail(Self.notOffered, """
-                \(user) is protected by a guardian service: analysis for applications is not offered on this account yet \
-                (AnalysisPolicy is \(policy.rawValue): treat the media as sensitive). The guardian service still hides \
-                sensitive files that arrive in the account's folders.
+                \(user) is protected by a guardian service: live streams are not analysed on this account (AnalysisPolicy is \
+                \(policy.rawValue): treat the stream as sensitive). AnalyzeImage and AnalyzeVideo are answered by the guardian \
+                service; send frames as pictures to AnalyzeImage.
                 """)
+        }
+    }
+
+    /// A call on one of the caller's video jobs: its properties, `Introspect`, `Ping`, `Cancel`.
+    private func handleJob(_ call: SessionBusService.Call, _ job: BusVideoJob) {
+        switch call.interface + "." + call.member {
+        case "org.freedesktop.DBus.Introspectable.Introspect":
+            call.reply([.string(AnalysisBusInterface.document(AnalysisBusInterface.videoJob))])
+        case "org.freedesktop.DBus.Properties.Get", "org.freedesktop.DBus.Properties.GetAll":
+            let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
+            guard interfaceName == AnalysisBus.videoJobInterface || (name == nil && interfaceName.isEmpty) else {
+                return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
+            }
+            let all = job.properties
+            guard let name else { return call.reply([.variantDictionary(all)]) }
+            guard let value = all.first(where: { $0.0 == name })?.1 else {
+                return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(AnalysisBus.videoJobInterface) has no property \(name)")
+            }
+            call.reply([.variant(value)])
+        case "org.freedesktop.DBus.Properties.Set":
+            call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only")
+        case "org.freedesktop.DBus.Peer.Ping":
+            call.reply([])
+        case AnalysisBus.videoJobInterface + ".Cancel":
+            job.cancel()
+            call.reply([])
+        default:
+            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
         }
     }
 }

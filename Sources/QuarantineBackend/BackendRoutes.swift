@@ -75,5 +75,8 @@ public struct BackendRoute: Sendable {
         to(GuardianWire.SetPIN.self, access: .guardian) { desk, request in try desk.setPIN(request) },
         to(GuardianWire.Count.self, access: .anyone) { desk, _ in Served(answer: try desk.count()) },
         to(GuardianWire.Reveal.self, access: .anyone) { desk, request in try desk.reveal(request) },
+        // Served by the guardian service's analysis with the one descriptor the request carries
+        // (GuardianServer+Analysis); a request that reaches the desk came without one.
+        to(GuardianWire.Analyze.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.Analyze.needsDescriptor) },
     ].map { ($0.verb, $0) })
 }

@@ -422,7 +422,9 @@ struct ServiceInstall: ParsableCommand {
         discussion: """
         The unit goes to ~/.config/systemd/user/quarantine.service and runs '<this binary's folder>/quarantine agent' \
         at low priority with sd_notify readiness and a watchdog. Without a user manager (no login session), the unit \
-        is still written and enabled for the next session, and the command says so.
+        is still written and enabled for the next session, and the command says so. The D-Bus service file \
+        ~/.local/share/dbus-1/services/io.github.quarantine.Analysis1.service is written beside it, so that the \
+        session bus starts the agent (through the unit) when an application asks for io.github.quarantine.Analysis1.
 
         Exit status: 0 installed and running, 1 written but not running (see the message), 2 could not write it.
 
@@ -449,7 +451,7 @@ struct ServiceInstall: ParsableCommand {
 struct ServiceUninstall: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "uninstall",
-        abstract: "Stop and disable the user service and remove its unit (the vault and its items stay).",
+        abstract: "Stop and disable the user service and remove its unit and D-Bus service file (the vault and its items stay).",
         discussion: """
         Examples:
           quarantine service uninstall

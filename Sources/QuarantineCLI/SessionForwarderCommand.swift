@@ -18,8 +18,9 @@ struct SessionForwarderCommand: AsyncParsableCommand {
         Owns io.github.quarantine.Analysis1 on the session bus (DBUS_SESSION_BUS_ADDRESS) of an account a \
         guardian service protects, so that the account's applications get its policy: AnalysisPolicy is \
         'descriptive' (or 'simple' if a guardian set the account to adult mode), never 'disabled'; the \
-        account's own configuration is not read. The analysis methods answer \
-        io.github.quarantine.Analysis1.Error.NotOffered: the guardian service protects the account's files. \
+        account's own configuration is not read. AnalyzeImage and AnalyzeVideo are forwarded to the guardian \
+        service with the caller's descriptor, which judges the bytes with the account's own confined worker under \
+        its policy (the replies are the agent's); BeginStream answers io.github.quarantine.Analysis1.Error.NotOffered. \
         'quarantine agent' runs this on a protected account. Runs until SIGTERM or Ctrl-C, or until the \
         session bus goes away.
 
@@ -61,7 +62,7 @@ struct SessionForwarderCommand: AsyncParsableCommand {
             logger.critical("cannot serve applications on the session bus: \(error)")
             throw ExitCode(1)
         }
-        logger.notice("\(user) is protected by a guardian service: applications can ask for \(AnalysisBus.busName) on the session bus (policy \(bus.policy.rawValue); analysis stays with the guardian service)")
+        logger.notice("\(user) is protected by a guardian service: applications can ask for \(AnalysisBus.busName) on the session bus (policy \(bus.policy.rawValue); pictures and videos are judged by the guardian service)")
         // The user unit (Type=notify, WatchdogSec=) runs 'quarantine agent', which is this here.
         let systemd = SystemdNotifier(environment: environment)
         _ = systemd?.notify("READY=1\nSTATUS=Answering \(user)'s applications for the guardian service")

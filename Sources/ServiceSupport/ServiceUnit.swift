@@ -55,16 +55,20 @@ public enum ServiceUnit {
         public var steps: [CommandOutcome]
         /// What the user should do next; nil when nothing is left to do.
         public var advice: String?
+        /// The D-Bus service file written beside the unit (``BusServiceFile``): the session bus
+        /// starts the agent when an application asks for its name.
+        public var busServicePath: String? = nil
 
         public var description: String {
+            let bus = busServicePath.map { "; \($0) lets the session bus start it when an application asks" } ?? ""
             if started {
-                return "installed \(unitPath); quarantine.service is enabled and running"
+                return "installed \(unitPath); quarantine.service is enabled and running" + bus
             }
             var text = "wrote \(unitPath), but quarantine.service is NOT running"
                 + (enabled ? " (it is enabled: it starts with the next session of the user manager)" : " and NOT enabled")
             if let failed = steps.first(where: { !$0.succeeded }) { text += ": \(failed)" }
             if let advice { text += ". To finish: \(advice)" }
-            return text
+            return text + bus
         }
     }
 
@@ -119,6 +123,7 @@ public enum ServiceUnit {
 
         var result = InstallResult(unitPath: unitPath, enabled: false, started: false, userManagerUnreachable: false,
                                    steps: [], advice: nil)
+        result.busServicePath = try BusServiceFile.install(binaryDirectory: directory, environment: environment)
         func run(_ arguments: String...) -> CommandOutcome {
             let outcome = CommandRunner.run(["systemctl", "--user"] + arguments, environment: environment)
             result.steps.append(outcome)
@@ -186,6 +191,10 @@ public enum ServiceUnit {
         let unitPath = userUnitPath(environment: environment)
         var result = UninstallResult(unitPath: unitPath, wasInstalled: FileManager.default.fileExists(atPath: unitPath),
                                      disabledAndStopped: false, userManagerUnreachable: false, steps: [], notes: [])
+        // The bus must not start an agent whose unit is gone.
+        if try BusServiceFile.uninstall(environment: environment) {
+            result.notes.append("removed \(BusServiceFile.userPath(environment: environment))")
+        }
         guard result.wasInstalled else { return result }
 
         let disable = CommandRunner.run(["systemctl", "--user", "disable", "--now", unitName], environment: environment)

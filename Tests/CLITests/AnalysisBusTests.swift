@@ -337,6 +337,26 @@ struct AnalysisBusTests {
         let template = try String(contentsOfFile: CLIRunner.repositoryRoot.appendingPathComponent("packaging/dbus/io.github.quarantine.Analysis1.service.in").path, encoding: .utf8)
         try template.replacingOccurrences(of: "@BINDIR@", with: CLIRunner.binary.deletingLastPathComponent().path)
             .write(to: services.appendingPathComponent("io.github.quarantine.Analysis1.service"), atomically: true, encoding: .utf8)
+        try await Self.startedOnDemand(cli, services: services)
+    }
+
+    @Test("the D-Bus service file 'quarantine service install' writes starts the agent on demand; 'service uninstall' removes it")
+    func startedOnDemandAfterServiceInstall() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let config = cli.home.appendingPathComponent(".config/quarantine")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try "[watch]\nincoming = []\n".write(to: config.appendingPathComponent("config.toml"), atomically: true, encoding: .utf8)
+        // No user manager here: the unit is written but not started (exit 1), the bus's file beside it.
+        let installed = try await cli.run(["service", "install", "--binary", CLIRunner.binary.path])
+        let services = cli.home.appendingPathComponent(".local/share/dbus-1/services")
+        #expect(installed.stdout.contains(services.appendingPathComponent("io.github.quarantine.Analysis1.service").path), "\(installed.stdout) \(installed.stderr)")
+        try await Self.startedOnDemand(cli, services: services)
+        _ = try await cli.run(["service", "uninstall"])
+        #expect(!FileManager.default.fileExists(atPath: services.appendingPathComponent("io.github.quarantine.Analysis1.service").path))
+    }
+
+    /// A private session bus reading `services`: a call to the name starts the agent, which answers.
+    static func startedOnDemand(_ cli: CLIRunner, services: URL) async throws {
         let socket = cli.home.appendingPathComponent("bus").path
         let busConfig = cli.home.appendingPathComponent("session.conf").path
         try """

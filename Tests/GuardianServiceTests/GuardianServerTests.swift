@@ -31,7 +31,7 @@ struct GuardianServerTests {
 
         init(limits: GuardianServer.Limits = .init(),
              accepting: (@Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>)? = nil,
-             sharedFolders: (URL) -> [SharedFolder] = { _ in [] }) throws {
+             sharedFolders: (URL) -> [SharedFolder] = { _ in [] }, analysis: GuardianAnalysis? = nil) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-server-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("state"), withIntermediateDirectories: true)
@@ -45,7 +45,7 @@ struct GuardianServerTests {
                                         vault: vault, configurationPath: configuration.path, logger: Logger(label: "test"),
                                         socketPath: folder.appendingPathComponent("kid.sock").path, limits: limits,
                                         guardianCheck: { guardians.contains($0) },
-                                        accepting: accepting ?? { $0.acceptOrErrno() }, sharedFolders: sharedFolders(folder), reload: {})
+                                        accepting: accepting ?? { $0.acceptOrErrno() }, sharedFolders: sharedFolders(folder), analysis: analysis, reload: {})
             server.start()
         }
 
@@ -146,6 +146,8 @@ struct GuardianServerTests {
                 (.watchList, { Self.outcome($0, GuardianWire.WatchList()) }),
                 (.count, { Self.outcome($0, GuardianWire.Count()) }),
                 (.purge, { Self.outcome($0, GuardianWire.Purge(olderThanDays: 0)) }),
+                // Without its descriptor (GuardianAnalysisTests passes one).
+                (.analyze, { Self.outcome($0, GuardianWire.Analyze(kind: .image)) }),
             ]
             #expect(Set(requests.map(\.0)) == Set(GuardianVerb.allCases), "a verb is not tried")
             for (verb, send) in requests {
@@ -156,7 +158,8 @@ struct GuardianServerTests {
                 case ("stranger", _): wanted = strangerWords
                 case ("child", .history), ("child", .mode), ("child", .watch), ("child", .setPIN): wanted = onlyGuardian
                 case ("child", .release), ("child", .block), ("child", .purge), ("child", .reveal): wanted = "wrong PIN"   // the core's consent: no PIN given
-                case (_, .ask) where name != "child": wanted = "only kid can do this"
+                case (_, .ask) where name != "child", (_, .analyze) where name != "child": wanted = "only kid can do this"
+                case ("child", .analyze): wanted = "exactly one open descriptor"
                 default: wanted = nil
                 }
                 if let wanted {
@@ -178,10 +181,10 @@ struct GuardianServerTests {
         // hello: the header says who asked; the answer, the verbs the route table lets them use.
         let (childHello, _) = try child.send(GuardianWire.Hello())
         #expect(childHello.role == .child && childHello.user == "kid" && childHello.mode == .child && childHello.pinIsSet == true)
-        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count, .reveal])
+        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count, .reveal, .analyze])
         let (guardianHello, _) = try guardian.send(GuardianWire.Hello())
         #expect(guardianHello.role == .guardian)
-        #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask })
+        #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask && $0 != .analyze })
         // The child with the PIN: released, and the file is back where it was.
         let item = try place.item("kept.bin")
         let (released, _) = try child.send(GuardianWire.Release(id: item.id!, pin: "2468"))
@@ -230,6 +233,7 @@ struct GuardianServerTests {
         for (verb, type) in GuardianWire.requestTypes { #expect(type.verb == verb) }
         for verb in [GuardianVerb.history, .mode, .watch, .setPIN] { #expect(GuardianServer.routes[verb]?.access == .guardian) }
         #expect(GuardianServer.routes[.ask]?.access == .protectedAccount)
+        #expect(GuardianServer.routes[.analyze]?.access == .protectedAccount)
         for verb in [GuardianVerb.hello, .status, .list, .show, .release, .block, .purge, .watchList, .count, .reveal] { #expect(GuardianServer.routes[verb]?.access == .anyone) }
     }
 
@@ -310,7 +314,7 @@ struct GuardianServerTests {
                                               GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult, pin: "2468"), GuardianWire.SetPIN(pin: "2468", current: "1357"),
                                               GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true, pin: "2468"),
                                               GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count(),
-                                              GuardianWire.Reveal(id: 1, pin: "2468")]
+                                              GuardianWire.Reveal(id: 1, pin: "2468"), GuardianWire.Analyze(kind: .video)]
         #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
         for sample in samples { try Self.roundTrip(sample) }
     }

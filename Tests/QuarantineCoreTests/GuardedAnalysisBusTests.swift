@@ -70,15 +70,23 @@ struct GuardedAnalysisBusPolicyTests {
         #expect(try await property() == "(<'descriptive'>,)")
     }
 
-    @Test("the analysis methods answer NotOffered; other objects are not there")
+    @Test("BeginStream answers NotOffered; a picture answers Unavailable while the guardian service cannot be asked; other objects are not there")
     func analysisNotOffered() async throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
-        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"), askMode: { _ in .child })
+        let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"), askMode: { _ in .child },
+                                                  connect: { throw ServiceError(code: .closed, operation: "connect", message: "no guardian service in this test") })
         defer { served.stop() }
         let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
-        let call = "gdbus call --session --dest \(AnalysisBus.busName) --object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).AnalyzeImage 3 3</etc/hostname"
-        let image = try await offPool { try Spawned.run("/bin/sh", ["-c", call], environment: environment, timeout: 10) }
-        #expect(String(decoding: image.stderr, as: UTF8.self).contains(GuardedAnalysisBus.notOffered), "\(String(decoding: image.stderr, as: UTF8.self))")
+        func gdbus(_ method: String) async throws -> String {
+            let call = "gdbus call --session --dest \(AnalysisBus.busName) --object-path \(AnalysisBus.objectPath) --method \(AnalysisBus.interface).\(method)"
+            return String(decoding: try await offPool { try Spawned.run("/bin/sh", ["-c", call], environment: environment, timeout: 10) }.stderr, as: UTF8.self)
+        }
+        let image = try await gdbus("AnalyzeImage 3 3</etc/hostname")
+        #expect(image.contains(AnalysisBus.interface + ".Error.Unavailable") && image.contains("no guardian service in this test"), "\(image)")
+        let fifo = try await gdbus("AnalyzeImage 3 3</dev/null")
+        #expect(fifo.contains("org.freedesktop.DBus.Error.InvalidArgs"), "a device is not read: \(fifo)")
+        let stream = try await gdbus("BeginStream p incoming")
+        #expect(stream.contains(GuardedAnalysisBus.notOffered), "\(stream)")
         let other = try await offPool {
             try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath + "/stream/1",
                                                "--method", "org.freedesktop.DBus.Properties.GetAll", AnalysisBus.interface + ".Stream"],

@@ -306,7 +306,7 @@ complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service" version' -l 'version' -d 'Show the version.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine service" -eq 1' -fa 'install' -d 'Write the systemd user unit for this binary, enable it and start it.'
-complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine service" -eq 1' -fa 'uninstall' -d 'Stop and disable the user service and remove its unit (the vault and its items stay).'
+complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine service" -eq 1' -fa 'uninstall' -d 'Stop and disable the user service and remove its unit and D-Bus service file (the vault and its items stay).'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_positional "quarantine service" -eq 1' -fa 'status' -d 'Is the unit installed, enabled and active (see \'quarantine status\' for the agent itself).'
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service install" binary' -l 'binary' -d 'The quarantine binary the unit runs (default: this one).' -rfka ''
 complete -c 'quarantine' -n '__quarantine_should_offer_completions_for_flags_or_options "quarantine service install" version' -l 'version' -d 'Show the version.'

@@ -528,7 +528,7 @@ _quarantine_service() {
     command)
         local -ar subcommands=(
             'install:Write the systemd user unit for this binary, enable it and start it.'
-            'uninstall:Stop and disable the user service and remove its unit (the vault and its items stay).'
+            'uninstall:Stop and disable the user service and remove its unit and D-Bus service file (the vault and its items stay).'
             'status:Is the unit installed, enabled and active (see '\''quarantine status'\'' for the agent itself).'
         )
         _describe -V subcommand subcommands && ret=0
