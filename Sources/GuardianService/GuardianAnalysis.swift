@@ -2,7 +2,7 @@ import Foundation
 import GuardianAPI
 import Locking
 import Logging
-import QuarantineAgent
+import AccountPipeline
 import QuarantineCore
 import SensitivityAnalysis
 import ServiceSupport

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import AccountPipeline
 import GuardianAPI
 import Locking
 import Logging

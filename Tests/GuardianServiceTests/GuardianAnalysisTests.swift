@@ -3,6 +3,7 @@ import GuardianAPI
 import Locking
 import Logging
 import MediaDecoding
+import AccountPipeline
 import QuarantineAgent
 import QuarantineCore
 import SensitivityAnalysis
