@@ -84,7 +84,7 @@ public struct GuardianSetup: Sendable {
             chmod(target, 0o644)
             // Hashed once more where it now lies, which leaves root's record beside it
             // (ModelDigestRecord): the workers, which cannot write there, then skip hashing it.
-            let copied = ModelCatalog(runtimeDirectories: [GuardianPaths.runtime + "/lib"], modelDirectories: [GuardianPaths.runtime + "/models"])
+            let copied = ModelCatalog(runtimeDirectories: [runtime + "/lib"], modelDirectories: [runtime + "/models"])
             do { _ = try copied.verified(artifact, trustingRecord: false) } catch { throw fail("\(error)") }
         }
     }
