@@ -50,16 +50,7 @@ extension AccountPipeline {
         for point in old where !points.contains(point) {
             logger.notice("\(mountedWhat(point)) unmounted from \(shown(point)): no longer watched; files held from it stay held until they are judged")
         }
-        let roots = currentRoots(settings)
-        options.rootsComputed?(roots)
-        state.withLock { s in
-            let keep = s.roots
-            s.roots = [:]
-            for root in roots {
-                s.roots[root.path] = keep[root.path] ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
-            }
-        }
-        watcher?.setRoots(roots)
+        _ = applyRoots(settings, to: watcher)
         publishSoon()
     }
 

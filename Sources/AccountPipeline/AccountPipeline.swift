@@ -84,6 +84,24 @@ public final class AccountPipeline: Service, Sendable {
         }
     }
 
+    /// Computes the watch roots for `settings` and gives them to the status and `watcher`; only
+    /// in the roots' turn (``rootsTurn``), so that no older list is applied after a newer one.
+    /// A root kept keeps its status (with the direction it has now).
+    func applyRoots(_ settings: Settings, to watcher: FolderWatcher?) -> [WatchRoot] {
+        let roots = currentRoots(settings)
+        options.rootsComputed?(roots)
+        state.withLock { s in
+            let keep = s.roots
+            s.roots = [:]
+            for root in roots {
+                s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = FolderDirection(root.direction); return r }
+                    ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
+            }
+        }
+        watcher?.setRoots(roots)
+        return roots
+    }
+
     /// Candidates are written to the database in batches gathered over this long.
     static let intakeBatchDelay = Duration.milliseconds(15)
     /// The status in the database is rewritten at most this often while something changes.
@@ -799,20 +817,7 @@ public final class AccountPipeline: Service, Sendable {
             || settings.agent.workerIdleSeconds != old.agent.workerIdleSeconds {
             await loadAnalyzer(settings)
         }
-        let roots = rootsTurn.withLock { _ in
-            let roots = currentRoots(settings)
-            options.rootsComputed?(roots)
-            state.withLock { s in
-                let keep = s.roots
-                s.roots = [:]
-                for root in roots {
-                    s.roots[root.path] = keep[root.path].map { var r = $0; r.direction = FolderDirection(root.direction); return r }
-                        ?? AgentStatus.Root(path: root.path, direction: FolderDirection(root.direction), state: "starting")
-                }
-            }
-            watcher?.setRoots(roots)
-            return roots
-        }
+        let roots = rootsTurn.withLock { _ in applyRoots(settings, to: watcher) }
         if settings.mode != old.mode {
             // What adult mode let through is judged again under the child policy (seen records
             // of adult mode do not count in child mode): every folder is looked through again.
