@@ -197,6 +197,12 @@ public struct Intake: Sendable {
         guard let holding, settings.holdsWhileChecking else {
             return await judge(entry, at: path, kind: kind, settings: settings, progress: progress)
         }
+        // Locked where it is by this service (its own, mode 0000): the lock's own change of owner
+        // and mode brings it back here, and it is not judged again.
+        if holding.isLockedInPlace(path) {
+            try? store.complete(entry, seen: nil)
+            return .alreadySeen
+        }
         let held: HeldFile
         do { held = try holding.hold(path: path, root: entry.root) } catch let failure as Holding.Failure where failure.alreadyHeld {
             // A held file seen by a watcher in its holding folder: it is judged as what it was.

@@ -654,6 +654,15 @@ public final class Holding: Sendable {
         }
     }
 
+    /// Whether the file at `path` is one ``lockInPlace(path:root:expected:)`` locked: this
+    /// service's, mode 0000, where this service is not the account (the account can make no
+    /// such file, nor link one: it may not read it).
+    public func isLockedInPlace(_ path: String) -> Bool {
+        guard account != geteuid() else { return false }
+        var info = stat()
+        return lstat(PathBytes.cString(path), &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_uid == geteuid() && info.st_mode & 0o7777 == 0
+    }
+
     /// A file with other names (hard links): its owner becomes this service and its mode 0000, so
     /// no name reaches it while it is held (its own were recorded, and come back with it). Only
     /// where this service is not the account itself (a person's own agent protects no one from

@@ -19,6 +19,9 @@ struct LockInPlaceTests {
         try holding.lockInPlace(path: entry.path, root: entry.root, expected: judged)
         var info = stat()
         #expect(lstat(entry.path, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o7777 == 0, "owner \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))")
+        // The lock's own change brings it back to the intake, which recognises it (it looped, judging it every 20 ms).
+        #expect(holding.isLockedInPlace(entry.path))
+        #expect(!Holding(store: place.vault.store).isLockedInPlace(entry.path), "a person's own agent locks nothing")
 
         // Replaced by another file after the verdict: refused, the other file keeps its owner and mode.
         let other = try place.arrive("other.png", try IntakeTests.png(card: false))
@@ -29,6 +32,7 @@ struct LockInPlaceTests {
         #expect(chown(other.path, 4242, 4242) == 0)
         #expect(throws: Holding.Failure.self) { try holding.lockInPlace(path: other.path, root: other.root, expected: otherIdentity) }
         #expect(lstat(other.path, &info) == 0 && info.st_uid == 4242 && info.st_mode & 0o777 == 0o644)
+        #expect(!holding.isLockedInPlace(other.path))
 
         // Its folder swapped for a link to somewhere else: no link is followed.
         let sub = place.downloads.appendingPathComponent("sub")
