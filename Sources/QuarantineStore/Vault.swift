@@ -829,13 +829,13 @@ public final class Vault: Sendable {
     /// flushes it, and checks that what reached the disk hashes to `expected`. Each descriptor is
     /// closed exactly once, whatever fails; on failure `partial` may be left for the caller to unlink.
     /// Why a copy of `size` bytes may not be written into the folder `folder` (nil: it may): it
-    /// must fit with room to spare (64 MiB or 2 % of the filesystem, whichever is more), so that
+    /// must fit with room to spare (5 % of the filesystem, at most 64 MiB), so that
     /// a huge or sparse file never fills the disk before failing.
     public static func copyRefusal(size: Int64, into folder: Int32, describing source: String) -> String? {
         var space = statvfs()
         guard fstatvfs(folder, &space) == 0 else { return nil }
         let free = Int64(space.f_bavail) * Int64(space.f_frsize)
-        let spare = max(Int64(64 << 20), (Int64(space.f_blocks) * Int64(space.f_frsize)) / 50)
+        let spare = min(Int64(64 << 20), (Int64(space.f_blocks) * Int64(space.f_frsize)) / 20)
         guard size > free - spare else { return nil }
         return "\(source) (\(size >> 20) MiB) does not fit in the vault with room to spare (\(max(0, free) >> 20) MiB free); nothing was copied"
     }
