@@ -8,26 +8,31 @@ import TestSupport
 struct OffPoolTests {
     @Test("with more waits under way than the machine has cores, a task on Swift's shared threads still runs at once")
     func waitsDoNotHoldTheSharedThreads() async throws {
+        let (waits, took) = await Self.whileWaiting { _, started, release in await offPool { started.signal(); release.wait() } }
+        #expect(took < .seconds(10), "\(waits) waits held Swift's shared threads for \(took)")
+    }
+
+    /// Starts more waits than the machine has cores, each made by `wait` (its index, a semaphore
+    /// it signals once waiting, one it waits on), then runs a task that needs a shared thread and
+    /// lets them go. Returns how many waits and how long it all took. Were the waits on the
+    /// shared threads, nothing else would run: a watch lets them all go after 20 s, so that the
+    /// test then fails instead of hanging.
+    static func whileWaiting(_ wait: @escaping @Sendable (Int, DispatchSemaphore, DispatchSemaphore) async -> Void) async -> (Int, Duration) {
         let begin = ContinuousClock.now
         let waits = max(4, ProcessInfo.processInfo.activeProcessorCount * 2)
         let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
-        // Were the waits on the shared threads, nothing else would run: a watch lets them all go
-        // after 20 s, so that the test then fails instead of hanging.
         Thread {
             Thread.sleep(forTimeInterval: 20)
             for _ in 0..<waits { release.signal(); started.signal() }
         }.start()
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<waits {
-                group.addTask { await offPool { started.signal(); release.wait() } }
-            }
+            for index in 0..<waits { group.addTask { await wait(index, started, release) } }
             // Every wait under way; then a task that needs a shared thread.
             await offPool { for _ in 0..<waits { started.wait() } }
             await Task.detached { await Task.yield() }.value
             for _ in 0..<waits { release.signal() }
         }
-        let took = ContinuousClock.now - begin
-        #expect(took < .seconds(10), "\(waits) waits held Swift's shared threads for \(took)")
+        return (waits, ContinuousClock.now - begin)
     }
 
     @Test("what the work returns or throws reaches the caller")
@@ -39,28 +44,13 @@ struct OffPoolTests {
 
     @Test("under .ownThread, synchronous waits (more than the machine has cores) hold none of Swift's shared threads")
     func ownThreadWaitsDoNotHoldTheSharedThreads() async throws {
-        let begin = ContinuousClock.now
-        let waits = max(4, ProcessInfo.processInfo.activeProcessorCount * 2)
-        let release = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
-        Thread {
-            Thread.sleep(forTimeInterval: 20)
-            for _ in 0..<waits { release.signal(); started.signal() }
-        }.start()
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<waits {
-                // What OwnThread does around a test case: a synchronous body that blocks.
-                group.addTask {
-                    await withTaskExecutorPreference(OwnThreadExecutor(name: "wait \(index)")) {
-                        started.signal()
-                        release.wait()
-                    }
-                }
+        let (waits, took) = await Self.whileWaiting { index, started, release in
+            // What OwnThread does around a test case: a synchronous body that blocks.
+            await withTaskExecutorPreference(OwnThreadExecutor(name: "wait \(index)")) {
+                started.signal()
+                release.wait()
             }
-            await offPool { for _ in 0..<waits { started.wait() } }
-            await Task.detached { await Task.yield() }.value
-            for _ in 0..<waits { release.signal() }
         }
-        let took = ContinuousClock.now - begin
         #expect(took < .seconds(10), "\(waits) synchronous waits held Swift's shared threads for \(took)")
     }
 }
