@@ -22,7 +22,10 @@ chmod 644 "$work/session-bus.sh"
 make_card "$chome/bus-card.png"
 session_bus() { as_child env -i HOME="$chome" PATH=/usr/bin:/bin dbus-run-session -- bash "$work/session-bus.sh" "$q" "$chome/bus-card.png" 2>&1; }
 
+# Unavailable is no verdict (nothing judged clean): the service's analysis may still be starting
+# again after the configuration attempts before this file. Asked again for up to 2 min.
 answer=$(session_bus)
+for _ in 1 2 3 4 5 6; do grep -q "Error.Unavailable" <<< "$answer" || break; sleep 20; answer=$(session_bus); done
 if grep -q "^policy: (<'descriptive'>,)" <<< "$answer" && grep -q "^analyze: (true, \['TEST_CARD" <<< "$answer" && grep -q "^stream: .*Error.NotOffered" <<< "$answer"; then
     attempt "the child's own configuration (adult, app_analysis = false) makes its session bus tell applications 'disabled' or judge the card clean" held "descriptive; the card judged sensitive by the guardian service; streams NotOffered"
 else
@@ -30,14 +33,20 @@ else
 fi
 # The forwarder tells what the guardian service says: a guardian sets adult mode, then child again.
 if "$q" mode adult --user "$child" < /dev/null > "$work/mode.log" 2>&1; then
-    answer=$(session_bus)
+    # Unavailable is no verdict (nothing judged clean): the service's analysis may still be starting
+# again after the configuration attempts before this file. Asked again for up to 2 min.
+answer=$(session_bus)
+for _ in 1 2 3 4 5 6; do grep -q "Error.Unavailable" <<< "$answer" || break; sleep 20; answer=$(session_bus); done
     "$q" mode child --user "$child" < /dev/null >> "$work/mode.log" 2>&1
     if grep -q "^policy: (<'simple'>,)" <<< "$answer"; then
         attempt "the forwarder does not follow the guardian service (adult mode set by a guardian)" held "simple while adult"
     else
         attempt "the forwarder does not follow the guardian service (adult mode set by a guardian)" through "$(head -1 <<< "$answer")"
     fi
-    answer=$(session_bus)
+    # Unavailable is no verdict (nothing judged clean): the service's analysis may still be starting
+# again after the configuration attempts before this file. Asked again for up to 2 min.
+answer=$(session_bus)
+for _ in 1 2 3 4 5 6; do grep -q "Error.Unavailable" <<< "$answer" || break; sleep 20; answer=$(session_bus); done
     if grep -q "^policy: (<'descriptive'>,)" <<< "$answer"; then
         attempt "after child mode is set again the child's applications still get simple" held "descriptive again"
     else
@@ -135,6 +144,7 @@ fds_of_service() { ls /proc/"$service_pid"/fd 2>/dev/null | wc -l; }
 fds_before=$(fds_of_service)
 
 what=card; line=$(analyze as_child)
+for _ in 1 2 3 4 5 6; do [[ $line == *unavailable* ]] || break; sleep 20; line=$(analyze as_child); done
 if [[ $line == "card: verdict sensitive=True" ]]; then attempt "the child's own analyze request gets the card judged clean" held "$line"
 else attempt "the child's own analyze request gets the card judged clean" through "$line"; fi
 for who in other guardian; do
