@@ -20,8 +20,11 @@ public enum BlurredPreview {
         let w = max(1, Int((Double(picture.width) * scale).rounded())), h = max(1, Int((Double(picture.height) * scale).rounded()))
         var tiny = picture.resizedPillowBilinear(width: w, height: h)
         tiny = boxBlur(tiny)
-        let big = Double(shownSide) / Double(max(w, h))
-        return tiny.resizedPillowBilinear(width: max(1, Int(Double(w) * big)), height: max(1, Int(Double(h) * big)))
+        // Enlarged to the picture's own proportions, not the tiny one's: at 6 px the rounding
+        // alone (6x5 for a 4:3 picture) made a 4:3 card's preview 256x213.
+        let big = Double(shownSide) / Double(max(picture.width, picture.height))
+        return tiny.resizedPillowBilinear(width: max(1, Int((Double(picture.width) * big).rounded())),
+                                          height: max(1, Int((Double(picture.height) * big).rounded())))
     }
 
     public static func jpeg(from picture: RGBImage, side: Int = tinySide) throws(MediaError) -> [UInt8] {

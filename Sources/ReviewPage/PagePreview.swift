@@ -19,8 +19,9 @@ enum PagePreview {
         let scale = Double(side) / Double(long)
         let tiny = picture.resizedPillowBilinear(width: max(1, Int((Double(picture.width) * scale).rounded())),
                                                  height: max(1, Int((Double(picture.height) * scale).rounded())))
-        let big = Double(shownSide) / Double(max(tiny.width, tiny.height))
-        let shown = tiny.resizedPillowBilinear(width: max(1, Int(Double(tiny.width) * big)), height: max(1, Int(Double(tiny.height) * big)))
+        let big = Double(shownSide) / Double(long)
+        let shown = tiny.resizedPillowBilinear(width: max(1, Int((Double(picture.width) * big).rounded())),
+                                               height: max(1, Int((Double(picture.height) * big).rounded())))
         return try? JPEGCodec.encode(shown, quality: 80)
     }
 }

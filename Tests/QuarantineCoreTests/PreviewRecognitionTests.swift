@@ -15,6 +15,9 @@ struct PreviewRecognitionTests {
         let preview = try JPEGCodec.decode(try BlurredPreview.jpeg(from: card)).image
         let recognised = TestCard.recognises(preview)
         #expect(!recognised, "separation \(TestCard.separation(preview))")
+        // The picture's own proportions (at 6 px, 6x5 for 4:3 made the preview 256x213).
+        let expected = width >= height ? (256, Int((256.0 * Double(height) / Double(width)).rounded())) : (Int((256.0 * Double(width) / Double(height)).rounded()), 256)
+        #expect(preview.width == expected.0 && preview.height == expected.1, "\(preview.width)x\(preview.height)")
     }
 
     @Test("a card covering most of a larger picture: its preview is not the test card either")
