@@ -78,15 +78,19 @@ struct AgentRootsTurnTests {
                 // What should be watched now: the last configuration and the last mount table
                 // (the machine's own, should its mounts change meanwhile: the agent's mount
                 // watcher follows the real table too, one more racer).
-                let expected = Set(agent.pipeline.currentRoots(agent.pipeline.state.withLock { $0.settings }).map(\.path))
-                #expect(expected.contains("\(configured)/c\(round)"), "round \(round): \(expected.sorted())")
-                let wanted = Set(expected.compactMap(Self.inode))
-                let unwanted = Set(candidates.filter { !expected.contains($0) }.compactMap(Self.inode))
+                // The list is computed again at each look: a real mount elsewhere on the machine
+                // (another test's) sends the agent the real table meanwhile, which is then the last.
+                @Sendable func expected() -> Set<String> { Set(agent.pipeline.currentRoots(agent.pipeline.state.withLock { $0.settings }).map(\.path)) }
+                #expect(expected().contains("\(configured)/c\(round)"), "round \(round): \(expected().sorted())")
                 let settled = await AgentInProcessTests.waitUntil(10) {
+                    let expected = expected()
+                    let wanted = Set(expected.compactMap(Self.inode))
+                    let unwanted = Set(candidates.filter { !expected.contains($0) }.compactMap(Self.inode))
                     let watched = Self.watchedInodes()
                     return wanted.isSubset(of: watched) && watched.isDisjoint(with: unwanted)
                 }
                 if !settled {
+                    let expected = expected()
                     let watched = Self.watchedInodes()
                     let stale = candidates.filter { Self.inode($0).map(watched.contains) == true && !expected.contains($0) }
                     let missing = expected.filter { Self.inode($0).map(watched.contains) == false }
