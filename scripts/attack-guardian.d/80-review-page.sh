@@ -84,8 +84,10 @@ else
     else attempt "review page: the child's Put back without the PIN" through "$out"; fi
     # Message a grown-up: the request the guardian sees.
     out=$(as_child /usr/bin/python3 "$work/review-client.py" post "$rp_child" "/ask/$rp_id" "" "/item/$rp_id?pane=2")
-    if "$q" list --user "$child" --json | grep -q '"release_requested_at"'; then echo "ok: the child's request is recorded"
-    else attempt "review page: Message a grown-up records the request" through "not recorded: $out"; fi
+    recorded=
+    for _ in $(seq 50); do "$q" list --user "$child" --json | grep -q '"release_requested_at"' && { recorded=yes; break; }; sleep 0.2; done
+    if [ -n "$recorded" ]; then echo "ok: the child's request is recorded"
+    else attempt "review page: Message a grown-up records the request" through "not recorded within 10 s: $out"; fi
 fi
 
 # The guardian's page: the child's account with its request first; Put back without the PIN.
