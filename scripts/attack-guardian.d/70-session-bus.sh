@@ -19,7 +19,6 @@ echo "stream: $(ask io.github.quarantine.Analysis1.BeginStream p incoming)"
 kill $pid; wait $pid
 EOF
 chmod 644 "$work/session-bus.sh"
-make_card "$chome/bus-card.png"
 # The card is read from the work folder: one in the child's home is hidden by the service (while
 # the attempt waits for the service's analysis, it was, and the script could not open it).
 session_bus() { as_child env -i HOME="$chome" PATH=/usr/bin:/bin dbus-run-session -- bash "$work/session-bus.sh" "$q" "$work/card.png" 2>&1; }
