@@ -469,26 +469,37 @@ public final class Holding: Sendable {
 
     // MARK: - Holding
 
+    /// `path` below the watched folder `root` as the folders to walk from it and the file's
+    /// name; refused when it is not below it or names `..`.
+    static func parts(of path: String, under root: String) throws(Failure) -> (folders: [String], name: String) {
+        guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
+        var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
+        guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
+        return (components, name)
+    }
+
+    /// The folder `folders` below the pinned watched folder `root` (`again`: pinned anew), opened
+    /// without following a link: its descriptor, or -1 and the error.
+    func openFolder(_ folders: [String], under root: String, again: Bool = false) throws(Failure) -> (fd: Int32, error: Int32) {
+        let pin = try pinRoot(root, again: again)
+        defer { if pin.owned { close(pin.fd) } }
+        return Self.walk(from: pin.fd, folders)
+    }
+
     /// Moves the regular file at `path` (in the watched folder `root`) out of reach: into the
     /// holding folder, or (another filesystem) as a copy into the service's own state. With
     /// `expected`, only that file (device and inode). Throws, having moved nothing, when it
     /// cannot (gone, a link, not below `root`).
     public func hold(path: String, root: String, expected: FileIdentity? = nil) throws -> HeldFile {
-        guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
+        let (components, name) = try Self.parts(of: path, under: root)
         while !holdsInProgress.withLock({ $0.insert(path).inserted }) { usleep(2_000) }
         defer { _ = holdsInProgress.withLock { $0.remove(path) } }
-        var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
-        guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
-        var pin = try pinRoot(root)
-        var (folderFD, code) = Self.walk(from: pin.fd, components)
-        if pin.owned { close(pin.fd) }
+        var (folderFD, code) = try openFolder(components, under: root)
         var info = stat()
         if folderFD < 0 || fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) != 0 {
             // The watched folder was renamed or replaced since it was pinned: as it is now.
             if folderFD >= 0 { close(folderFD) }
-            pin = try pinRoot(root, again: true)
-            (folderFD, code) = Self.walk(from: pin.fd, components)
-            if pin.owned { close(pin.fd) }
+            (folderFD, code) = try openFolder(components, under: root, again: true)
             guard folderFD >= 0 else { throw Failure(description: "\(path): its folder cannot be opened without following a link: \(Self.describe(code))") }
             guard fstatat(folderFD, PathBytes.cString(name), &info, AT_SYMLINK_NOFOLLOW) == 0 else {
                 let code = errno
@@ -633,12 +644,8 @@ public final class Holding: Sendable {
     /// followed); only where this service is not the account itself.
     public func lockInPlace(path: String, root: String, expected: FileIdentity) throws {
         guard account != geteuid() else { throw Failure(description: "\(path): a person's own agent cannot lock a file from its own account") }
-        guard path.hasPrefix(root.hasSuffix("/") ? root : root + "/") else { throw Failure(description: "\(path) is not in the watched folder \(root)") }
-        var components = path.dropFirst(root.hasSuffix("/") ? root.count : root.count + 1).split(separator: "/").map(String.init)
-        guard let name = components.popLast(), !components.contains(".."), name != ".." else { throw Failure(description: "\(path): not a file's path") }
-        let pin = try pinRoot(root)
-        let (folderFD, code) = Self.walk(from: pin.fd, components)
-        if pin.owned { close(pin.fd) }
+        let (components, name) = try Self.parts(of: path, under: root)
+        let (folderFD, code) = try openFolder(components, under: root)
         guard folderFD >= 0 else { throw Failure(description: "\(path): its folder cannot be opened without following a link: \(Self.describe(code))") }
         defer { close(folderFD) }
         let fd = openat(folderFD, PathBytes.cString(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
