@@ -18,7 +18,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 APT_PACKAGES=(
   libinotifytools0-dev inotify-tools
   libturbojpeg0-dev libjpeg-turbo-progs
-  libavcodec-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
+  libavcodec-dev libavdevice-dev libavformat-dev libswscale-dev libavutil-dev ffmpeg
   libsqlite3-dev libpng-dev libtiff-dev libtiff-tools libwebp-dev webp libheif-dev libheif-examples libavif-bin libjxl-dev libjxl-tools librsvg2-dev pkg-config xdg-user-dirs python3-venv
   libdbus-1-dev dbus-daemon python3-dbus python3-gi systemd python3-seccomp
   libarchive-dev libpoppler-glib-dev libarchive-tools qpdf

@@ -1,5 +1,6 @@
 #ifndef QUARANTINE_CFFMPEG_SHIM_H
 #define QUARANTINE_CFFMPEG_SHIM_H
+#include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>

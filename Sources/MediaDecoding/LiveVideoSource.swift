@@ -37,6 +37,10 @@ public final class LiveVideoSource: @unchecked Sendable {
         public var height: Int
         /// 0 for the first frame decoded, then 1, 2, ...
         public var index: Int
+        /// The frame as decoded, at its full size in YUV 4:2:0 (display rotation not applied),
+        /// when the source keeps originals (``LiveVideoSource/keepsOriginals``): what a
+        /// ``LiveVideoSink`` writes.
+        public var original: RawVideoFrame?
     }
 
     /// What the input turned out to be.
@@ -75,13 +79,17 @@ public final class LiveVideoSource: @unchecked Sendable {
     let timeBase: AVRational
     let rotation: Int
     let stopFlag = StopFlag()
+    /// Each ``Frame`` also carries the decoded frame at full size (``Frame/original``).
+    public let keepsOriginals: Bool
 
     /// Opens `input`: `-` (standard input), `pipe:N` (descriptor N), `/dev/videoN` (a camera),
     /// or the path of a FIFO or a file. `paced` (default: files only) hands frames over at their
-    /// media times; off, a file is decoded as fast as it can be.
+    /// media times; off, a file is decoded as fast as it can be. `keepOriginals` hands each
+    /// frame over at full size too (``Frame/original``), for a ``LiveVideoSink``.
     public init(input: String, paced: Bool? = nil, limits: MediaLimits = .default,
-                minimumLongSide: Int = 640, minimumShortSide: Int = 512) throws(MediaError) {
+                minimumLongSide: Int = 640, minimumShortSide: Int = 512, keepOriginals: Bool = false) throws(MediaError) {
         FFmpeg.configureLogging()
+        keepsOriginals = keepOriginals
         self.input = input
         self.limits = limits
         self.minimumLongSide = minimumLongSide
@@ -217,7 +225,8 @@ public final class LiveVideoSource: @unchecked Sendable {
             let image = try convert(frm)
             let swaps = rotation == 90 || rotation == 270
             let w = Int(frm.pointee.width), h = Int(frm.pointee.height)
-            let handed = Frame(image: image, time: time, width: swaps ? h : w, height: swaps ? w : h, index: summary.frames)
+            let original = keepsOriginals ? try LiveVideoSink.yuv420p(frm, width: w, height: h) : nil
+            let handed = Frame(image: image, time: time, width: swaps ? h : w, height: swaps ? w : h, index: summary.frames, original: original)
             summary.frames += 1
             summary.mediaTime = time
             return try body(handed)

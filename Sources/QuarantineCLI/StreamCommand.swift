@@ -25,17 +25,28 @@ struct StreamCommand: AsyncParsableCommand {
         interruption stays until it is acknowledged: press Enter when standard input is a terminal). \
         docs/streams.md gives the rule and the figures.
 
-        --blur-to /dev/videoM would write the frames, blurred while flagged, to a v4l2loopback \
-        virtual camera; it needs the v4l2loopback kernel module ('apt install v4l2loopback-dkms', \
-        then 'modprobe v4l2loopback' as root), and this version refuses it with the reason \
-        ('quarantine doctor' says whether the module is there).
+        --blur-to TARGET writes every frame read, strongly blurred while the advice says indicate \
+        sensitivity or interrupt video, to a v4l2loopback virtual camera (/dev/videoM, through \
+        libavdevice's v4l2 output, YUV 4:2:0 at the input's size), so that any video-call \
+        application can use a protected camera; or to a file, a FIFO or '-' (standard output) as \
+        YUV4MPEG (NUT with raw video when the name ends in .nut), to record or play a protected copy. \
+        Each frame is held until a verdict vouches for it (about one judgement: the output lags \
+        the input by that much) and blurred when none comes within 1 s (fail closed). A /dev path \
+        that is not a V4L2 output device is refused before anything is read. Virtual cameras need \
+        the v4l2loopback kernel module ('apt install v4l2loopback-dkms', then 'modprobe \
+        v4l2loopback' as root; 'quarantine doctor' says whether it is loaded). With '--blur-to -', \
+        the advice lines go to standard error.
 
         Examples:
           quarantine stream /dev/video0
           ffmpeg -re -i call.mp4 -f nut - | quarantine stream --json -
           quarantine stream --mode child recording.mkv
+          quarantine stream --mode child --blur-to /dev/video2 /dev/video0
+          quarantine stream --blur-to - call.mp4 | ffplay -
+          quarantine stream --blur-to protected.y4m /dev/video0
 
-        Exit status: 0 nothing flagged, 1 something was flagged, 2 the input could not be read or a usage error.
+        Exit status: 0 nothing flagged, 1 something was flagged, 2 the input could not be read, \
+        the --blur-to target could not be written, or a usage error.
         """
     )
 
@@ -54,7 +65,7 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).")
     var noPacing = false
 
-    @Option(name: .long, help: ArgumentHelp("Write the frames, blurred while flagged, to this v4l2loopback device (needs the v4l2loopback module).", valueName: "device"))
+    @Option(name: .long, help: ArgumentHelp("Write every frame, blurred while flagged, to a v4l2loopback device (/dev/videoM), a file or '-' (YUV4MPEG; .nut: NUT).", valueName: "target"))
     var blurTo: String?
 
     @Argument(help: ArgumentHelp("A camera (/dev/videoN), '-' (standard input), a FIFO or a video file.", valueName: "input"))
@@ -66,9 +77,21 @@ struct StreamCommand: AsyncParsableCommand {
 
     func run() async throws {
         LoggingSetup.bootstrap(.command)
+        // The target is checked before anything is read: a /dev path must be a V4L2 output device.
+        var destination: LiveVideoSink.Destination?
         if let blurTo {
-            printError("quarantine: --blur-to \(blurTo): \(VirtualCamera.status().refusal)")
-            throw ExitCode(2)
+            do {
+                destination = try LiveVideoSink.resolve(blurTo)
+            } catch {
+                let camera = VirtualCamera.status()
+                let hint = blurTo.hasPrefix("/dev/") && !camera.loaded ? "; \(camera.words)" : ""
+                printError("quarantine: --blur-to: \(error)\(hint)")
+                throw ExitCode(2)
+            }
+            if destination?.kind == .pipe {
+                // A reader that goes away (ffplay closed) is a write error, not a silent death.
+                signal(SIGPIPE, SIG_IGN)
+            }
         }
         var settings: Settings
         do {
@@ -81,10 +104,19 @@ struct StreamCommand: AsyncParsableCommand {
         }
         let source: LiveVideoSource
         do {
-            source = try LiveVideoSource(input: input, paced: noPacing ? false : nil, limits: settings.analyzer.limits)
+            source = try LiveVideoSource(input: input, paced: noPacing ? false : nil, limits: settings.analyzer.limits, keepOriginals: destination != nil)
         } catch {
             printError("quarantine: \(error)")
             throw ExitCode(2)
+        }
+        var sink: LiveVideoSink?
+        if let destination {
+            do {
+                sink = try LiveVideoSink(destination, width: source.info.width, height: source.info.height, frameRate: source.info.frameRate)
+            } catch {
+                printError("quarantine: --blur-to: \(error)")
+                throw ExitCode(2)
+            }
         }
         let analyzer: SensitivityAnalyzer
         do {
@@ -96,8 +128,10 @@ struct StreamCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let stream = analyzer.videoStreamAnalyzer(participantUUID: "local", streamDirection: .outgoing, judges: judges)
-        let output = StreamOutput(json: json, input: input, policy: stream.analysisPolicy)
-        output.started(source.info, judges: judges)
+        let output = StreamOutput(json: json, input: input, policy: stream.analysisPolicy, toStandardError: destination?.url == "pipe:1")
+        output.started(source.info, judges: judges, writing: sink)
+        let writer = sink.map { BlurredStreamWriter(sink: $0) }
+        if let writer { stream.observeJudgements { writer.judged($0) } }
 
         let printer = Task {
             var flagged = false
@@ -131,19 +165,38 @@ struct StreamCommand: AsyncParsableCommand {
         }
         let reading: Result<LiveVideoSource.Summary, Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Result { try source.run { frame in stream.analyze(VideoStreamFrame(frame)); return true } })
+                continuation.resume(returning: Result {
+                    try source.run { frame in
+                        if let writer, !writer.submit(frame) { return false }
+                        stream.analyze(VideoStreamFrame(frame))
+                        return true
+                    }
+                })
             }
             thread.name = "stream-reader"
             thread.start()
         }
         let statistics = await stream.end()
         let flagged = await printer.value
+        var written: Result<BlurredStreamWriter.Summary, MediaError>?
+        if let writer {
+            // Waits for the writing thread: off Swift's cooperative threads.
+            written = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: Result { () throws(MediaError) in try writer.finish() }) }.start()
+            }
+        }
+        var writtenSummary: BlurredStreamWriter.Summary?
+        if case .success(let summary)? = written { writtenSummary = summary }
         switch reading {
         case .success(let summary):
-            output.finished(statistics, reading: summary)
+            output.finished(statistics, reading: summary, written: writtenSummary)
         case .failure(let error):
-            output.finished(statistics, reading: nil)
+            output.finished(statistics, reading: nil, written: writtenSummary)
             printError("quarantine: \(error)")
+            throw ExitCode(2)
+        }
+        if case .failure(let error)? = written {
+            printError("quarantine: --blur-to: \(error)")
             throw ExitCode(2)
         }
         if flagged { throw ExitCode(1) }
@@ -160,28 +213,38 @@ struct StreamOutput {
     var json: Bool
     var input: String
     var policy: AnalysisPolicy
+    /// Standard output carries the video (`--blur-to -`): the lines go to standard error.
+    var toStandardError = false
+
+    func say(_ text: String) {
+        if toStandardError { printError(text) } else { printOut(text) }
+    }
 
     static func rounded(_ value: Double, _ places: Double = 1000) -> Double { (value * places).rounded() / places }
 
     func line<T: Encodable>(_ record: T) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        printOut(String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self))
+        say(String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self))
     }
 
-    func started(_ info: LiveVideoSource.Info, judges: Int) {
+    func started(_ info: LiveVideoSource.Info, judges: Int, writing sink: LiveVideoSink? = nil) {
+        struct BlurTo: Encodable { var target: String, kind: String, container: String }
         struct Record: Encodable {
             var event = "started"
             var input: String, kind: String, width: Int, height: Int, codec: String, container: String
             var frame_rate: Double?, paced: Bool, policy: String, judges: Int
+            var blur_to: BlurTo?
         }
+        let blurTo = sink.map { BlurTo(target: $0.destination.target, kind: $0.destination.kind.rawValue, container: $0.destination.container.rawValue) }
         if json {
             line(Record(input: input, kind: info.kind.rawValue, width: info.width, height: info.height, codec: info.codec, container: info.container,
-                        frame_rate: info.frameRate.map { Self.rounded($0, 100) }, paced: info.paced, policy: policy.rawValue, judges: judges))
+                        frame_rate: info.frameRate.map { Self.rounded($0, 100) }, paced: info.paced, policy: policy.rawValue, judges: judges, blur_to: blurTo))
         } else {
             let rate = info.frameRate.map { String(format: " %.4g fps", $0) } ?? ""
             let pacing = info.kind == .file ? (info.paced ? ", played at its own rate" : ", as fast as it decodes") : ""
-            printOut("analysing \(input) (\(info.kind.rawValue), \(info.width)x\(info.height) \(info.codec)\(rate)\(pacing)) with \(policy.rawValue) interventions")
+            let writing = blurTo.map { ", writing it blurred while flagged to \($0.target) (\($0.kind), \($0.container))" } ?? ""
+            say("analysing \(input) (\(info.kind.rawValue), \(info.width)x\(info.height) \(info.codec)\(rate)\(pacing)) with \(policy.rawValue) interventions\(writing)")
         }
     }
 
@@ -215,25 +278,33 @@ struct StreamOutput {
         if change.cause == .cleared && change.shouldInterruptVideo {
             text += isTerminal(0) && input != "-" ? "; press Enter to acknowledge the interruption" : "; the interruption stays until it is acknowledged"
         }
-        printOut(text)
+        say(text)
     }
 
-    func finished(_ s: VideoStreamAnalyzer.Statistics, reading: LiveVideoSource.Summary?) {
+    func finished(_ s: VideoStreamAnalyzer.Statistics, reading: LiveVideoSource.Summary?, written w: BlurredStreamWriter.Summary? = nil) {
         struct Record: Encodable {
             var event = "summary"
             var frames_seen: Int, frames_judged: Int, frames_dropped: Int, frames_failed: Int, frames_flagged: Int
             var changes: Int, seconds: Double, judged_per_second: Double, seconds_per_judgement: Double
             var media_time: Double?, damaged_packets: Int?, stopped: Bool?
+            var frames_written: Int?, frames_blurred_flagged: Int?, frames_blurred_unjudged: Int?
+            var mean_hold: Double?, longest_hold: Double?
         }
         if json {
             line(Record(frames_seen: s.seen, frames_judged: s.judged, frames_dropped: s.dropped, frames_failed: s.failed, frames_flagged: s.flagged,
                         changes: s.changes, seconds: Self.rounded(s.seconds), judged_per_second: Self.rounded(s.judgedPerSecond, 100),
                         seconds_per_judgement: Self.rounded(s.secondsPerJudgement), media_time: reading.map { Self.rounded($0.mediaTime) },
-                        damaged_packets: reading?.damagedPackets, stopped: reading?.stopped))
+                        damaged_packets: reading?.damagedPackets, stopped: reading?.stopped,
+                        frames_written: w?.written, frames_blurred_flagged: w?.blurredFlagged, frames_blurred_unjudged: w?.blurredUnjudged,
+                        mean_hold: w.map { Self.rounded($0.meanHold) }, longest_hold: w.map { Self.rounded($0.longestHold) }))
         } else {
             let failed = s.failed > 0 ? ", \(s.failed) could not be judged" : ""
-            printOut("\(s.seen) frames seen, \(s.judged) judged, \(s.dropped) dropped, \(s.flagged) flagged\(failed)"
-                     + String(format: " in %.1f s: %.1f judged per second (%.0f ms per judgement)", s.seconds, s.judgedPerSecond, s.secondsPerJudgement * 1000))
+            say("\(s.seen) frames seen, \(s.judged) judged, \(s.dropped) dropped, \(s.flagged) flagged\(failed)"
+                + String(format: " in %.1f s: %.1f judged per second (%.0f ms per judgement)", s.seconds, s.judgedPerSecond, s.secondsPerJudgement * 1000))
+            if let w {
+                say("\(w.written) frames written, \(w.blurredFlagged) blurred while flagged, \(w.blurredUnjudged) blurred for want of a verdict"
+                    + String(format: "; held %.0f ms on average for their verdict, at most %.0f ms", w.meanHold * 1000, w.longestHold * 1000))
+            }
         }
     }
 }
@@ -243,10 +314,6 @@ enum VirtualCamera {
     struct Status {
         var loaded: Bool
         var words: String
-        /// Why `--blur-to` is refused.
-        var refusal: String {
-            loaded ? "writing to a v4l2loopback device is not supported by this version of quarantine (the module is loaded, but this path has not been tested; see docs/streams.md)" : words
-        }
     }
 
     static func status() -> Status {
@@ -264,6 +331,6 @@ enum VirtualCamera {
     /// `doctor`'s lines: cameras (libavdevice) and the virtual camera; both optional.
     static func doctorLines() -> [(name: String, ok: Bool, detail: String)] {
         [("stream cameras", true, CameraSupport.status.words),
-         ("stream virtual camera", true, status().words + " (needed only for 'quarantine stream --blur-to')")]
+         ("stream virtual camera", true, status().words + " (needed only for 'quarantine stream --blur-to /dev/videoM'; files and pipes need nothing)")]
     }
 }

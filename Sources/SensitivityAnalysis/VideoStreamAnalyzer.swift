@@ -160,6 +160,8 @@ extension VideoStreamAnalyzer {
         var nextTicket = 0
         var nextToApply = 0
         var finished: [Int: (Waiting, Result<VideoFrameVerdict, Error>, UInt64)] = [:]
+        /// Told of each applied verdict (``VideoStreamAnalyzer/observeJudgements(_:)``).
+        var judgementObserver: (@Sendable (Judgement) -> Void)?
 
         init(judge: any VideoFrameJudge, policy: SensitivityPolicy, rules: StreamInterventions, capacity: Int, judging: Bool,
              continuation: AsyncStream<VideoStreamAnalysis>.Continuation) {
@@ -262,7 +264,10 @@ extension VideoStreamAnalyzer {
                 finished[ticket] = (waiting, verdict, now)
                 while let ready = finished.removeValue(forKey: nextToApply) {
                     nextToApply += 1
-                    if cancelled { statistics.dropped += 1 } else { apply(ready.0, ready.1, ready.2) }
+                    if cancelled { statistics.dropped += 1 } else {
+                        apply(ready.0, ready.1, ready.2)
+                        judgementObserver?(Judgement(frameIndex: ready.0.index, mediaTime: ready.0.time, advice: state))
+                    }
                 }
             }
             running -= 1

@@ -50,10 +50,110 @@ struct StreamCommandTests {
         // which refuses one that is not (VIDIOC_QUERYCAP fails on /dev/null).
         let notCamera = try await cli.run(["stream", "/dev/null"])
         #expect(notCamera.status == 2 && notCamera.stderr.contains("cannot be opened as a V4L2 camera"), "\(notCamera.stderr)")
+        // --blur-to's target is checked before the input is read: with an input that does not
+        // exist, the error is still the target's.
+        let input = "/nonexistent/\(UUID())"
+        let absent = try await cli.run(["stream", "--blur-to", "/dev/video9", input])
+        #expect(absent.status == 2 && absent.stderr.contains("--blur-to") && absent.stderr.contains("/dev/video9")
+                && absent.stderr.contains("does not exist: no V4L2 device") && !absent.stderr.contains(input), "\(absent.stderr)")
+        let null = try await cli.run(["stream", "--blur-to", "/dev/null", input])
+        #expect(null.status == 2 && null.stderr.contains("/dev/null") && null.stderr.contains("is not a V4L2 device"), "\(null.stderr)")
+        let folder = try await cli.run(["stream", "--blur-to", cli.home.path, input])
+        #expect(folder.status == 2 && folder.stderr.contains("is neither a V4L2 device, a pipe nor a file"), "\(folder.stderr)")
         guard !FileManager.default.fileExists(atPath: "/sys/module/v4l2loopback") else { return }
-        let blur = try await cli.run(["stream", "--blur-to", "/dev/video9", "-"])
-        #expect(blur.status == 2 && blur.stderr.contains("v4l2loopback") && blur.stderr.contains("modprobe v4l2loopback"), "\(blur.stderr)")
+        #expect(absent.stderr.contains("v4l2loopback") && absent.stderr.contains("modprobe v4l2loopback"), "\(absent.stderr)")
         let doctor = try await cli.run(["doctor", "--json"])
         #expect(doctor.stdout.contains("stream virtual camera") && doctor.stdout.contains("v4l2loopback-dkms"))
+    }
+
+    /// The luma planes of every frame of `path`, decoded by ffmpeg.
+    static func lumaFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
+        let decoded = try Spawned.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                                      environment: ProcessInfo.processInfo.environment, timeout: 60)
+        try #require(decoded.status == 0, "ffmpeg -i \(path): \(String(decoding: decoded.stderr, as: UTF8.self))")
+        let bytes = [UInt8](decoded.stdout), size = width * height
+        return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<$0 + size]) }
+    }
+
+    /// Mean absolute difference of neighbouring pixels along rows: a sharp picture's detail.
+    static func detail(_ luma: [UInt8], width: Int) -> Double {
+        var sum = 0
+        for row in stride(from: 0, to: luma.count, by: width) {
+            for x in row..<row + width - 1 { sum += abs(Int(luma[x + 1]) - Int(luma[x])) }
+        }
+        return Double(sum) / Double(luma.count)
+    }
+
+    static func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(max(1, a.count))
+    }
+
+    @Test("--blur-to out.y4m: every frame written; the card's frames blurred from the first (no longer found), the others as they came")
+    func blurToFile() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let card = cli.home.appendingPathComponent("card.png").path
+        #expect(try await cli.run(["testcard", "--size", "200x150", card]).status == 0)
+        // 320x240 at 10 fps for 5 s; the card from 1.5 s to 2.5 s (frames 15 to 24).
+        let clip = cli.home.appendingPathComponent("call.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=10:d=5", "-i", card, "-filter_complex",
+                            "[0][1]overlay=x=60:y=45:enable='between(t,1.5,2.45)'", "-c:v", "libx264", "-preset", "ultrafast", "-g", "10",
+                            "-pix_fmt", "yuv420p", clip])
+        let out = cli.home.appendingPathComponent("out.y4m").path
+        let run = try await cli.run(["stream", "--json", "--mode", "adult", "--blur-to", out, clip])
+        #expect(run.status == 1, "exit \(run.status): \(run.stderr)")
+        let lines = try run.jsonLines()
+        let started = try #require(lines.first), summary = try #require(lines.last)
+        let blurTo = started["blur_to"] as? [String: Any]
+        #expect(blurTo?["kind"] as? String == "file" && blurTo?["container"] as? String == "yuv4mpegpipe", "\(started)")
+        let header = try #require(FileHandle(forReadingAtPath: out)?.readData(ofLength: 40))
+        #expect(String(decoding: header, as: UTF8.self).hasPrefix("YUV4MPEG2 W320 H240 F10:1"), "\(String(decoding: header, as: UTF8.self))")
+
+        let input = try Self.lumaFrames(clip, width: 320, height: 240), output = try Self.lumaFrames(out, width: 320, height: 240)
+        #expect(input.count == 50 && output.count == input.count, "\(input.count) frames in, \(output.count) out")
+        #expect(summary["frames_written"] as? Int == 50, "\(summary)")
+        let unjudged = summary["frames_blurred_unjudged"] as? Int ?? 0
+        let blurred = (0..<min(input.count, output.count)).map { Self.detail(output[$0], width: 320) < Self.detail(input[$0], width: 320) / 4 }
+        let identical = (0..<min(input.count, output.count)).map { Self.meanDifference(input[$0], output[$0]) < 0.01 }
+        #expect(!zip(blurred, identical).contains { $0 && $1 })
+        // The card's frames, the first included: blurred, every one.
+        let cardFrames = Array(15...24)
+        #expect(cardFrames.allSatisfy { blurred[$0] }, "card frames not blurred: \(cardFrames.filter { !blurred[$0] }); \(run.stdout)")
+        // Before it and well after it (the advice is lifted 1 s after the card and 3 clean
+        // frames): written as they came, but for frames no verdict vouched for in time.
+        let before = Array(0..<15), after = Array(40..<50)
+        let notClear = (before + after).filter { !identical[$0] }
+        #expect(notClear.count <= unjudged && notClear.count <= 6, "frames not as they came: \(notClear) (\(unjudged) blurred for want of a verdict); \(run.stdout)")
+        print("quarantine stream --blur-to (320x240 10 fps, 5 s): \(summary)")
+
+        // The real analyzer no longer finds the card in a blurred frame; it does in the input's.
+        let frame = cli.home.appendingPathComponent("frame20.png").path, original = cli.home.appendingPathComponent("in20.png").path
+        for (source, target) in [(out, frame), (clip, original)] {
+            let extracted = try Spawned.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source, "-vf", "select=eq(n\\,20)", "-frames:v", "1", target],
+                                            environment: ProcessInfo.processInfo.environment, timeout: 60)
+            #expect(extracted.status == 0, "\(String(decoding: extracted.stderr, as: UTF8.self))")
+        }
+        let scanned = try await cli.run(["scan", "--json", frame, original])
+        let verdicts = scanned.stdout
+        #expect(scanned.status == 1 && verdicts.contains("TEST_CARD"), "\(verdicts)")
+        let blurredVerdict = verdicts.split(separator: "\n").first { $0.contains("frame20.png") } ?? ""
+        #expect(!blurredVerdict.contains("TEST_CARD") && !blurredVerdict.contains("\"sensitive\":true"), "\(verdicts)")
+    }
+
+    @Test("--blur-to -: the video on standard output (YUV4MPEG), the advice lines on standard error")
+    func blurToStandardOutput() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let clip = cli.home.appendingPathComponent("plain.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let run = try await offPool("stream-stdout") {
+            try Spawned.run(CLIRunner.binary.path, ["stream", "--json", "--blur-to", "-", clip], environment: cli.environment([:]), timeout: 60)
+        }
+        let stderr = String(decoding: run.stderr, as: UTF8.self)
+        #expect(run.status == 0, "exit \(run.status): \(stderr)")
+        #expect(String(decoding: run.stdout.prefix(26), as: UTF8.self).hasPrefix("YUV4MPEG2 W160 H120 F10:1"))
+        #expect(stderr.contains("\"event\":\"started\"") && stderr.contains("\"frames_written\":10"), "\(stderr)")
+        let video = cli.home.appendingPathComponent("out.y4m")
+        try run.stdout.write(to: video)
+        let written = try Self.lumaFrames(video.path, width: 160, height: 120), input = try Self.lumaFrames(clip, width: 160, height: 120)
+        #expect(written.count == 10 && input.count == 10)
     }
 }
