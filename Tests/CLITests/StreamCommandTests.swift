@@ -139,21 +139,30 @@ struct StreamCommandTests {
         #expect(!blurredVerdict.contains("TEST_CARD") && !blurredVerdict.contains("\"sensitive\":true"), "\(verdicts)")
     }
 
-    @Test("--blur-to -: the video on standard output (YUV4MPEG), the advice lines on standard error")
-    func blurToStandardOutput() async throws {
+    @Test("--blur-to - in child mode: the video on standard output (YUV4MPEG), the lines on standard error; blurred from the card to the end (not acknowledged)")
+    func blurToStandardOutputChild() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let clip = cli.home.appendingPathComponent("plain.mkv").path
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let card = cli.home.appendingPathComponent("card.png").path
+        #expect(try await cli.run(["testcard", "--size", "100x75", card]).status == 0)
+        // 160x120 at 10 fps for 2 s; the card from 1 s to 1.45 s (frames 10 to 14).
+        let clip = cli.home.appendingPathComponent("small.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=2", "-i", card, "-filter_complex",
+                            "[0][1]overlay=x=30:y=22:enable='between(t,1.0,1.45)'", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
         let run = try await offPool("stream-stdout") {
-            try Spawned.run(CLIRunner.binary.path, ["stream", "--json", "--blur-to", "-", clip], environment: cli.environment([:]), timeout: 60)
+            try Spawned.run(CLIRunner.binary.path, ["stream", "--json", "--mode", "child", "--blur-to", "-", clip], environment: cli.environment([:]), timeout: 60)
         }
         let stderr = String(decoding: run.stderr, as: UTF8.self)
-        #expect(run.status == 0, "exit \(run.status): \(stderr)")
+        #expect(run.status == 1, "exit \(run.status): \(stderr)")
         #expect(String(decoding: run.stdout.prefix(26), as: UTF8.self).hasPrefix("YUV4MPEG2 W160 H120 F10:1"))
-        #expect(stderr.contains("\"event\":\"started\"") && stderr.contains("\"frames_written\":10"), "\(stderr)")
+        #expect(stderr.contains("\"event\":\"started\"") && stderr.contains("\"frames_written\":20") && stderr.contains("\"policy\":\"descriptive\""), "\(stderr)")
+        let summary = try #require(stderr.split(separator: "\n").last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         let video = cli.home.appendingPathComponent("out.y4m")
         try run.stdout.write(to: video)
-        let written = try Self.lumaFrames(video.path, width: 160, height: 120), input = try Self.lumaFrames(clip, width: 160, height: 120)
-        #expect(written.count == 10 && input.count == 10)
+        let output = try Self.lumaFrames(video.path, width: 160, height: 120), input = try Self.lumaFrames(clip, width: 160, height: 120)
+        try #require(output.count == 20 && input.count == 20, "\(input.count) frames in, \(output.count) out")
+        let blurred = (0..<20).map { Self.detail(output[$0], width: 160) < Self.detail(input[$0], width: 160) / 4 }
+        let notClear = (0..<10).filter { Self.meanDifference(input[$0], output[$0]) >= 0.01 }
+        #expect(notClear.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && notClear.count <= 4, "\(notClear); \(stderr)")
+        #expect((10..<20).allSatisfy { blurred[$0] }, "not blurred: \((10..<20).filter { !blurred[$0] }); \(stderr)")
     }
 }

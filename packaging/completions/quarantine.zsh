@@ -212,7 +212,7 @@ _quarantine_stream() {
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--judges[Frames judged at once, each on its own thread (default 1).]:n:'
         '--no-pacing[Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).]'
-        '--blur-to[Write the frames, blurred while flagged, to this v4l2loopback device (needs the v4l2loopback module).]:device:'
+        '--blur-to[Write every frame, blurred while flagged, to a v4l2loopback device (/dev/videoM), a file or '\''-'\'' (YUV4MPEG; .nut\: NUT).]:target:'
         ':input:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
