@@ -9,8 +9,8 @@ import SensitivityAnalysis
 /// Judging lags the frames and skips most of them, so a frame is held until a verdict vouches for
 /// it: the verdict of the first judged frame at or after it (a picture still on screen then is
 /// flagged, and the frames held before it are blurred with it). It is then written as it is when
-/// that verdict left no advice in force and was judged at most ``margin`` seconds of media time
-/// after it, and blurred otherwise. A frame no verdict vouches for within ``hold`` wall seconds
+/// that frame was judged, its verdict left no advice in force, and it came at most ``margin``
+/// seconds of media time after the frame; it is blurred otherwise. A frame no verdict vouches for within ``hold`` wall seconds
 /// (judging stalled) is written blurred. So the output lags the input by about one judgement, and
 /// a picture can reach it unblurred only when it was on screen for less than ``margin`` seconds,
 /// between two judged frames.
@@ -31,7 +31,8 @@ final class BlurredStreamWriter: @unchecked Sendable {
         var blurredFlagged = 0
         /// Written blurred because no verdict came in time, or the one that came was too far on.
         var blurredUnjudged = 0
-        /// Wall seconds frames waited for their verdict: the longest and the mean.
+        /// Wall seconds frames were held before being written (waiting for their verdict, or for
+        /// the destination): the longest and the mean.
         var longestHold = 0.0
         var meanHold = 0.0
     }
@@ -44,7 +45,10 @@ final class BlurredStreamWriter: @unchecked Sendable {
     struct Vouch {
         var index: Int
         var time: Double
-        var blur: Bool
+        /// The advice in force after it says blur.
+        var advised: Bool
+        /// The frame could not be judged: it vouches for nothing.
+        var failed: Bool
     }
 
     let sink: LiveVideoSink
@@ -64,11 +68,14 @@ final class BlurredStreamWriter: @unchecked Sendable {
     var totalHold = 0.0
     var done = false
 
-    init(sink: LiveVideoSink, margin: Double = 0.5, hold: Double = 1.0, capacity: Int = 300) {
+    /// `capacity` defaults to the frames that fit in 128 MiB (a frame held is its original and its
+    /// analysis picture): 56 at 720p, 388 at 320x240.
+    init(sink: LiveVideoSink, margin: Double = 0.5, hold: Double = 1.0, capacity: Int? = nil) {
         self.sink = sink
         self.margin = margin
         self.hold = hold
-        self.capacity = capacity
+        let pixels = sink.width * sink.height
+        self.capacity = capacity ?? max(8, (128 << 20) / max(1, pixels * 3 / 2 + min(pixels, 640 * 512) * 3))
         let thread = Thread { [self] in loop() }
         thread.name = "stream-writer"
         thread.start()
@@ -88,9 +95,9 @@ final class BlurredStreamWriter: @unchecked Sendable {
 
     /// A verdict was applied (a judging thread, under the analyzer's lock: quick).
     func judged(_ judgement: VideoStreamAnalyzer.Judgement) {
-        let blur = judgement.advice.indicate || judgement.advice.interrupt
+        let advised = judgement.advice.indicate || judgement.advice.interrupt
         condition.lock()
-        vouches.append(Vouch(index: judgement.frameIndex, time: judgement.mediaTime, blur: blur))
+        vouches.append(Vouch(index: judgement.frameIndex, time: judgement.mediaTime, advised: advised, failed: judgement.failed))
         condition.broadcast()
         condition.unlock()
     }
@@ -126,8 +133,9 @@ final class BlurredStreamWriter: @unchecked Sendable {
             let waited = Double(now - min(now, head.arrived)) / 1e9
             let blur: Bool, flagged: Bool
             if let vouch = vouches.first {
-                flagged = vouch.blur
-                blur = vouch.blur || vouch.time - head.frame.time > margin
+                // A frame that could not be judged vouches for nothing: those it covers are blurred.
+                flagged = vouch.advised
+                blur = vouch.advised || vouch.failed || vouch.time - head.frame.time > margin
             } else if ended || waited >= hold {
                 flagged = false
                 blur = true

@@ -303,7 +303,7 @@ struct StreamOutput {
                 + String(format: " in %.1f s: %.1f judged per second (%.0f ms per judgement)", s.seconds, s.judgedPerSecond, s.secondsPerJudgement * 1000))
             if let w {
                 say("\(w.written) frames written, \(w.blurredFlagged) blurred while flagged, \(w.blurredUnjudged) blurred for want of a verdict"
-                    + String(format: "; held %.0f ms on average for their verdict, at most %.0f ms", w.meanHold * 1000, w.longestHold * 1000))
+                    + String(format: "; held %.0f ms on average before being written, at most %.0f ms", w.meanHold * 1000, w.longestHold * 1000))
             }
         }
     }

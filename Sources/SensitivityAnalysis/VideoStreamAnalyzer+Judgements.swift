@@ -9,6 +9,9 @@ extension VideoStreamAnalyzer {
         public var frameIndex: Int
         /// Its media time, seconds.
         public var mediaTime: Double
+        /// The frame could not be judged (under the adult policy, the advice is then unchanged:
+        /// it says nothing about the frame).
+        public var failed: Bool
         /// The advice after its verdict was applied.
         public var advice: StreamInterventions.State
     }

@@ -266,7 +266,7 @@ extension VideoStreamAnalyzer {
                     nextToApply += 1
                     if cancelled { statistics.dropped += 1 } else {
                         apply(ready.0, ready.1, ready.2)
-                        judgementObserver?(Judgement(frameIndex: ready.0.index, mediaTime: ready.0.time, advice: state))
+                        judgementObserver?(Judgement(frameIndex: ready.0.index, mediaTime: ready.0.time, failed: (try? ready.1.get()) == nil, advice: state))
                     }
                 }
             }
