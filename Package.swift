@@ -185,7 +185,7 @@ let package = Package(
                                                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The guardian service's socket, served in-process (every verb for every role, the limits).
         // The commands run in process, through the local backend and a guardian service's socket.
-        .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
+        .testTarget(name: "CLICommandTests", dependencies: ["QuarantineCLI", "MediaDecoding", "QuarantineBackend", "GuardianService", "GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport", "TestSupport",
                                                             .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GuardianServiceTests", dependencies: ["QuarantineBackend", "AccountPipeline", "QuarantineAgent", "QuarantineBase", "Locking", .product(name: "Logging", package: "swift-log"), "GuardianService", "GuardianAPI", "AnalysisWorker", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "MediaDecoding", "ServiceSupport", "TestSupport", "DownloadOrigins", .product(name: "GRDB", package: "GRDB.swift"),
                                                                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),

@@ -59,7 +59,8 @@ public final class LiveVideoSink {
     /// takes output (else refused: `/dev/null`, a capture-only camera); a path under `/dev/` that
     /// does not exist is refused (a virtual camera was meant); `-` is standard output; anything
     /// else is a file or a FIFO, written as NUT when its name ends in `.nut`, else as YUV4MPEG.
-    public static func resolve(_ target: String) throws(MediaError) -> Destination {
+    /// The file being read (`input`) is refused: writing it would truncate it under the reader.
+    public static func resolve(_ target: String, input: String? = nil) throws(MediaError) -> Destination {
         func byName(_ kind: Kind, _ url: String) -> Destination {
             Destination(target: target, kind: kind, container: target.lowercased().hasSuffix(".nut") ? .nut : .yuv4mpegpipe, url: url)
         }
@@ -74,6 +75,10 @@ public final class LiveVideoSink {
                 throw MediaError(code == EACCES ? .permissionDenied : .io, "cannot be written", path: target, cause: String(cString: strerror(code)), operation: "stat")
             }
             return byName(.file, "file:" + target)
+        }
+        var read = stat()
+        if let input, info.st_mode & S_IFMT == S_IFREG, stat(input, &read) == 0, read.st_dev == info.st_dev, read.st_ino == info.st_ino {
+            throw MediaError(.io, "is the input itself: writing it would destroy what is being read", path: target)
         }
         switch info.st_mode & S_IFMT {
         case S_IFCHR:

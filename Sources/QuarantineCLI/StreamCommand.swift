@@ -81,7 +81,7 @@ struct StreamCommand: AsyncParsableCommand {
         var destination: LiveVideoSink.Destination?
         if let blurTo {
             do {
-                destination = try LiveVideoSink.resolve(blurTo)
+                destination = try LiveVideoSink.resolve(blurTo, input: input)
             } catch {
                 let camera = VirtualCamera.status()
                 let hint = blurTo.hasPrefix("/dev/") && !camera.loaded ? "; \(camera.words)" : ""

@@ -60,6 +60,11 @@ struct StreamCommandTests {
         #expect(null.status == 2 && null.stderr.contains("/dev/null") && null.stderr.contains("is not a V4L2 device"), "\(null.stderr)")
         let folder = try await cli.run(["stream", "--blur-to", cli.home.path, input])
         #expect(folder.status == 2 && folder.stderr.contains("is neither a V4L2 device, a pipe nor a file"), "\(folder.stderr)")
+        let clip = cli.home.appendingPathComponent("clip.y4m").path
+        FileManager.default.createFile(atPath: clip, contents: Data("YUV4MPEG2 W16 H16 F10:1\n".utf8))
+        let itself = try await cli.run(["stream", "--blur-to", clip, clip])
+        #expect(itself.status == 2 && itself.stderr.contains("is the input itself"), "\(itself.stderr)")
+        #expect(FileManager.default.contents(atPath: clip)?.count == 24)
         guard !FileManager.default.fileExists(atPath: "/sys/module/v4l2loopback") else { return }
         #expect(absent.stderr.contains("v4l2loopback") && absent.stderr.contains("modprobe v4l2loopback"), "\(absent.stderr)")
         let doctor = try await cli.run(["doctor", "--json"])
