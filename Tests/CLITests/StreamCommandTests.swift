@@ -71,13 +71,14 @@ struct StreamCommandTests {
         #expect(doctor.stdout.contains("stream virtual camera") && doctor.stdout.contains("v4l2loopback-dkms"))
     }
 
-    /// The luma planes of every frame of `path`, decoded by ffmpeg.
+    /// The luma planes of every frame of `path`, decoded by ffmpeg (as YUV 4:2:0: its `gray`
+    /// output rescales the levels).
     static func lumaFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
-        let decoded = try Spawned.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+        let decoded = try Spawned.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
                                       environment: ProcessInfo.processInfo.environment, timeout: 60)
         try #require(decoded.status == 0, "ffmpeg -i \(path): \(String(decoding: decoded.stderr, as: UTF8.self))")
-        let bytes = [UInt8](decoded.stdout), size = width * height
-        return stride(from: 0, to: bytes.count - size + 1, by: size).map { Array(bytes[$0..<$0 + size]) }
+        let bytes = [UInt8](decoded.stdout), size = width * height, frame = size + 2 * ((width + 1) / 2) * ((height + 1) / 2)
+        return stride(from: 0, to: bytes.count - frame + 1, by: frame).map { Array(bytes[$0..<$0 + size]) }
     }
 
     /// Mean absolute difference of neighbouring pixels along rows: a sharp picture's detail.
@@ -169,5 +170,43 @@ struct StreamCommandTests {
         let notClear = (0..<10).filter { Self.meanDifference(input[$0], output[$0]) >= 0.01 }
         #expect(notClear.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && notClear.count <= 4, "\(notClear); \(stderr)")
         #expect((10..<20).allSatisfy { blurred[$0] }, "not blurred: \((10..<20).filter { !blurred[$0] }); \(stderr)")
+    }
+
+    @Test("--blur-to a V4L2 output device (the kernel's side faked by a preloaded shim): checked, set to YU12 at the input's size, one write per frame, blurred from the card")
+    func blurToDevice() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        // No v4l2loopback here: Tests/CLITests/fake_v4l2_output.c answers the ioctls on /dev/null
+        // as an output device would and keeps what is written; libavdevice's v4l2 output and
+        // quarantine's own check run as they are.
+        let shim = cli.home.appendingPathComponent("fake_v4l2_output.so").path
+        let built = try await offPool("cc") {
+            try Spawned.run("/usr/bin/cc", ["-shared", "-fPIC", "-O1", "-o", shim,
+                                            CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/fake_v4l2_output.c").path, "-ldl"],
+                            environment: ProcessInfo.processInfo.environment, timeout: 60)
+        }
+        try #require(built.status == 0, "\(String(decoding: built.stderr, as: UTF8.self))")
+        let card = cli.home.appendingPathComponent("card.png").path
+        #expect(try await cli.run(["testcard", "--size", "100x75", card]).status == 0)
+        let clip = cli.home.appendingPathComponent("small.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=2", "-i", card, "-filter_complex",
+                            "[0][1]overlay=x=30:y=22:enable='between(t,1.0,1.45)'", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let log = cli.home.appendingPathComponent("v4l2.log").path, written = cli.home.appendingPathComponent("frames.yuv").path
+        let run = try await cli.run(["stream", "--json", "--mode", "child", "--blur-to", "/dev/null", clip],
+                                    environment: ["LD_PRELOAD": shim, "FAKE_V4L2_LOG": log, "FAKE_V4L2_FRAMES": written])
+        #expect(run.status == 1, "exit \(run.status): \(run.stderr)")
+        let started = try #require(try run.jsonLines().first)
+        #expect((started["blur_to"] as? [String: Any])?["container"] as? String == "v4l2", "\(started)")
+        let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(calls.prefix(3) == ["QUERYCAP", "G_FMT type 2", "S_FMT type 2 160x120 YU12 sizeimage 28800"], "\(calls)")
+        #expect(calls.dropFirst(3).allSatisfy { $0 == "write 28800" } && calls.count == 3 + 20, "\(calls)")
+        let bytes = try #require(FileManager.default.contents(atPath: written))
+        try #require(bytes.count == 20 * 28800)
+        let input = try Self.lumaFrames(clip, width: 160, height: 120)
+        try #require(input.count == 20)
+        let output = (0..<20).map { [UInt8](bytes[($0 * 28800)..<($0 * 28800 + 19200)]) }
+        let summary = try #require(try run.jsonLines().last)
+        let notClear = (0..<10).filter { Self.meanDifference(input[$0], output[$0]) >= 0.01 }
+        #expect(notClear.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && notClear.count <= 4, "\(notClear); \(run.stdout)")
+        #expect((10..<20).allSatisfy { Self.detail(output[$0], width: 160) < Self.detail(input[$0], width: 160) / 4 }, "\(run.stdout)")
     }
 }
