@@ -1,3 +1,4 @@
+import QuarantineBase
 import AnalysisWorker
 import DownloadOrigins
 import FolderWatch
