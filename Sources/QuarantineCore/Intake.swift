@@ -334,12 +334,17 @@ public struct Intake: Sendable {
         let digest: Digest
         do {
             let pictureLimit = settings.analyzer.limits.maxImageFileBytes
+            let videoLimit = settings.analyzer.limits.maxVideoFileBytes
             digest = try await blocking(kind.isLong) {
                 let file = try MediaFile(path: source)
                 // A picture past the decoders' size limit cannot be judged: refused before it is
-                // hashed, so a huge (or sparse) file never holds a lane while it is read.
+                // hashed, so a huge (or sparse) file never holds a lane while it is read. So is a
+                // video past its limit (a 64 GiB sparse .mp4 cost minutes of hashing at each try).
                 if kind == .image, file.identity.size > Int64(pictureLimit) {
                     throw MediaError(.fileTooLarge, "is \(file.identity.size >> 20) MiB, over the \(pictureLimit >> 20) MiB limit for pictures", path: source)
+                }
+                if kind == .video, file.identity.size > videoLimit {
+                    throw MediaError(.fileTooLarge, "is \(file.identity.size >> 30) GiB, over the \(videoLimit >> 30) GiB limit for videos (analysis.max_video_file_gib)", path: source)
                 }
                 var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
                 // The browser's history names the path the file arrived at (not where it is held).
