@@ -139,7 +139,11 @@ struct GuardianSocketServiceTests {
         let stopTook = ContinuousClock.now - started
         #expect(await Self.waitUntil(10) { refusedAtConnect.withLock { $0 } > 0 }, "connecting after the stop was not refused")
         let sockets = connected.withLock { $0 }
-        let open = await offPool { sockets.filter { !Self.readsEnd($0, orRefusal: true) }.count }
+        // One deadline for all (a socket left open costs the wait once, not once each).
+        let open = await offPool { () -> Int in
+            let deadline = Date().addingTimeInterval(4)
+            return sockets.filter { !Self.readsEnd($0, orRefusal: true, within: deadline.timeIntervalSinceNow) }.count
+        }
         #expect(open == 0, "\(open) of \(sockets.count) connections were left open after the stop")
         // Quiet clients (up to the cap admitted, the rest in the backlog) never hold the stop.
         #expect(stopTook < .seconds(3), "the stop took \(stopTook) with \(sockets.count) quiet clients")
@@ -147,10 +151,10 @@ struct GuardianSocketServiceTests {
 
     /// Whether `socket` reaches end of file (or a reset) within `seconds`, having read nothing
     /// before it (or, with `orRefusal`, at most a refusal).
-    static func readsEnd(_ socket: LocalSocket, orRefusal: Bool = false, within seconds: Int32 = 4) -> Bool {
+    static func readsEnd(_ socket: LocalSocket, orRefusal: Bool = false, within seconds: Double = 4) -> Bool {
         for _ in 0..<2 {
             var fd = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&fd, 1, seconds * 1000) > 0 else { return false }
+            guard poll(&fd, 1, Int32(max(0, seconds) * 1000)) > 0 else { return false }
             try? socket.setTimeouts(receive: .seconds(1), send: .seconds(1))
             do {
                 guard let message = try socket.receive() else { return true }
