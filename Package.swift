@@ -123,7 +123,7 @@ let package = Package(
         ]),
         // A person's agent: the pipeline, and the analysis bus for their applications.
         .target(name: "QuarantineAgent", dependencies: [
-            "AccountPipeline", "CSystemShims", "PathBytes", "Locking", "GuardianAPI",
+            "AccountPipeline", "QuarantineBase", "CSystemShims", "PathBytes", "Locking", "GuardianAPI",
             "ServiceSupport", "QuarantineCore", "SensitivityAnalysis", "MediaDecoding",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,3 +1,4 @@
+import QuarantineBase
 import Foundation
 import Logging
 import QuarantineStore
@@ -15,8 +16,10 @@ extension AccountPipeline {
     /// limit, and protection would stay off. It waits instead, as for a read-only file system:
     /// says so once, tries again (soon at first, then every ``databaseProbeInterval``), and
     /// starts once the database opens. Each try itself waits `busyTimeout` for the lock. Other
-    /// faults end the start as before. A stop (SIGTERM) while waiting ends the process.
-    static func openVault(environment: [String: String], logger: Logger, busyTimeout: Double = 10) throws -> Vault {
+    /// faults end the start as before. A stop asked while waiting (`stopRequested`, checked
+    /// between tries) ends the start with ``StoppedWhileStarting``.
+    static func openVault(environment: [String: String], logger: Logger, busyTimeout: Double = 10,
+                          stopRequested: @Sendable () -> Bool = { false }) throws -> Vault {
         var waited = false
         var pause = 0.1
         while true {
@@ -29,7 +32,13 @@ extension AccountPipeline {
                     logger.warning("\(error.fault.message(path: error.path)); waiting for it (tried again every \(Self.databaseProbeInterval.components.seconds) s at most) [\(error.underlying)]")
                     waited = true
                 }
-                Thread.sleep(forTimeInterval: pause)
+                // Slept in steps of at most 0.1 s, each followed by a look for a stop.
+                let until = Date().addingTimeInterval(pause)
+                while Date() < until {
+                    if stopRequested() { throw StoppedWhileStarting() }
+                    Thread.sleep(forTimeInterval: min(0.1, max(0, until.timeIntervalSinceNow)))
+                }
+                if stopRequested() { throw StoppedWhileStarting() }
                 pause = min(pause * 2, Double(Self.databaseProbeInterval.components.seconds))
             }
         }

@@ -1,3 +1,4 @@
+import QuarantineBase
 import AnalysisWorker
 import DownloadOrigins
 import FolderWatch
@@ -170,7 +171,7 @@ extension AccountPipeline {
                     if isStopping {
                         if !videosCancelled { videos.cancelAll(); videosCancelled = true }
                     } else {
-                        for job in startWhatFits() {
+                        for job in await startWhatFits() {
                             let operation: @Sendable () async -> Void = {
                                 await self.process(job.entry, type: job.type, engine: job.engine, settings: job.settings)
                                 self.finished(job.entry.path, video: job.isVideo)
@@ -187,14 +188,17 @@ extension AccountPipeline {
     }
 
     /// The backlog entries that fit in the free lanes, registered as in flight.
-    func startWhatFits() -> [Job] {
+    func startWhatFits() async -> [Job] {
         let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
         let (busy, videos) = dispatch.work.withLock { (Set($0.inFlight.keys), $0.videosInFlight) }
         noteDatabaseFaults()
         // While the database refuses writes, no verdict could be recorded: nothing starts.
         guard let engine, databaseGate.fault == nil else {
             // Nothing can analyse: in child mode what waits is held out of reach meanwhile.
-            if settings.mode == .child, databaseGate.fault == nil { holdWhileNothingAnalyses(excluding: busy) }
+            // (Off Swift's cooperative threads: a hold from another filesystem is a copy.)
+            if settings.mode == .child, databaseGate.fault == nil {
+                _ = try? await onOwnThread("hold-waiting") { self.holdWhileNothingAnalyses(excluding: busy) }
+            }
             return []
         }
         let workers = engine.workers

@@ -1,3 +1,4 @@
+import QuarantineBase
 import AnalysisWorker
 import FolderWatch
 import GuardianAPI
@@ -77,6 +78,10 @@ public final class AccountPipeline: Service, Sendable {
         /// once it has started (a person's agent: the analysis bus for applications). They are
         /// started after the pipeline's parts and shut down before them, after the dispatcher.
         public var companions: [@Sendable (AccountPipeline) -> any Service] = []
+        /// Whether a stop was asked (`quarantine agent` reads SIGTERM from its first instant):
+        /// a start that waits (for a database another process keeps busy) ends with
+        /// ``StoppedWhileStarting`` instead of waiting on. Nil: never (the wait goes on).
+        public var stopRequested: (@Sendable () -> Bool)?
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, configPath: String? = nil, workers: Int? = nil) {
             self.environment = environment
             self.configPath = configPath ?? Settings.userConfigurationPath(environment: environment)
@@ -191,7 +196,7 @@ public final class AccountPipeline: Service, Sendable {
         self.logger = logger
         self.hangups = hangups
         lock = try AgentLock(environment: options.environment)
-        vault = try Self.openVault(environment: options.environment, logger: logger)
+        vault = try Self.openVault(environment: options.environment, logger: logger, stopRequested: options.stopRequested ?? { false })
         holding = Holding(store: vault.store, parent: options.holdingParent, account: options.protectedAccount ?? geteuid())
         crashJournal = try? CrashJournal(databasePath: vault.store.path)
         let (settings, configurationProblem) = try Self.initialSettings(options, store: vault.store, logger: logger)

@@ -97,7 +97,11 @@ final class GuardianServer: @unchecked Sendable {
 
     /// What the threads share.
     struct State {
+        /// Set (with the listener shut down, in one turn) by ``stop()``: from then on no
+        /// connection is added to ``ready`` or ``returned``; whoever would add one closes it.
         var stopped = false
+        /// ``start()`` ran: the poll loop closes what is left at the stop (else ``stop()`` does).
+        var started = false
         /// Open connections per uid, and those of every uid but the child's.
         var perUID: [uid_t: Int] = [:]
         var shared = 0
@@ -162,7 +166,13 @@ final class GuardianServer: @unchecked Sendable {
 
     /// Starts the poll loop and the handler pool; they run until ``stop()``.
     func start() {
-        state.withLock { $0.running = 1 + limits.handlers }
+        let go = state.withLock { state -> Bool in
+            guard !state.stopped, !state.started else { return false }
+            state.started = true
+            state.running = 1 + limits.handlers
+            return true
+        }
+        guard go else { return }
         let loop = Thread { [self] in pollLoop(); finished() }
         loop.name = "guardian-socket"
         loop.start()
@@ -175,14 +185,25 @@ final class GuardianServer: @unchecked Sendable {
 
     /// Stops accepting, closes every connection (a request being served is finished first) and
     /// removes the socket.
+    ///
+    /// No connection outlives the stop, wherever it is: the listener is shut down in the same
+    /// turn as ``State/stopped`` is set, so nobody can connect after it (ECONNREFUSED), and every
+    /// connection made before is closed: those in the listen backlog are accepted and turned
+    /// away with a refusal saying the service is stopping (then the listener is closed, which
+    /// resets any the kernel still holds); those accepted and not yet watched, idle, or waiting
+    /// for a handler are closed unserved; one being served is closed once its answer is sent. A
+    /// client that connected and never speaks costs the stop nothing.
     func stop() {
-        let already = state.withLock { state in
+        let (already, started) = state.withLock { state in
             defer { state.stopped = true }
-            return state.stopped
+            // In the same turn: once a thread sees `stopped`, nobody can connect any more.
+            if !state.stopped { listener.shutdownBoth() }
+            return (state.stopped, state.started)
         }
         guard !already else { return }
-        listener.shutdownBoth()
         unlink(socketPath)
+        // Never started: no poll loop closes the backlog, so this does.
+        if !started { closeAtStop(idle: []) }
         analysis?.stop()
         signalPollLoop()
         work.lock()
@@ -212,7 +233,7 @@ final class GuardianServer: @unchecked Sendable {
     func pollLoop() {
         var idle: [Connection] = []
         var acceptPausedUntil: ContinuousClock.Instant?
-        defer { idle.forEach(release) }
+        defer { closeAtStop(idle: idle) }
         while !state.withLock({ $0.stopped }) {
             idle += state.withLock { state in
                 defer { state.returned.removeAll() }
@@ -306,9 +327,47 @@ final class GuardianServer: @unchecked Sendable {
             return
         }
         try? socket.setTimeouts(receive: limits.receiveTimeout, send: limits.sendTimeout)
-        let connection = Connection(socket: socket, peer: peer, role: role)
-        state.withLock { $0.returned.append(connection) }
+        watch(Connection(socket: socket, peer: peer, role: role))
+    }
+
+    /// Gives `connection` to the poll loop to watch for its next request; closed instead once
+    /// the server stopped (the poll loop may have ended: nobody would ever close it).
+    func watch(_ connection: Connection) {
+        let taken = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.returned.append(connection)
+            return true
+        }
+        guard taken else { release(connection); return }
         signalPollLoop()
+    }
+
+    /// The poll loop's end (or a stop before any start): closes the connections it watched,
+    /// those handed back to it and not yet watched, those waiting for a handler, and turns away
+    /// those still in the listen backlog; then closes the listener. Runs once ``State/stopped``
+    /// is set, so nothing is added to ``State/returned`` or ``State/ready`` after this.
+    func closeAtStop(idle: [Connection]) {
+        let (returned, ready) = state.withLock { state in
+            defer { state.returned.removeAll(); state.ready.removeAll() }
+            return (state.returned, state.ready)
+        }
+        (idle + returned + ready).forEach(release)
+        // The backlog: accepted straight from the listener (not through ``accepting``, a seam
+        // that may fail on purpose), each told why and closed. Nothing joins it after the
+        // listener's shutdown.
+        var turnedAway = 0
+        while case .success(let socket) = listener.acceptOrErrno() {
+            try? socket.setTimeouts(receive: .milliseconds(1), send: .milliseconds(20))
+            try? socket.send(GuardianProtocol.refusal(.refused("the guardian service for \(paths.user) is stopping; try again once it runs")))
+            socket.shutdownBoth()
+            socket.close()
+            turnedAway += 1
+        }
+        // Whatever accept could not take (EMFILE, say) is reset by the kernel with the listener.
+        listener.close()
+        if idle.count + returned.count + ready.count + turnedAway > 0 {
+            logger.info("stopped: closed \(idle.count + returned.count + ready.count) connection(s) and turned away \(turnedAway) waiting to be accepted")
+        }
     }
 
     /// Sends `words` as a refusal without waiting, and closes the connection unread: what the
@@ -341,11 +400,18 @@ final class GuardianServer: @unchecked Sendable {
         }
     }
 
+    /// Gives connections with a request to the handlers; closed instead once the server
+    /// stopped (the handlers may have ended).
     func hand(_ connections: [Connection]) {
         work.lock()
-        state.withLock { $0.ready += connections }
+        let taken = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.ready += connections
+            return true
+        }
         work.broadcast()
         work.unlock()
+        if !taken { connections.forEach(release) }
     }
 
     func drainWakePipe() {
@@ -359,8 +425,10 @@ final class GuardianServer: @unchecked Sendable {
             work.lock()
             var next: Connection?
             while true {
+                // Once stopped, a connection still waiting is not served: the poll loop's end
+                // (``closeAtStop(idle:)``) closes it.
                 let (stopped, taken) = state.withLock { state -> (Bool, Connection?) in
-                    state.ready.isEmpty ? (state.stopped, nil) : (state.stopped, state.ready.removeFirst())
+                    state.stopped || state.ready.isEmpty ? (state.stopped, nil) : (false, state.ready.removeFirst())
                 }
                 if let taken { next = taken; break }
                 if stopped { break }
@@ -371,10 +439,9 @@ final class GuardianServer: @unchecked Sendable {
             let outcome = serveOne(connection)
             // An analysis took the connection: it closes it when done.
             if outcome == .detached { continue }
-            if outcome == .keep && !state.withLock({ $0.stopped }) {
+            if outcome == .keep {
                 connection.lastActive = .now
-                state.withLock { $0.returned.append(connection) }
-                signalPollLoop()
+                watch(connection)
             } else {
                 release(connection)
             }

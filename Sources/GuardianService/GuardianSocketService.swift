@@ -1,3 +1,4 @@
+import QuarantineBase
 import AccountPipeline
 import ServiceLifecycle
 

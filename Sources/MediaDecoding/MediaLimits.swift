@@ -15,6 +15,12 @@ public struct MediaLimits: Sendable, Equatable, Codable {
     public var rowByRowPixels = 16_000_000
     /// Archives, zip-based documents and PDFs.
     public var containers = ContainerLimits()
+    /// The largest video file judged, in bytes (config `analysis.max_video_file_gib`). A video
+    /// is never read whole to be analysed (its frames are sampled), but it is hashed whole before
+    /// (the allow and block lists, the verdict cache): a larger one is refused before that
+    /// read, as an oversized picture is, and `on_error` decides (child mode holds it as
+    /// unverified, unread). 32 GiB: over an hour of 4K from a phone or a camera.
+    public var maxVideoFileBytes: Int64 = 32 << 30
 
     public init(maxImageFileBytes: Int = 256 << 20, maxDimension: Int = 30_000, maxPixels: Int = 200_000_000, decodeMemoryBytes: Int = 256 << 20) {
         self.maxImageFileBytes = maxImageFileBytes

@@ -10,6 +10,8 @@ import UnixSignals
 public final class QuarantineAgent: Service, Sendable {
     /// The pipeline's options; the agent adds the analysis bus to its companions.
     public typealias Options = AccountPipeline.Options
+    /// A stop asked while the start waited (``AccountPipeline/Options/stopRequested``).
+    public typealias StoppedWhileStarting = AccountPipeline.StoppedWhileStarting
 
     /// The account's pipeline, which the agent runs.
     public let pipeline: AccountPipeline

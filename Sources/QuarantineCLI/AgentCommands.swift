@@ -54,8 +54,8 @@ struct AgentCommand: AsyncParsableCommand {
     /// checking every 3 s, instead of exiting: the unit would restart it every 5 s and log the
     /// same failure each time. Files that arrive meanwhile stay where they are; once the file
     /// system is writable the agent starts and looks through the watched folders, as every
-    /// start does. A stop (SIGTERM) while waiting ends the process as usual.
-    static func waitForWritableData(environment: [String: String], logger: Logger) async {
+    /// start does. A stop (SIGTERM) while waiting ends the wait at once (the agent then exits 0).
+    static func waitForWritableData(environment: [String: String], logger: Logger, stop: AgentStop) async {
         var folder = Vault.baseDirectory(environment: environment)
         while !FileManager.default.fileExists(atPath: folder), folder != "/" { folder = (folder as NSString).deletingLastPathComponent }
         func readOnly() -> Bool {
@@ -64,7 +64,10 @@ struct AgentCommand: AsyncParsableCommand {
         }
         guard readOnly() else { return }
         logger.critical("the folder of the vault and the audit database, \(folder), is on a read-only file system: waiting for it to be writable (checked every 3 s); files that arrive meanwhile stay where they are and are checked once it is")
-        while readOnly() { try? await Task.sleep(for: .seconds(3)) }
+        while readOnly() {
+            for _ in 0..<30 where stop.requested == nil { try? await Task.sleep(for: .milliseconds(100)) }
+            if stop.requested != nil { return }
+        }
         logger.notice("\(folder) is writable again: starting")
     }
 
@@ -77,12 +80,21 @@ struct AgentCommand: AsyncParsableCommand {
         if let user = ProtectedAccount.current() {
             return try await SessionForwarderCommand.serve(user: user, environment: environment, logger: logger)
         }
+        // A stop is read from here on (held by the kernel until now: ``AgentStop``); one asked
+        // while the agent starts ends the start with 0, as any stop on request.
+        let stop = AgentStop()
+        await stop.trap()
         // Trapped before the agent takes its lock: from then on the CLI may send SIGHUP.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        await Self.waitForWritableData(environment: environment, logger: logger)
+        await Self.waitForWritableData(environment: environment, logger: logger, stop: stop)
+        if let signal = stop.requested { return Self.stoppedWhileStarting(signal, logger: logger) }
         let agent: QuarantineAgent
         do {
-            agent = try QuarantineAgent(options: .init(environment: environment, configPath: config, workers: workers), logger: logger, hangups: hangups)
+            var options = QuarantineAgent.Options(environment: environment, configPath: config, workers: workers)
+            options.stopRequested = { stop.requested != nil }
+            agent = try QuarantineAgent(options: options, logger: logger, hangups: hangups)
+        } catch is QuarantineAgent.StoppedWhileStarting {
+            return Self.stoppedWhileStarting(stop.requested ?? .sigterm, logger: logger)
         } catch let error as Settings.ConfigurationError {
             logger.critical("configuration error: \(error)")
             throw ExitCode(78)
@@ -90,11 +102,21 @@ struct AgentCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(1)
         }
-        let group = ServiceGroup(configuration: .init(services: [agent], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        if let signal = stop.requested { return Self.stoppedWhileStarting(signal, logger: logger) }
+        // The stop is read by ``AgentStop`` alone (the group traps no signal): one asked at any
+        // time before (the database just opened, say) or while the group runs shuts it down.
+        let group = ServiceGroup(configuration: .init(services: [.init(service: AgentStop.Watcher(stop: stop), successTerminationBehavior: .gracefullyShutdownGroup),
+                                                                 .init(service: agent)], logger: logger))
         do { try await group.run() } catch {
             logger.critical("stopped: \(error)")
             throw ExitCode(1)
         }
+    }
+
+    /// A stop asked before the agent's service group ran: nothing was started that needs an
+    /// end (the lock and the database close with the process). Exit status 0.
+    static func stoppedWhileStarting(_ signal: UnixSignal, logger: Logger) {
+        logger.notice("stopped (\(signal)) while starting; files that arrive meanwhile are found at the next start")
     }
 }
 

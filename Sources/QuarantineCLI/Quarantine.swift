@@ -48,6 +48,11 @@ public struct Quarantine: AsyncParsableCommand {
         if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], String(cString: first) == WorkerCommand.configuration.commandName {
             WorkerCommand.confined = AnalysisWorkerProcess.confine()
         }
+        // The agent reads its stop (SIGTERM, SIGINT) from the start of its run: until then a
+        // stop waits in the kernel instead of ending the process mid-start (``AgentStop``).
+        if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], String(cString: first) == AgentCommand.configuration.commandName {
+            AgentStop.blockStopSignals()
+        }
         // Everything this program writes is the person's alone: 0600 files in 0700 folders
         // (a release puts back the file's own mode explicitly).
         umask(0o077)

@@ -204,6 +204,11 @@ extension ConfigurationSchema {
         ConfigurationKey("max_image_file_mib", .whole(0...1_048_576, unit: "MiB"), comment: [
             "Picture files larger than this are refused before decoding.",
         ], apply: { v, s in s.analyzer.limits.maxImageFileBytes = (v.int ?? 256) << 20 }, value: { .int($0.analyzer.limits.maxImageFileBytes >> 20) }),
+        ConfigurationKey("max_video_file_gib", .whole(1...1_048_576, unit: "GiB"), comment: [
+            "Video files larger than this are refused before they are read (each video is hashed whole",
+            "before its frames are sampled). Refused, on_error decides: child mode holds it as unverified",
+            "without reading it. The default passes over an hour of 4K video.",
+        ], apply: { v, s in s.analyzer.limits.maxVideoFileBytes = Int64(v.int ?? 32) << 30 }, value: { .int(Int($0.analyzer.limits.maxVideoFileBytes >> 30)) }),
         ConfigurationKey("decode_memory_mib", .whole(16...1_048_576, unit: "MiB"), comment: [
             "Memory all pictures being decoded at once may use together (file bytes plus decoder memory).",
             "Large pictures wait for each other; PNGs over 16 megapixels and TIFFs are decoded row by row",

@@ -1,4 +1,5 @@
 import Foundation
+import QuarantineBase
 import MediaDecoding
 import QuarantineStore
 import SensitivityAnalysis
@@ -162,13 +163,13 @@ public struct Intake: Sendable {
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "given up after it crashed the analysis \(crashes) times")
             let failure = FileReport.Failure(code: "crashed", message: "\(path): crashed the analysis \(crashes) times")
             let heldAt = alreadyHeld.flatMap { held in holding.map { $0.path(of: held) } }
-            let then = failed(entry, at: heldAt, held: alreadyHeld, failure: failure, kind: kind, digest: nil,
-                              identity: heldAt.flatMap { FileIdentity(statAt: $0) }, settings: settings)
+            let then = await failed(entry, at: heldAt, held: alreadyHeld, failure: failure, kind: kind, digest: nil,
+                                    identity: heldAt.flatMap { FileIdentity(statAt: $0) }, settings: settings)
             let outcome = Outcome.givenUp(crashes: crashes, then: then)
             guard let held = alreadyHeld, let holding else { return outcome }
             if outcome.movedIntoVault { try? holding.forget(held); return outcome }
-            if mode == .child { return keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings) }
-            _ = try? holding.putBack(held)
+            if mode == .child { return await keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings) }
+            _ = try? await onOwnThread("intake-put-back") { try holding.putBack(held) }
             return outcome
         }
         if let holding, let held = alreadyHeld {
@@ -204,7 +205,9 @@ public struct Intake: Sendable {
             return .alreadySeen
         }
         let held: HeldFile
-        do { held = try holding.hold(path: path, root: entry.root) } catch let failure as Holding.Failure where failure.alreadyHeld {
+        // A hold by a copy (another filesystem, other names) reads the whole file: off Swift's
+        // cooperative threads, like every move and copy here (``hide(_:at:held:identity:sha256:kind:reasons:preview:mode:verdict:because:origin:tooLargeToHash:)``).
+        do { held = try await onOwnThread("intake-hold") { try holding.hold(path: path, root: entry.root) } } catch let failure as Holding.Failure where failure.alreadyHeld {
             // A held file seen by a watcher in its holding folder: it is judged as what it was.
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: failure.description)
@@ -257,19 +260,20 @@ public struct Intake: Sendable {
             return outcome
         }
         if mode == .child && !outcome.letsAHeldFileGoBack {
-            return keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings)
+            return await keepOut(entry, held: held, holding: holding, after: outcome, kind: kind, settings: settings)
         }
         let before = FileIdentity(statAt: source)
         do {
-            let back = try holding.putBack(held)
+            // A held copy goes back as a copy: off Swift's cooperative threads.
+            let back = try await onOwnThread("intake-put-back") { try holding.putBack(held) }
             // What was recorded for it while held stays true where it is back.
             if let before { try? store.carrySeen(from: path, identity: before, to: back.path, identity: back.identity) }
         } catch let failure as Holding.Failure where failure.refusedPutBack {
             // Its folder cannot take it back (gone, replaced, not the account's): it goes into the
             // vault, from where it can be released elsewhere, never into someone else's folder.
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "not put back: \(failure)")
-            return keepOut(entry, held: held, holding: holding, after: .keptHeld(reason: "it could not be put back: \(failure)", after: outcome),
-                           kind: kind, settings: settings)
+            return await keepOut(entry, held: held, holding: holding, after: .keptHeld(reason: "it could not be put back: \(failure)", after: outcome),
+                                 kind: kind, settings: settings)
         } catch {
             try? store.record(.error, path: path, mode: mode, actor: actor, detail: "\(error)")
         }
@@ -282,7 +286,7 @@ public struct Intake: Sendable {
     /// Child mode, a held file whose check ended without a verdict that lets it go back: hidden
     /// in the vault as unverified, with the reason; else (the vault refused, or the check is to be
     /// made again: a stop, a database fault) kept held, and recorded for the guardian.
-    func keepOut(_ entry: BacklogEntry, held: HeldFile, holding: Holding, after outcome: Outcome, kind: MediaType.Kind, settings: Settings) -> Outcome {
+    func keepOut(_ entry: BacklogEntry, held: HeldFile, holding: Holding, after outcome: Outcome, kind: MediaType.Kind, settings: Settings) async -> Outcome {
         let path = entry.path, mode = settings.mode, store = vault.store
         let reason = outcome.failClosedReason
         let source = holding.path(of: held)
@@ -292,7 +296,7 @@ public struct Intake: Sendable {
             return outcome
         }
         if now.size == 0 {
-            _ = try? holding.putBack(held)
+            _ = try? await onOwnThread("intake-put-back") { try holding.putBack(held) }
             return outcome
         }
         switch outcome {
@@ -303,8 +307,8 @@ public struct Intake: Sendable {
         default:
             break
         }
-        let hidden = hide(entry, at: source, held: held, identity: now, sha256: nil, kind: kind, reasons: ["unverified: \(reason)"], preview: nil,
-                          mode: mode, verdict: .unverified)
+        let hidden = await hide(entry, at: source, held: held, identity: now, sha256: nil, kind: kind, reasons: ["unverified: \(reason)"], preview: nil,
+                                mode: mode, verdict: .unverified)
         if hidden.movedIntoVault {
             try? holding.forget(held)
             return hidden
@@ -330,12 +334,17 @@ public struct Intake: Sendable {
         let digest: Digest
         do {
             let pictureLimit = settings.analyzer.limits.maxImageFileBytes
+            let videoLimit = settings.analyzer.limits.maxVideoFileBytes
             digest = try await blocking(kind.isLong) {
                 let file = try MediaFile(path: source)
                 // A picture past the decoders' size limit cannot be judged: refused before it is
-                // hashed, so a huge (or sparse) file never holds a lane while it is read.
+                // hashed, so a huge (or sparse) file never holds a lane while it is read. So is a
+                // video past its limit (a 64 GiB sparse .mp4 cost minutes of hashing at each try).
                 if kind == .image, file.identity.size > Int64(pictureLimit) {
                     throw MediaError(.fileTooLarge, "is \(file.identity.size >> 20) MiB, over the \(pictureLimit >> 20) MiB limit for pictures", path: source)
+                }
+                if kind == .video, file.identity.size > videoLimit {
+                    throw MediaError(.fileTooLarge, "is \(file.identity.size >> 30) GiB, over the \(videoLimit >> 30) GiB limit for videos (analysis.max_video_file_gib)", path: source)
                 }
                 var digest = Digest(sha256: try Vault.sha256(fd: file.descriptor), originHost: Vault.originHost(fd: file.descriptor), identity: file.identity)
                 // The browser's history names the path the file arrived at (not where it is held).
@@ -352,10 +361,10 @@ public struct Intake: Sendable {
             // Moving it into the vault needs no read access: child mode holds it at once.
             let identity = FileIdentity(statAt: source) ?? entry.identity
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): cannot be read (permission denied)")
-            return .unreadable(then: failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
+            return .unreadable(then: await failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: identity, settings: settings))
         } catch let error as MediaError where error.code == .fileTooLarge {
             let failure = FileReport.Failure(code: error.code.rawValue, message: "\(path): \(error.message)")
-            return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: FileIdentity(statAt: source) ?? entry.identity, settings: settings)
+            return await failed(entry, at: source, held: held, failure: failure, kind: kind, digest: nil, identity: FileIdentity(statAt: source) ?? entry.identity, settings: settings)
         } catch {
             try? store.complete(entry, seen: nil)
             return .unopenable(reason: (error as? MediaError).map(\.message) ?? "\(error)")
@@ -400,11 +409,11 @@ public struct Intake: Sendable {
             return .changed
         }
         if let analysis = report.analysis, report.isSensitive {
-            return hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
-                        preview: report.flaggedFrame, mode: mode, verdict: .quarantined, origin: origin(of: digest, arrivedAt: path, settings: settings))
+            return await hide(entry, at: source, held: held, identity: analysis.identity, sha256: digest.sha256, kind: report.kind, reasons: analysis.reasons,
+                              preview: report.flaggedFrame, mode: mode, verdict: .quarantined, origin: origin(of: digest, arrivedAt: path, settings: settings))
         }
         if let failure = report.failure {
-            return failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
+            return await failed(entry, at: source, held: held, failure: failure, kind: kind, digest: digest, settings: settings)
         }
         if let analysis = report.analysis, digest.originHost == nil,
            let late = await blockedSiteFoundLater(path, writtenAt: digest.identity, lookup: listLookup), let host = late.host {
@@ -494,9 +503,26 @@ public struct Intake: Sendable {
                                     hash: hash)
     }
 
-    /// Hides a backlog entry and takes it off the backlog.
+    /// Hides a backlog entry and takes it off the backlog. The vault's move runs on a thread of
+    /// its own (``onOwnThread(_:_:)``), never on Swift's cooperative threads (two here): a file
+    /// with other names or from another filesystem is copied, and one to be hashed is read,
+    /// whole (a hard-linked 10 GB video for minutes), and meanwhile every other account's
+    /// pipeline, and every other task of the process, goes on.
     func hide(_ entry: BacklogEntry, at source: String, held: HeldFile? = nil, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
-              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged, origin: DownloadSource? = nil, tooLargeToHash: Bool = false) -> Outcome {
+              mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause = .flagged, origin: DownloadSource? = nil, tooLargeToHash: Bool = false) async -> Outcome {
+        let intake = self
+        let moved = try? await onOwnThread("intake-vault-move") {
+            intake.hideNow(entry, at: source, held: held, identity: identity, sha256: sha256, kind: kind, reasons: reasons, preview: preview,
+                           mode: mode, verdict: verdict, because: because, origin: origin, tooLargeToHash: tooLargeToHash)
+        }
+        // (The body throws nothing: each failure is an outcome.)
+        return moved ?? .notMoved(verdict: verdict, reason: "the move could not be started")
+    }
+
+    /// ``hide(_:at:held:identity:sha256:kind:reasons:preview:mode:verdict:because:origin:tooLargeToHash:)``'s
+    /// work, on the calling thread (it blocks for as long as the move takes).
+    func hideNow(_ entry: BacklogEntry, at source: String, held: HeldFile?, identity: FileIdentity, sha256: String?, kind: MediaType.Kind, reasons: [String], preview: RGBImage?,
+                 mode: AnalysisMode, verdict: Verdict, because: Notice.HiddenBecause, origin: DownloadSource?, tooLargeToHash: Bool) -> Outcome {
         let path = entry.path
         let store = vault.store
         // Its times go into the vault as they were before the check read it. That changes its
@@ -541,8 +567,9 @@ public struct Intake: Sendable {
     /// from. Its preview is decoded afterwards, from the vault's own copy.
     func hideBlocked(_ entry: BacklogEntry, at source: String, held: HeldFile?, identity: FileIdentity, sha256: String, kind: MediaType.Kind, mode: AnalysisMode,
                      reason: String, site: Bool, origin: DownloadSource?) async -> Outcome {
-        await hide(entry, at: source, held: held, identity: identity, sha256: sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil, mode: mode,
-                   verdict: .blocked, because: site ? .blockedSite : .blockedBytes, origin: origin).withPreview(from: self)
+        let hidden = await hide(entry, at: source, held: held, identity: identity, sha256: sha256, kind: kind, reasons: ["blocked: \(reason)"], preview: nil, mode: mode,
+                                verdict: .blocked, because: site ? .blockedSite : .blockedBytes, origin: origin)
+        return await hidden.withPreview(from: self)
     }
 
     /// Where the file that arrived at `path` came from, for the record of its hiding: what its
@@ -591,7 +618,7 @@ public struct Intake: Sendable {
 
     /// A file that could not be analysed: `on_error` decides.
     func failed(_ entry: BacklogEntry, at source: String? = nil, held: HeldFile? = nil, failure: FileReport.Failure, kind: MediaType.Kind, digest: Digest?,
-                identity known: FileIdentity? = nil, settings: Settings) -> Outcome {
+                identity known: FileIdentity? = nil, settings: Settings) async -> Outcome {
         let path = entry.path
         let mode = settings.mode
         switch failure.code {
@@ -609,9 +636,9 @@ public struct Intake: Sendable {
         let identity = digest?.identity ?? known ?? entry.identity
         switch settings.policy.onError {
         case .hold:
-            return hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
-                        preview: nil, mode: mode, verdict: .unverified, origin: digest.flatMap { origin(of: $0, arrivedAt: path, settings: settings) },
-                        tooLargeToHash: digest == nil && failure.code == MediaError.Code.fileTooLarge.rawValue)
+            return await hide(entry, at: source ?? path, held: held, identity: identity, sha256: digest?.sha256, kind: kind, reasons: ["unverified: \(failure.message)"],
+                              preview: nil, mode: mode, verdict: .unverified, origin: digest.flatMap { origin(of: $0, arrivedAt: path, settings: settings) },
+                              tooLargeToHash: digest == nil && failure.code == MediaError.Code.fileTooLarge.rawValue)
         case .leave:
             try? vault.store.complete(entry, seen: SeenFile(path: path, identity: identity, sha256: digest?.sha256, mode: mode, verdict: .failed),
                                       events: [AuditEvent(.error, path: path, mode: mode, actor: actor, detail: "\(failure.code): \(failure.message)")])

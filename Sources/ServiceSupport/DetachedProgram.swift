@@ -65,7 +65,15 @@ public enum DetachedProgram {
         defer { posix_spawnattr_destroy(&attributes) }
         // Its own session: a signal to the service's process group never reaches it.
         // (POSIX_SPAWN_SETSID, glibc 2.26 and later; the macro does not import into Swift.)
-        posix_spawnattr_setflags(&attributes, 0x80)
+        // With no signal blocked and every signal at its default: the program's own stop
+        // (SIGTERM) works whichever thread of this process starts it (the agent blocks SIGTERM
+        // from its start, and so do dispatch's threads).
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -51,8 +51,9 @@ final class AgentHarness: @unchecked Sendable {
     /// When the running agent exited (its termination handler), for stop times without polling lag.
     private let exits = ExitTimes()
 
-    /// Starts `quarantine agent` with its log in `log`, and waits until it watches. With
-    /// `wrapper`, that program runs first and execs the agent (a sandbox, say).
+    /// Starts `quarantine agent` with its log in `log`, and waits until it watches (says so in
+    /// the log after this start: the log keeps every earlier run's lines too). With `wrapper`,
+    /// that program runs first and execs the agent (a sandbox, say).
     func start(_ arguments: [String] = [], waitForReady: Bool = true, wrapper: [String] = []) async throws {
         let process = cli.process(["agent", "--log-level", "debug"] + arguments, environment: environment)
         if let program = wrapper.first {
@@ -61,7 +62,7 @@ final class AgentHarness: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: program)
         }
         let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
+        let startedAt = Int(handle.seekToEndOfFile())
         process.standardOutput = handle
         process.standardError = handle
         let exits = self.exits
@@ -69,12 +70,18 @@ final class AgentHarness: @unchecked Sendable {
         try process.run()
         self.process = process
         if waitForReady {
-            let ready = await wait(timeout: 60) { self.logText.contains("file(s) waiting from before") }
+            let ready = await wait(timeout: 60) { self.logText(since: startedAt).contains("file(s) waiting from before") }
             #expect(ready, "the agent started watching; log:\n\(logText)")
         }
     }
 
     var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// The log from byte `offset` on (what runs after that point wrote).
+    func logText(since offset: Int) -> String {
+        guard let data = try? Data(contentsOf: log), data.count > offset else { return "" }
+        return String(decoding: data.dropFirst(offset), as: UTF8.self)
+    }
 
     /// Sends `signal` and waits for the exit; returns (status, seconds taken). An agent still
     /// running after `timeout` seconds fails the test and is killed: a hang never stalls the suite.

@@ -25,4 +25,23 @@ struct AgentStartTests {
         #expect(try vault.store.items().isEmpty)
         try vault.store.record(.analysed, mode: .adult, actor: "agent")
     }
+
+    @Test("a stop asked while the agent waits for a database another process holds locked ends the wait at once (StoppedWhileStarting), not when the lock is let go", .ownThread)
+    func stopWhileWaitingForTheDatabase() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-start-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["HOME": home.path, "XDG_DATA_HOME": home.appendingPathComponent("data").path]
+        let base = Vault.baseDirectory(environment: environment)
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let locker = try DatabaseLocker(path: base + "/audit.sqlite3")
+        defer { locker.release() }
+        // The stop comes 1 s into the wait; the lock is held for as long as the test runs.
+        let started = Date()
+        let stop: @Sendable () -> Bool = { Date().timeIntervalSince(started) > 1 }
+        #expect(throws: AccountPipeline.StoppedWhileStarting.self) {
+            _ = try AccountPipeline.openVault(environment: environment, logger: Logger(label: "test"), busyTimeout: 0.3, stopRequested: stop)
+        }
+        let took = Date().timeIntervalSince(started)
+        #expect(took >= 1 && took < 5, "the wait ended \(took) s after it began (asked to stop after 1 s)")
+    }
 }

@@ -312,6 +312,37 @@ extension IntakeTests {
         #expect(item.sha256.isEmpty, "moved without reading it: \(item.sha256)")
     }
 
+    @Test("a video over the video limit (a 64 GiB sparse .mp4) is refused before it is hashed or analysed: child mode holds it as unverified unread, adult mode leaves it; one under the limit is analysed")
+    func oversizedVideoIsNotRead() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        // The default limit (32 GiB) passes a 20 GB 4K video; 64 GiB of holes does not pass.
+        #expect(Settings().analyzer.limits.maxVideoFileBytes == 32 << 30)
+        let stand = StandInAnalysis.judging(sensitive: false)
+        func sparse(_ name: String) throws -> BacklogEntry {
+            let entry = try place.arrive(name, Array("....ftypisom".utf8) + [UInt8](repeating: 0, count: 4096))
+            #expect(truncate(entry.path, 64 << 30) == 0)
+            return BacklogEntry(path: entry.path, root: entry.root, direction: entry.direction, identity: try MediaFile(path: entry.path).identity)
+        }
+        let started = ContinuousClock.now
+        let adult = await stand.intake(place.vault).handle(try sparse("huge.mp4"), kind: .video, settings: settings(.adult))
+        guard case .left(let reason, _) = adult else { Issue.record("adult mode: \(adult)"); return }
+        #expect(reason.contains("over the 32 GiB limit for videos"), "\(reason)")
+        guard case .hidden(let item, .unverified, let reasons, _) = await stand.intake(place.vault).handle(try sparse("huge2.mp4"), kind: .video, settings: settings(.child)) else {
+            Issue.record("child mode did not hold it as unverified"); return
+        }
+        #expect(reasons.first?.contains("limit for videos") == true, "\(reasons)")
+        #expect(item.sha256.isEmpty, "moved without reading it: \(item.sha256)")
+        #expect(stand.calls.withLock { $0 } == 0, "never analysed")
+        // Reading 64 GiB takes minutes; refusing it takes moments.
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // Under the limit (set lower here), a video is analysed as ever.
+        var lower = settings(.adult)
+        lower.analyzer.limits.maxVideoFileBytes = 1 << 30
+        let small = try place.arrive("small.mp4", Array("....ftypisom".utf8) + [UInt8](repeating: 1, count: 4096))
+        _ = await stand.intake(place.vault).handle(small, kind: .video, settings: lower)
+        #expect(stand.calls.withLock { $0 } == 1, "a video under the limit is analysed")
+    }
+
     @Test("the vault records the hash the judge took of the same version, without reading the file again")
     func judgedHashIsReused() throws {
         let place = try Place(); defer { place.cleanUp() }
