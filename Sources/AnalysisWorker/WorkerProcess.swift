@@ -97,6 +97,9 @@ public enum AnalysisWorkerProcess {
         let warmed = await warmUp(analyzer)
         // SQLite once, in memory, as a history lookup uses it (whatever it sets up on first use).
         HistoryParsing.warmUp()
+        // A crash explains itself on standard error (the service logs it): the signal, where,
+        // and the return addresses by library. Installed now that every library is loaded.
+        _ = qsys_crash_report_install(2)
         if keepsRuntimeDescriptor { close(runtimeDescriptor) }
         // What the warm-up freed (decoded samples, the models' intermediate tensors) goes back to
         // the kernel: malloc keeps it otherwise, 50 MB of the worker's 200 (measured).
