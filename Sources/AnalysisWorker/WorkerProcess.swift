@@ -61,8 +61,16 @@ public enum AnalysisWorkerProcess {
         return "user \(name) (uid \(effective), gid \(getegid()))"
     }
 
-    /// Runs the worker, confined by ``confine()`` (its result); returns its exit status.
+    /// The worker's async work runs here, never on libdispatch's global queues (``WorkerExecutor``).
+    static let executor = WorkerExecutor(threads: 2, name: "worker-async")
+
+    /// Runs the worker, confined by ``confine()`` (its result); returns its exit status. Its
+    /// async work runs on ``executor``.
     public static func run(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
+        await withTaskExecutorPreference(executor) { await serve(environment: environment, confined: confined) }
+    }
+
+    static func serve(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
         var info = stat()
         guard fstat(socketDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
             FileHandle.standardError.write(Data("quarantine analysis-worker: descriptor 3 is not a socket; this command is started by the agent and the guardian service, not by hand\n".utf8))
@@ -141,11 +149,16 @@ public enum AnalysisWorkerProcess {
                 continue
             }
             let fd = message.descriptors[0]
-            tasks.add(request.id, Task {
+            // Its own task, on the worker's executor (an unstructured task would not inherit it).
+            tasks.add(request.id, Task(executorPreference: executor) {
                 defer { close(fd) }
-                if let marker { testOnlySwitch(marker: marker, fd: fd) }
-                let report = await judge(request, fd: fd, analyzer: analyzer) { update in
-                    try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
+                let report: FileReport
+                if let marker, testOnlySwitch(marker: marker, fd: fd) {
+                    report = await testOnlyWhere(request, analyzer: analyzer)
+                } else {
+                    report = await judge(request, fd: fd, analyzer: analyzer) { update in
+                        try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
+                    }
                 }
                 var sent = report
                 // A frame over the service's cap is not sent (the file then has no blurred preview).
@@ -246,11 +259,12 @@ public enum AnalysisWorkerProcess {
     }
 
     /// Test only (see ``testOnlyCrashMarkerVariable``): the marker at the start of the file, or
-    /// at its end (after a picture's own bytes, which decoders ignore).
-    static func testOnlySwitch(marker: String, fd: Int32) {
+    /// at its end (after a picture's own bytes, which decoders ignore). Returns whether it is
+    /// followed by `-where` (``testOnlyWhere(_:analyzer:)``).
+    static func testOnlySwitch(marker: String, fd: Int32) -> Bool {
         let length = marker.utf8.count + 6
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return }
+        guard fstat(fd, &info) == 0 else { return false }
         for offset in [0, max(0, Int(info.st_size) - length)] {
             var bytes = [UInt8](repeating: 0, count: length)
             let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
@@ -258,7 +272,21 @@ public enum AnalysisWorkerProcess {
             let text = String(decoding: bytes.prefix(count), as: UTF8.self)
             if text.hasPrefix(marker + "-crash") || text.hasSuffix(marker + "-crash") { abort() }
             if text.hasPrefix(marker + "-hang") || text.hasSuffix(marker + "-hang") { while true { sleep(3600) } }
+            if text.hasPrefix(marker + "-where") || text.hasSuffix(marker + "-where") { return true }
         }
+        return false
+    }
+
+    /// Test only: the name of the thread the file's task runs on after a hop through the
+    /// analysis threads (a continuation resumed from one), as the report's failure
+    /// (`test_only_where`): a test checks it is the worker's own (``executor``), never
+    /// libdispatch's global queues, whose monitor crashed the sandboxed worker (WorkerExecutor).
+    static func testOnlyWhere(_ request: WorkerMessage.Request, analyzer: SensitivityAnalyzer) async -> FileReport {
+        _ = try? await analyzer.runBlocking { 0 }
+        var name = [CChar](repeating: 0, count: 32)
+        _ = qsys_thread_name(&name, Int32(name.count))
+        let failure = FileReport.Failure(code: "test_only_where", message: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
     }
 }
 
