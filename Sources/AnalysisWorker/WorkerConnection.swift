@@ -42,6 +42,8 @@ final class WorkerConnection: Sendable {
         var killedForHanging = false
         /// Why this connection killed the worker, when it did (a deadline, a message it broke).
         var killReason: String?
+        /// This connection sent the worker SIGKILL (for a reason above, or at a stop it outlived).
+        var sentKill = false
         /// History lookups waiting for their answer (``lookUpHistory(_:files:timeout:)``).
         var histories: [UInt64: HistoryWait] = [:]
     }
@@ -109,6 +111,7 @@ final class WorkerConnection: Sendable {
 
     /// SIGKILLs the worker: itself, or through the launcher.
     func killWorker() {
+        state.withLock { $0.sentKill = true }
         switch process {
         case .child(let pid): _ = kill(pid, SIGKILL)
         case .launched(let worker): worker.kill()
@@ -360,7 +363,7 @@ final class WorkerConnection: Sendable {
         }
         let how = waitForWorkerEnd()
         // Died of a signal this service did not send: its last words into the log.
-        if how.hasPrefix("killed by signal"), state.withLock({ $0.killReason == nil }), let errors { errors.reportDeath("died, \(how)") }
+        if how.hasPrefix("killed by signal"), !state.withLock({ $0.sentKill }), let errors { errors.reportDeath("died, \(how)") }
         let (pending, histories, death) = state.withLock { s -> ([Pending], [HistoryWait], Death) in
             let hung = s.killedForHanging
             let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)

@@ -64,10 +64,14 @@ public enum AnalysisWorkerProcess {
     /// The worker's async work runs here, never on libdispatch's global queues (``WorkerExecutor``).
     static let executor = WorkerExecutor(threads: 2, name: "worker-async")
 
-    /// Runs the worker, confined by ``confine()`` (its result); returns its exit status. Its
-    /// async work runs on ``executor``.
+    /// Runs the worker, confined by ``confine()`` (its result), and exits with its status. Its
+    /// async work runs on ``executor``; it exits from there, not after a hop back to Swift's
+    /// global executor (libdispatch's queues, which the sealed worker must leave alone).
     public static func run(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
-        await withTaskExecutorPreference(executor) { await serve(environment: environment, confined: confined) }
+        await withTaskExecutorPreference(executor) { () async -> Int32 in
+            let status = await serve(environment: environment, confined: confined)
+            exit(status)
+        }
     }
 
     static func serve(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
