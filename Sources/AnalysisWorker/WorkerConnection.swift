@@ -362,8 +362,11 @@ final class WorkerConnection: Sendable {
             }
         }
         let how = waitForWorkerEnd()
-        // Died of a signal this service did not send: its last words into the log.
-        if how.hasPrefix("killed by signal"), !state.withLock({ $0.sentKill }), let errors { errors.reportDeath("died, \(how)") }
+        // Died of a signal this service did not send (a trap, an abort; not a SIGKILL, which
+        // leaves no last words): what it wrote last into the log.
+        if how.hasPrefix("killed by signal"), !how.hasPrefix("killed by signal \(SIGKILL) "), !state.withLock({ $0.sentKill }), let errors {
+            errors.reportDeath("died, \(how)")
+        }
         let (pending, histories, death) = state.withLock { s -> ([Pending], [HistoryWait], Death) in
             let hung = s.killedForHanging
             let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)

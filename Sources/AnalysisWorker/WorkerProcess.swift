@@ -19,7 +19,8 @@ public enum AnalysisWorkerProcess {
     public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"
     /// Test only: a file that starts or ends with this text followed by `-crash` makes the
     /// worker abort, followed by `-hang` makes it hang, so tests can show a poison file costs one worker
-    /// and one file, never the service. Unset (always, outside tests), it does nothing.
+    /// and one file, never the service; followed by `-where`, the file's report names the thread
+    /// its task runs on (``testOnlyWhere(_:analyzer:)``). Unset (always, outside tests), it does nothing.
     public static let testOnlyCrashMarkerVariable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
     /// The worker's end of the socket pair.
     public static let socketDescriptor: Int32 = 3

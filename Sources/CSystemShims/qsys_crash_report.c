@@ -51,6 +51,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *unused) {
 struct text { char *bytes; int size; int length; };
 
 static void put(struct text *t, const char *s) {
+    if (t->size <= 0) return;
     while (*s && t->length < t->size - 1) t->bytes[t->length++] = *s++;
     t->bytes[t->length < t->size ? t->length : t->size - 1] = 0;
 }
