@@ -42,6 +42,8 @@ final class WorkerConnection: Sendable {
         var killedForHanging = false
         /// Why this connection killed the worker, when it did (a deadline, a message it broke).
         var killReason: String?
+        /// This connection sent the worker SIGKILL (for a reason above, or at a stop it outlived).
+        var sentKill = false
         /// History lookups waiting for their answer (``lookUpHistory(_:files:timeout:)``).
         var histories: [UInt64: HistoryWait] = [:]
     }
@@ -87,6 +89,8 @@ final class WorkerConnection: Sendable {
     let limits: Limits
     /// How the worker says it is confined (its hello).
     let confinement: String?
+    /// Its standard error, relayed into the service's log (nil for an adopted stand-in).
+    let errors: WorkerErrorRelay?
     var deadline: Duration { limits.deadline }
     var pid: pid_t {
         switch process {
@@ -97,7 +101,8 @@ final class WorkerConnection: Sendable {
     /// Whether the worker launcher started it.
     var isLaunched: Bool { if case .launched = process { return true } else { return false } }
 
-    private init(process: Process, socket: LocalSocket, limits: Limits, confinement: String?) {
+    private init(process: Process, socket: LocalSocket, limits: Limits, confinement: String?, errors: WorkerErrorRelay? = nil) {
+        self.errors = errors
         self.process = process
         self.socket = socket
         self.limits = limits
@@ -106,6 +111,7 @@ final class WorkerConnection: Sendable {
 
     /// SIGKILLs the worker: itself, or through the launcher.
     func killWorker() {
+        state.withLock { $0.sentKill = true }
         switch process {
         case .child(let pid): _ = kill(pid, SIGKILL)
         case .launched(let worker): worker.kill()
@@ -195,10 +201,8 @@ final class WorkerConnection: Sendable {
             throw .init("cannot start the analysis worker \(executable): \(String(cString: strerror(status)))")
         }
         let (errorEnd, workerPid) = (errors[0], pid)
-        let relay = Thread { relayErrors(from: errorEnd, pid: workerPid) }
-        relay.name = "worker-\(pid)-errors"
-        relay.start()
-        return try greet(.child(pid), socket: mine, limits: limits, helloTimeout: helloTimeout)
+        let relay = WorkerErrorRelay.start(from: errorEnd, pid: workerPid)
+        return try greet(.child(pid), socket: mine, limits: limits, helloTimeout: helloTimeout, errors: relay)
     }
 
     /// Asks the worker launcher at `launcher` for a worker judging the files of the protected
@@ -208,16 +212,15 @@ final class WorkerConnection: Sendable {
                        helloTimeout: Duration = .seconds(120)) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
         let (worker, socket, errors) = try LaunchedWorker.start(socketPath: launcher, account: account, environment: environment)
         let workerPid = worker.pid
-        let relay = Thread { relayErrors(from: errors, pid: workerPid) }
-        relay.name = "worker-\(workerPid)-errors"
-        relay.start()
-        return try greet(.launched(worker), socket: socket, limits: limits, helloTimeout: helloTimeout)
+        let relay = WorkerErrorRelay.start(from: errors, pid: workerPid)
+        return try greet(.launched(worker), socket: socket, limits: limits, helloTimeout: helloTimeout, errors: relay)
     }
 
     /// Waits for a started worker's hello and returns its connection; throws (the worker
     /// killed) when there is none in time, or it says it cannot analyse.
-    static func greet(_ process: Process, socket mine: LocalSocket, limits: Limits, helloTimeout: Duration) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
-        let pending = WorkerConnection(process: process, socket: mine, limits: limits, confinement: nil)
+    static func greet(_ process: Process, socket mine: LocalSocket, limits: Limits, helloTimeout: Duration,
+                      errors: WorkerErrorRelay? = nil) throws(SandboxedAnalysis.Problem) -> WorkerConnection {
+        let pending = WorkerConnection(process: process, socket: mine, limits: limits, confinement: nil, errors: errors)
         // The hello: the models loaded, or why not.
         var poller = pollfd(fd: mine.descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(helloTimeout.components.seconds * 1000)
@@ -242,7 +245,7 @@ final class WorkerConnection: Sendable {
             _ = pending.waitForWorkerEnd()
             throw .init(WorkerMessage.Report.tame(.init(code: "hello", message: error)).message)
         }
-        let connection = WorkerConnection(process: process, socket: mine, limits: limits, confinement: hello.confinement)
+        let connection = WorkerConnection(process: process, socket: mine, limits: limits, confinement: hello.confinement, errors: errors)
         let pid = connection.pid
         let reader = Thread { connection.readUntilGone() }
         reader.name = "worker-\(pid)"
@@ -258,35 +261,6 @@ final class WorkerConnection: Sendable {
     /// instruction set comes from CPUID, measured no slower), and fontconfig with no writable
     /// cache (the worker may write nowhere: it reads the system's caches).
     static let expectedNoise = ["Error in cpuinfo: failed to parse processor information from /proc/cpuinfo", "Fontconfig error: No writable cache directories"]
-
-    /// Copies what the worker writes to its standard error into the service's, each line
-    /// prefixed with the worker's pid, at most ``maxErrorBytes`` bytes, until the pipe ends;
-    /// then closes it.
-    static func relayErrors(from descriptor: Int32, pid: pid_t) {
-        defer { close(descriptor) }
-        var written = 0, pending: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        func emit(_ line: ArraySlice<UInt8>) {
-            guard written < maxErrorBytes else { return }
-            if expectedNoise.contains(where: { String(decoding: line, as: UTF8.self).hasSuffix($0) }) { return }
-            let text = "analysis worker \(pid): " + String(decoding: line.prefix(1024), as: UTF8.self).filter { $0 != "\r" } + "\n"
-            written += text.utf8.count
-            FileHandle.standardError.write(Data(text.utf8))
-            if written >= maxErrorBytes { FileHandle.standardError.write(Data("analysis worker \(pid): (more dropped: over \(maxErrorBytes) bytes)\n".utf8)) }
-        }
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            pending += chunk[0..<count]
-            while let newline = pending.firstIndex(of: 10) {
-                emit(pending[..<newline])
-                pending.removeSubrange(...newline)
-            }
-            if pending.count > 1024 { emit(pending[...]); pending.removeAll() }
-        }
-        if !pending.isEmpty { emit(pending[...]) }
-    }
 
     /// Waits for `pid` and says how it ended.
     static func reap(_ pid: pid_t) -> String {
@@ -369,7 +343,10 @@ final class WorkerConnection: Sendable {
                 guard let received = try socket.receive(maxLength: limits.maxMessageBytes) else { break }
                 message = received
             } catch {
-                if isAlive && !state.withLock({ $0.killReason != nil }) {
+                // A refused message is the worker's doing. Any other failure (ECONNRESET: the
+                // worker ended with messages of the service's unread, a crash say) is its end,
+                // told below by how it ended (was: reported as a message over the cap).
+                if LocalSocket.isRefusal(error), isAlive && !state.withLock({ $0.killReason != nil }) {
                     killForViolation("it sent a message over \(limits.maxMessageBytes) bytes or with descriptors")
                 }
                 break
@@ -385,6 +362,11 @@ final class WorkerConnection: Sendable {
             }
         }
         let how = waitForWorkerEnd()
+        // Died of a signal this service did not send (a trap, an abort; not a SIGKILL, which
+        // leaves no last words): what it wrote last into the log.
+        if how.hasPrefix("killed by signal"), !how.hasPrefix("killed by signal \(SIGKILL) "), !state.withLock({ $0.sentKill }), let errors {
+            errors.reportDeath("died, \(how)")
+        }
         let (pending, histories, death) = state.withLock { s -> ([Pending], [HistoryWait], Death) in
             let hung = s.killedForHanging
             let death = Death(description: s.killReason ?? "the analysis worker \(how)", hung: hung)

@@ -19,7 +19,8 @@ public enum AnalysisWorkerProcess {
     public static let configurationVariable = "QUARANTINE_WORKER_CONFIGURATION"
     /// Test only: a file that starts or ends with this text followed by `-crash` makes the
     /// worker abort, followed by `-hang` makes it hang, so tests can show a poison file costs one worker
-    /// and one file, never the service. Unset (always, outside tests), it does nothing.
+    /// and one file, never the service; followed by `-where`, the file's report names the thread
+    /// its task runs on (``testOnlyWhere(_:analyzer:)``). Unset (always, outside tests), it does nothing.
     public static let testOnlyCrashMarkerVariable = "QUARANTINE_TEST_ONLY_CRASH_MARKER"
     /// The worker's end of the socket pair.
     public static let socketDescriptor: Int32 = 3
@@ -61,8 +62,20 @@ public enum AnalysisWorkerProcess {
         return "user \(name) (uid \(effective), gid \(getegid()))"
     }
 
-    /// Runs the worker, confined by ``confine()`` (its result); returns its exit status.
+    /// The worker's async work runs here, never on libdispatch's global queues (``WorkerExecutor``).
+    static let executor = WorkerExecutor(threads: 2, name: "worker-async")
+
+    /// Runs the worker, confined by ``confine()`` (its result), and exits with its status. Its
+    /// async work runs on ``executor``; it exits from there, not after a hop back to Swift's
+    /// global executor (libdispatch's queues, which the sealed worker must leave alone).
     public static func run(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
+        await withTaskExecutorPreference(executor) { () async -> Int32 in
+            let status = await serve(environment: environment, confined: confined)
+            exit(status)
+        }
+    }
+
+    static func serve(environment: [String: String], confined: Result<Void, ServiceError>) async -> Int32 {
         var info = stat()
         guard fstat(socketDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
             FileHandle.standardError.write(Data("quarantine analysis-worker: descriptor 3 is not a socket; this command is started by the agent and the guardian service, not by hand\n".utf8))
@@ -97,6 +110,9 @@ public enum AnalysisWorkerProcess {
         let warmed = await warmUp(analyzer)
         // SQLite once, in memory, as a history lookup uses it (whatever it sets up on first use).
         HistoryParsing.warmUp()
+        // A crash explains itself on standard error (the service logs it): the signal, where,
+        // and the return addresses by library. Installed now that every library is loaded.
+        _ = qsys_crash_report_install(2)
         if keepsRuntimeDescriptor { close(runtimeDescriptor) }
         // What the warm-up freed (decoded samples, the models' intermediate tensors) goes back to
         // the kernel: malloc keeps it otherwise, 50 MB of the worker's 200 (measured).
@@ -138,11 +154,16 @@ public enum AnalysisWorkerProcess {
                 continue
             }
             let fd = message.descriptors[0]
-            tasks.add(request.id, Task {
+            // Its own task, on the worker's executor (an unstructured task would not inherit it).
+            tasks.add(request.id, Task(executorPreference: executor) {
                 defer { close(fd) }
-                if let marker { testOnlySwitch(marker: marker, fd: fd) }
-                let report = await judge(request, fd: fd, analyzer: analyzer) { update in
-                    try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
+                let report: FileReport
+                if let marker, testOnlySwitch(marker: marker, fd: fd) {
+                    report = await testOnlyWhere(request, analyzer: analyzer)
+                } else {
+                    report = await judge(request, fd: fd, analyzer: analyzer) { update in
+                        try? socket.send(WorkerMessage.encode(.progress, WorkerMessage.Progress(id: request.id, fraction: update.fraction, video: update)))
+                    }
                 }
                 var sent = report
                 // A frame over the service's cap is not sent (the file then has no blurred preview).
@@ -243,11 +264,12 @@ public enum AnalysisWorkerProcess {
     }
 
     /// Test only (see ``testOnlyCrashMarkerVariable``): the marker at the start of the file, or
-    /// at its end (after a picture's own bytes, which decoders ignore).
-    static func testOnlySwitch(marker: String, fd: Int32) {
+    /// at its end (after a picture's own bytes, which decoders ignore). Returns whether it is
+    /// followed by `-where` (``testOnlyWhere(_:analyzer:)``).
+    static func testOnlySwitch(marker: String, fd: Int32) -> Bool {
         let length = marker.utf8.count + 6
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return }
+        guard fstat(fd, &info) == 0 else { return false }
         for offset in [0, max(0, Int(info.st_size) - length)] {
             var bytes = [UInt8](repeating: 0, count: length)
             let count = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
@@ -255,7 +277,21 @@ public enum AnalysisWorkerProcess {
             let text = String(decoding: bytes.prefix(count), as: UTF8.self)
             if text.hasPrefix(marker + "-crash") || text.hasSuffix(marker + "-crash") { abort() }
             if text.hasPrefix(marker + "-hang") || text.hasSuffix(marker + "-hang") { while true { sleep(3600) } }
+            if text.hasPrefix(marker + "-where") || text.hasSuffix(marker + "-where") { return true }
         }
+        return false
+    }
+
+    /// Test only: the name of the thread the file's task runs on after a hop through the
+    /// analysis threads (a continuation resumed from one), as the report's failure
+    /// (`test_only_where`): a test checks it is the worker's own (``executor``), never
+    /// libdispatch's global queues, whose monitor crashed the sandboxed worker (WorkerExecutor).
+    static func testOnlyWhere(_ request: WorkerMessage.Request, analyzer: SensitivityAnalyzer) async -> FileReport {
+        _ = try? await analyzer.runBlocking { 0 }
+        var name = [CChar](repeating: 0, count: 32)
+        _ = qsys_thread_name(&name, Int32(name.count))
+        let failure = FileReport.Failure(code: "test_only_where", message: String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return FileReport(path: request.path, kind: .other, type: .other, analysis: nil, failure: failure, elapsedMilliseconds: 0)
     }
 }
 

@@ -60,6 +60,13 @@ void qsys_set_thread_name(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
+int qsys_thread_name(char *buffer, int size) {
+    char name[17] = { 0 };
+    if (size <= 0 || prctl(PR_GET_NAME, name, 0, 0, 0) != 0) return -1;
+    snprintf(buffer, (size_t)size, "%s", name);
+    return 0;
+}
+
 ssize_t qsys_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count) {
     struct iovec io = { .iov_base = (void *)bytes, .iov_len = length };
     struct msghdr message = { .msg_iov = &io, .msg_iovlen = 1 };

@@ -91,10 +91,21 @@ extension SensitivityAnalyzer {
         let start = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6 }
         let handler = videoAnalysis(forFileAt: path, options: videoOptions, policy: policy)
-        let watcher = Task {
-            for await update in handler.progressUpdates { progress?(update) }
+        // Progress is passed on by a child task: it runs where the caller's tasks run (an
+        // unstructured task would not inherit a task executor preference: the analysis worker's
+        // async work must stay off libdispatch's global queues, see WorkerExecutor).
+        return await withTaskGroup(of: Void.self) { group in
+            if let progress {
+                group.addTask { for await update in handler.progressUpdates { progress(update) } }
+            }
+            defer { group.cancelAll() }
+            return await videoVerdict(handler, path: path, type: type, options: videoOptions, elapsed: elapsed)
         }
-        defer { watcher.cancel() }
+    }
+
+    /// The report of a video analysis `handler`, once it has run.
+    func videoVerdict(_ handler: VideoAnalysisHandler, path: String, type: MediaType, options videoOptions: VideoOptions,
+                      elapsed: () -> Double) async -> FileReport {
         do {
             let video = try await handler.hasSensitiveContent()
             let swaps = video.info.rotation == 90 || video.info.rotation == 270

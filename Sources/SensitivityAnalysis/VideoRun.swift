@@ -380,21 +380,8 @@ final class VideoRun: @unchecked Sendable {
             }
         }
         if let begin = rangeStart { ranges.append(begin...lastFlagged) }
-        var largestGap = knownGap ?? 0
-        if knownGap == nil {
-            // Between consecutive samples, leaving out what an earlier run covered; to the end
-            // when the analysis is complete.
-            let resumed = handler.options.alreadyCovered ?? CoveredRanges()
-            var previous: Double? = resumed.contains(0) ? nil : 0
-            for i in order {
-                let time = records[i].time
-                if let previous, !resumed.covers(previous...time) { largestGap = max(largestGap, time - previous) }
-                previous = time
-            }
-            if complete, let duration, let previous, !resumed.covers(previous...duration) {
-                largestGap = max(largestGap, max(0, duration - frameDuration - previous))
-            }
-        }
+        let largestGap = knownGap ?? Self.largestGap(samples: order.map { records[$0].time }, resumed: handler.options.alreadyCovered ?? CoveredRanges(),
+                                                     end: complete ? duration.map { $0 - frameDuration } : nil)
         var coverage: Double? = nil
         if let duration, duration > 0 { coverage = complete && !(firstFlagged != nil && !allRanges) ? 1 : analysed.fraction(of: duration) }
         let flagged = firstFlagged.flatMap { verdicts[$0] }
@@ -407,6 +394,25 @@ final class VideoRun: @unchecked Sendable {
             flaggedRanges: ranges, samples: records.count, duration: duration, coverage: coverage,
             skippedSamples: skipped, largestGap: largestGap, samplingRule: rule, plannedGap: gap, endedEarly: damage != nil, endReason: damage,
             info: info, mode: handler.policy.mode, decoders: decoders)
+    }
+
+    /// The largest distance between analysed frames, seconds: between consecutive `samples`
+    /// (media times), from the start, and to `end` (the last frame, for a complete analysis).
+    /// A stretch an earlier run covered (`resumed`) counts as analysed throughout: every frame
+    /// in it was within the gap of a frame that run judged. (Taking only the samples and leaving
+    /// out gaps wholly inside a covered stretch reported 10.24 s where 2 s was kept: a stretch
+    /// covered before, 8 s between two keyframes that run judged, lay between this run's last
+    /// sample before it and its first after it.)
+    static func largestGap(samples: [Double], resumed: CoveredRanges, end: Double?) -> Double {
+        var spans = samples.map { $0...$0 } + resumed.ranges
+        spans.sort { $0.lowerBound < $1.lowerBound }
+        var reached = 0.0, largest = 0.0
+        for span in spans {
+            largest = max(largest, span.lowerBound - reached)
+            reached = max(reached, span.upperBound)
+        }
+        if let end { largest = max(largest, end - reached) }
+        return largest
     }
 
     // MARK: - Threads

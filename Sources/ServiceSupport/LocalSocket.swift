@@ -171,6 +171,14 @@ public final class LocalSocket: @unchecked Sendable {
         return Message(bytes: Array(buffer.prefix(received)), descriptors: descriptors)
     }
 
+    /// Whether `error` is ``receive(maxLength:)`` refusing a message (over the length, or with
+    /// too many descriptors: the peer's doing), not the socket failing (`ECONNRESET` when the
+    /// peer ended with messages unread, say).
+    public static func isRefusal(_ error: any Error) -> Bool {
+        guard let error = error as? ServiceError else { return false }
+        return error.operation == "recvmsg" && error.cause == nil
+    }
+
     // MARK: - Internals
 
     static func make() throws(ServiceError) -> LocalSocket {

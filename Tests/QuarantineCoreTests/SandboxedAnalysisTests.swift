@@ -111,6 +111,18 @@ struct SandboxedAnalysisTests {
         #expect(sandboxed.workerProcesses.contains(first) == false)
     }
 
+    @Test("the sealed worker's async work runs on threads of its own, never libdispatch's global queues, whose pool monitor opens /proc/TID/stat when work waits (under load) and crashes the process when Landlock refuses it (was: SIGILL on a 120-s video in loaded runs)")
+    func asyncWorkOnOwnThreads() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sandboxed = try analysis(); defer { sandboxed.stop() }
+        // The test-only switch: the file's task says where it runs after a hop through the
+        // analysis threads.
+        let probe = try place.write("where.png", try Self.grey() + Array((Self.marker + "-where").utf8))
+        let report = await sandboxed.report(forFileAt: probe, policy: .defaults(for: .adult), video: VideoOptions())
+        #expect(report.failure?.code == "test_only_where", "\(String(describing: report.failure))")
+        #expect(report.failure?.message.hasPrefix("worker-async") == true, "ran on \(report.failure?.message ?? "?")")
+    }
+
     @Test("a file that hangs the worker is stopped at the deadline, tried once more, then 'analysis_timed_out'")
     func hangingFile() async throws {
         let place = try Place(); defer { place.cleanUp() }

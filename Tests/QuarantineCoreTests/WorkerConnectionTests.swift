@@ -222,4 +222,37 @@ struct WorkerConnectionTests {
         #expect(report.flaggedFrame?.width == 2 && report.flaggedFrame?.pixels.count == 12)
         #expect(worker.connection.isAlive)
     }
+
+    @Test("a worker that crashes with the service's request unread is reported as crashed, not as having sent a message over the cap (was: ECONNRESET read as a refused message)")
+    func crashWithRequestUnread() async throws {
+        let worker = try StandInWorker(limits: Self.limits()); defer { worker.cleanUp() }
+        let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        // The stand-in never reads the request: it crashes (SIGSEGV) with it in its queue, and
+        // its socket closes (as a process's do when it dies).
+        let player = Thread {
+            var poller = pollfd(fd: worker.socket.descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 10_000)
+            kill(worker.pid, SIGSEGV)
+            // Dead (a zombie until the connection reaps it) before its socket closes.
+            for _ in 0..<1000 where Self.state(worker.pid).map({ $0 != "Z" }) ?? false { usleep(5_000) }
+            worker.socket.close()
+        }
+        player.start()
+        let outcome = await worker.connection.judge(path: "/home/child/Downloads/file.png", descriptor: descriptor, policy: .defaults(for: .child),
+                                                    video: VideoOptions()) { _ in }
+        guard case .died(let death) = outcome else {
+            Issue.record("expected the worker's death, got \(outcome)")
+            return
+        }
+        #expect(death.description.contains("killed by signal \(SIGSEGV)"), "\(death.description)")
+        #expect(!death.description.contains("over"), "\(death.description)")
+    }
+
+    /// The state letter of `/proc/PID/stat` (Z for a zombie), nil when there is none.
+    static func state(_ pid: pid_t) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ").first.map(String.init)
+    }
 }

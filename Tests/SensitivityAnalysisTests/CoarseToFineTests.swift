@@ -45,6 +45,21 @@ struct CoarseToFinePlanTests {
         #expect(CoveredRanges(pairs: [[3, 1], [.nan, 2], [1]]).isEmpty)
     }
 
+    @Test("the largest gap of a resumed analysis counts what the earlier run covered as analysed: a covered stretch between two new samples is no gap (was: 10.24 s reported where 2 s was kept)")
+    func resumedLargestGap() {
+        // Keyframes every 8 s, 2-s gap: this run filled 8-16 (last sample 15.68) and 24-32; the
+        // earlier run had covered 0-8 and 16-24, their keyframes judged.
+        let samples = [9.92, 11.84, 13.76, 15.68, 25.92, 27.84, 29.76, 31.68]
+        let resumed = CoveredRanges([0...8, 16...24])
+        #expect(abs(VideoRun.largestGap(samples: samples, resumed: resumed, end: 31.96) - 1.92) < 1e-9)
+        // Without the earlier stretches, the holes are gaps; and what the earlier run did not
+        // cover still counts: from the start to a first sample, and from the last to the end.
+        #expect(abs(VideoRun.largestGap(samples: samples, resumed: CoveredRanges(), end: 31.96) - 10.24) < 1e-9)
+        #expect(abs(VideoRun.largestGap(samples: [5, 6], resumed: CoveredRanges([0...1]), end: nil) - 4) < 1e-9)
+        #expect(abs(VideoRun.largestGap(samples: [1, 2], resumed: CoveredRanges(), end: 9) - 7) < 1e-9)
+        #expect(VideoRun.largestGap(samples: [], resumed: CoveredRanges([0...10]), end: 9.96) == 0)
+    }
+
     /// A photo-like frame: a smooth gradient with texture.
     static func scene(_ width: Int = 640, _ height: Int = 360, seed: Int = 0) -> RGBImage {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
@@ -197,6 +212,23 @@ struct CoarseToFineVideoTests {
         try Self.clip(card, cardFrom: 100, to: 104, seconds: 120)
         let found = try await analyzer.videoAnalysis(forFileAt: card.path, options: VideoOptions(maxGap: 2, alreadyCovered: CoveredRanges([0...64]))).hasSensitiveContent()
         #expect(found.isSensitive && found.frameTime.map { $0 >= 100 && $0 <= 102.1 } == true, "\(String(describing: found.frameTime))")
+    }
+
+    @Test("a resumed analysis keeps the promised gap across a stretch an earlier run covered between two it fills (was: 10.24 s)")
+    func resumedAroundCoveredStretch() async throws {
+        let analyzer = try Self.analyzer.get()
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clip = dir.appendingPathComponent("clip.mp4")
+        try VideoFixtures.make(clip, seconds: 32, encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "200", "-keyint_min", "200", "-sc_threshold", "0"],
+                               size: "160x120")
+        // What an interrupted run (two decoders, or judging out of order under load) leaves:
+        // 0-8 and 16-24 covered, 8-16 not.
+        let options = VideoOptions(maxGap: 2, alreadyCovered: CoveredRanges([0...8, 16...24]), decoders: 1, denseShortClips: false)
+        let resumed = try await analyzer.videoAnalysis(forFileAt: clip.path, options: options).hasSensitiveContent()
+        #expect(!resumed.isSensitive && resumed.coverage == 1)
+        #expect(resumed.largestGap <= 2 + 1e-6, "largest gap \(resumed.largestGap) s")
+        #expect(resumed.samples <= 10, "only 8-16 and 24-32 are sampled: \(resumed.samples)")
     }
 
     @Test("a slideshow skips the models for repeated frames, never the card when it appears")

@@ -21,6 +21,8 @@ int qsys_thread_io_class(void);
 unsigned long long qsys_thread_cpu_ns(void);
 /// Names the calling thread (what ps, top and /proc/<pid>/task/<tid>/comm show; 15 bytes kept).
 void qsys_set_thread_name(const char *name);
+/// The calling thread's name (at most 15 bytes) into `buffer`, NUL-terminated; 0, or -1.
+int qsys_thread_name(char *buffer, int size);
 /// sendmsg of `length` bytes with `count` descriptors as SCM_RIGHTS (none when count is 0),
 /// MSG_NOSIGNAL. Returns the bytes sent, or -1 with errno.
 ssize_t qsys_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count);
