@@ -3,14 +3,14 @@ import SensitivityAnalysis
 import ServiceSupport
 
 extension GuardianClient {
-    /// Begins a stream on this connection (``GuardianWire/Stream``): the policy the service
+    /// Begins a stream on this connection (``GuardianWire/LiveStream``): the policy the service
     /// judges it by, or why there is none (the service's failure: a third stream, no engine; or
     /// `unavailable` when it cannot be asked). The connection is the stream's after this; it has
     /// no receive timeout any more (a stream lasts as long as its application wants).
     public func beginStream(participant: String, direction: VideoStreamAnalyzer.StreamDirection) -> Result<AnalysisPolicy, GuardianWire.Analyze.Failure> {
         try? socket.setTimeouts(receive: .zero, send: .seconds(10))
-        do { try socket.send(GuardianProtocol.encode(GuardianWire.Stream(step: .begin, participant: participant, direction: direction))) } catch {
-            if let answer = reasonLeftBehind(GuardianWire.Stream.Answer.self), let refusal = answer.refusal {
+        do { try socket.send(GuardianProtocol.encode(GuardianWire.LiveStream(step: .begin, participant: participant, direction: direction))) } catch {
+            if let answer = reasonLeftBehind(GuardianWire.LiveStream.Answer.self), let refusal = answer.refusal {
                 return .failure(.init(.unavailable, code: "refused", "the guardian service refused: \(refusal)"))
             }
             return .failure(.init(.unavailable, code: "unavailable", "the guardian service cannot be asked: \(closedError(cause: error))"))
@@ -23,17 +23,17 @@ extension GuardianClient {
         return .failure(answer.answer?.failure ?? .init(.unavailable, code: "unavailable", "the guardian service did not begin the stream"))
     }
 
-    /// Sends one step of a stream begun on this connection; `frame` (for ``GuardianWire/Stream/Step/frame``)
+    /// Sends one step of a stream begun on this connection; `frame` (for ``GuardianWire/LiveStream/Step/frame``)
     /// is the picture file's descriptor (the caller keeps its own). Throws when the service did not take it.
-    public func sendStreamStep(_ step: GuardianWire.Stream.Step, frame: Int32? = nil) throws(ServiceError) {
-        try socket.send(GuardianProtocol.encode(GuardianWire.Stream(step: step)), descriptors: frame.map { [$0] } ?? [])
+    public func sendStreamStep(_ step: GuardianWire.LiveStream.Step, frame: Int32? = nil) throws(ServiceError) {
+        try socket.send(GuardianProtocol.encode(GuardianWire.LiveStream(step: step)), descriptors: frame.map { [$0] } ?? [])
     }
 
     /// The service's next message on a stream; nil once the connection is gone (or the message
     /// is not understood). Blocks until one comes.
-    public func streamAnswer() -> GuardianAnswer<GuardianWire.Stream.Answer>? {
+    public func streamAnswer() -> GuardianAnswer<GuardianWire.LiveStream.Answer>? {
         guard let message = try? socket.receive(maxLength: GuardianProtocol.maxMessage) else { return nil }
         message.descriptors.forEach { close($0) }
-        return try? GuardianProtocol.decodeAnswer(GuardianWire.Stream.Answer.self, from: message.bytes)
+        return try? GuardianProtocol.decodeAnswer(GuardianWire.LiveStream.Answer.self, from: message.bytes)
     }
 }

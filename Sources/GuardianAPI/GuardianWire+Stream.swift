@@ -22,7 +22,7 @@ extension GuardianWire {
     /// The service sends ``Answer/change`` at each change of advice and ``Answer/counts`` every
     /// ``Limits/countsInterval`` while they change. A client that closes the connection ends
     /// the stream at once (judged no further).
-    public struct Stream: GuardianRequest {
+    public struct LiveStream: GuardianRequest {
         public static let verb = GuardianVerb.stream
         public static let fields: Set<String> = ["step", "participant", "direction"]
 

@@ -13,7 +13,7 @@ extension GuardianServer {
         guard message.descriptors.isEmpty, (try? GuardianProtocol.verb(of: message.bytes)) == .stream, let route = Self.routes[.stream],
               GuardianRules.access(route.access, for: connection.role.caller, protectedAccount: paths.user) == .none,
               connection.peer.uid == childUID,
-              let request = try? GuardianProtocol.decode(GuardianWire.Stream.self, from: message.bytes), request.step == .begin else { return false }
+              let request = try? GuardianProtocol.decode(GuardianWire.LiveStream.self, from: message.bytes), request.step == .begin else { return false }
         guard let streams else {
             GuardianStreams.send(.init(failure: .init(.unavailable, code: "not_offered", "this guardian service does not judge streams for applications")),
                                  mode: .child, on: connection.socket)

@@ -17,10 +17,10 @@ import ServiceSupport
 /// mode). The child chooses nothing but its frames.
 ///
 /// What a hostile child can cost is bounded:
-/// - at most ``GuardianWire/Stream/Limits/streamsPerAccount`` streams at once (a third is
+/// - at most ``GuardianWire/LiveStream/Limits/streamsPerAccount`` streams at once (a third is
 ///   refused), each one connection (counted in the account's connections) and one thread;
 /// - frames are read at most ``maxFramesRead`` a second per stream, each at most
-///   ``GuardianWire/Stream/Limits/maxFrameBytes``, checked as the `analyze` verb checks (open for
+///   ``GuardianWire/LiveStream/Limits/maxFrameBytes``, checked as the `analyze` verb checks (open for
 ///   reading, a regular file) before a byte is read; a frame waits in one slot, a newer one
 ///   pushes it out (dropped, counted): nothing queues;
 /// - judgements go through one ``StreamFrameGate`` for the account: one frame at a time, at
@@ -53,7 +53,7 @@ final class GuardianStreams: Sendable {
     private let logger: Logger
     private let state = Locked(State())
 
-    init(maxStreams: Int = GuardianWire.Stream.Limits.streamsPerAccount, gate: StreamFrameGate = StreamFrameGate(),
+    init(maxStreams: Int = GuardianWire.LiveStream.Limits.streamsPerAccount, gate: StreamFrameGate = StreamFrameGate(),
          logger: Logger, provider: @escaping Provider) {
         self.maxStreams = maxStreams
         self.gate = gate
@@ -73,10 +73,10 @@ final class GuardianStreams: Sendable {
         streams.forEach { $0.cancel() }
     }
 
-    /// Opens the stream asked by `request` (a ``GuardianWire/Stream/Step/begin``) on `socket`,
+    /// Opens the stream asked by `request` (a ``GuardianWire/LiveStream/Step/begin``) on `socket`,
     /// served on a thread of its own until it ends; `done` is called once after the last
     /// answer, to close the connection.
-    func start(_ request: GuardianWire.Stream, socket: LocalSocket, done: @escaping @Sendable () -> Void) {
+    func start(_ request: GuardianWire.LiveStream, socket: LocalSocket, done: @escaping @Sendable () -> Void) {
         try? socket.setTimeouts(receive: .seconds(2), send: Self.sendTimeout)
         let (engine, settings, problem) = provider()
         guard let engine else {
@@ -86,7 +86,7 @@ final class GuardianStreams: Sendable {
         }
         let policy = AnalysisPolicy(mode: settings.mode)
         let judge = GuardianFrameJudge(engine: engine, settings: settings, gate: gate)
-        let participant = String((request.participant ?? "").prefix(GuardianWire.Stream.Limits.maxParticipant))
+        let participant = String((request.participant ?? "").prefix(GuardianWire.LiveStream.Limits.maxParticipant))
         let analyzer = VideoStreamAnalyzer(participantUUID: participant, streamDirection: request.direction ?? .incoming, judge: judge,
                                            policy: settings.policy, analysisPolicy: policy)
         let id = state.withLock { s -> UInt64? in
@@ -125,20 +125,27 @@ final class GuardianStreams: Sendable {
         let broken = Locked(false)
         let forwarding = Task.detached {
             for await change in analyzer.analysisChanges {
-                let wire = GuardianWire.Stream.Change(shouldIndicateSensitivity: change.shouldIndicateSensitivity, shouldInterruptVideo: change.shouldInterruptVideo,
+                let wire = GuardianWire.LiveStream.Change(shouldIndicateSensitivity: change.shouldIndicateSensitivity, shouldInterruptVideo: change.shouldInterruptVideo,
                                                       shouldMuteAudio: change.shouldMuteAudio, cause: change.cause.rawValue, reasons: change.reasons)
                 if !Self.send(.init(change: wire, counts: Self.counts(analyzer)), mode: mode, on: socket) { broken.withLock { $0 = true } }
             }
         }
-        defer { forwarding.cancel() }
-        var lastCounts = GuardianWire.Stream.Counts()
+        // Nothing is sent after this returns (the connection is closed then, and its number may
+        // be another's soon after): the forwarding is waited for.
+        defer {
+            forwarding.cancel()
+            let finished = DispatchSemaphore(value: 0)
+            Task.detached { await forwarding.value; finished.signal() }
+            finished.wait()
+        }
+        var lastCounts = GuardianWire.LiveStream.Counts()
         var lastCountsSent = ContinuousClock.now
         var lastFrame: ContinuousClock.Instant?
         let frameSpacing = Duration.seconds(1) / Self.maxFramesRead
         while true {
             if state.withLock({ $0.stopped }) { return "the service stops" }
             if broken.withLock({ $0 }) { return "the client did not take its answers" }
-            if ContinuousClock.now - lastCountsSent >= GuardianWire.Stream.Limits.countsInterval {
+            if ContinuousClock.now - lastCountsSent >= GuardianWire.LiveStream.Limits.countsInterval {
                 let counts = Self.counts(analyzer)
                 if counts != lastCounts {
                     guard Self.send(.init(counts: counts), mode: mode, on: socket) else { return "the client did not take its answers" }
@@ -156,10 +163,10 @@ final class GuardianStreams: Sendable {
             }
             // The client closed the connection: the stream ends at once, judged no further.
             guard let message else { return "the client left" }
-            let request: GuardianWire.Stream
+            let request: GuardianWire.LiveStream
             do throws(GuardianProtocolError) {
                 guard try GuardianProtocol.verb(of: message.bytes) == .stream else { throw .notARequest("not a stream step") }
-                request = try GuardianProtocol.decode(GuardianWire.Stream.self, from: message.bytes)
+                request = try GuardianProtocol.decode(GuardianWire.LiveStream.self, from: message.bytes)
             } catch {
                 message.descriptors.forEach { close($0) }
                 return fail(.init(.invalidDescriptor, code: "bad_message", "not a stream step (\(error)): the stream ends"), socket, mode)
@@ -193,7 +200,7 @@ final class GuardianStreams: Sendable {
             case .end:
                 // The frame waiting is judged and the last changes sent, then the counts.
                 let ended = DispatchSemaphore(value: 0)
-                let counts = Locked(GuardianWire.Stream.Counts())
+                let counts = Locked(GuardianWire.LiveStream.Counts())
                 Task.detached {
                     let statistics = await analyzer.end()
                     await forwarding.value
@@ -216,19 +223,19 @@ final class GuardianStreams: Sendable {
         return failure.message
     }
 
-    static func counts(_ analyzer: VideoStreamAnalyzer) -> GuardianWire.Stream.Counts {
+    static func counts(_ analyzer: VideoStreamAnalyzer) -> GuardianWire.LiveStream.Counts {
         let s = analyzer.statistics
         return .init(seen: s.seen, judged: s.judged, dropped: s.dropped, failed: s.failed)
     }
 
     /// A frame's bytes: the descriptor checked as the `analyze` verb checks a picture's (open
-    /// for reading, a regular file), at most ``GuardianWire/Stream/Limits/maxFrameBytes``,
+    /// for reading, a regular file), at most ``GuardianWire/LiveStream/Limits/maxFrameBytes``,
     /// before a byte is read; then read whole (pread from 0).
     static func frameBytes(_ fd: Int32) throws(GuardianWire.Analyze.Failure) -> [UInt8] {
         if let refused = DescriptorJudge.check(fd, kind: .image) { throw refused }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .init(.invalidDescriptor, code: "bad_descriptor", "the frame's descriptor cannot be examined") }
-        let limit = GuardianWire.Stream.Limits.maxFrameBytes
+        let limit = GuardianWire.LiveStream.Limits.maxFrameBytes
         guard Int(info.st_size) <= limit else {
             throw .init(.limitsExceeded, code: "too_large", "a frame of \(info.st_size) bytes is over the limit of \(limit >> 20) MiB")
         }
@@ -249,7 +256,7 @@ final class GuardianStreams: Sendable {
 
     /// Sends one message of the stream's answer; false when the client did not take it.
     @discardableResult
-    static func send(_ answer: GuardianWire.Stream.Answer, mode: AnalysisMode, on socket: LocalSocket) -> Bool {
+    static func send(_ answer: GuardianWire.LiveStream.Answer, mode: AnalysisMode, on socket: LocalSocket) -> Bool {
         let wire = GuardianAnswer(verb: .stream, role: .child, mode: mode, answer: answer)
         do { try socket.send(GuardianProtocol.encode(wire)) } catch { return false }
         return true

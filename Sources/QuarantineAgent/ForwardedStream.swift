@@ -44,7 +44,7 @@ final class ForwardedStream: Sendable {
         var over = false
         var seen = 0
         var droppedHere = 0
-        var service = GuardianWire.Stream.Counts()
+        var service = GuardianWire.LiveStream.Counts()
         var advice = Advice()
         var ended: [@Sendable () -> Void] = []
         var pipe: RawFramePipe?

@@ -17,7 +17,7 @@ import ServiceSupport
 /// properties and signals (`AnalyzeFrame`, `AnalyzeRawFrame`, `AnalyzeRawFrames`,
 /// `ContinueStream`, `End`; `AnalysisChanged`, `RawFramesEnded`).
 ///
-/// At most ``GuardianWire/Stream/Limits/streamsPerAccount`` streams at once (the service's own
+/// At most ``GuardianWire/LiveStream/Limits/streamsPerAccount`` streams at once (the service's own
 /// bound, which it enforces whatever a client does); a caller that leaves the bus has its streams
 /// ended at once (their connections shut: the service stops judging them).
 final class ForwardedStreams: Sendable {
@@ -53,7 +53,7 @@ final class ForwardedStreams: Sendable {
         guard let direction = VideoStreamAnalyzer.StreamDirection(rawValue: rawDirection) else {
             return call.fail("org.freedesktop.DBus.Error.InvalidArgs", "direction must be \"incoming\" or \"outgoing\", not \"\(rawDirection)\"")
         }
-        let limit = GuardianWire.Stream.Limits.streamsPerAccount
+        let limit = GuardianWire.LiveStream.Limits.streamsPerAccount
         let refused = state.withLock { s -> (String, String)? in
             if s.stopped { return ("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
             guard s.streams.count + s.beginning < limit else {
@@ -187,7 +187,7 @@ final class ForwardedStreams: Sendable {
     /// An encoded frame over the guardian service's bound is refused before it is read.
     static func checkSize(_ fd: Int32, bytes: Int?) throws(AnalysisBus.Failure) {
         var info = stat()
-        let limit = GuardianWire.Stream.Limits.maxFrameBytes
+        let limit = GuardianWire.LiveStream.Limits.maxFrameBytes
         if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) > limit {
             throw AnalysisBus.Failure(name: "org.freedesktop.DBus.Error.LimitsExceeded",
                                       message: "a frame of \(info.st_size) bytes is over the guardian service's limit of \(limit >> 20) MiB")

@@ -80,6 +80,6 @@ public struct BackendRoute: Sendable {
         to(GuardianWire.Analyze.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.Analyze.needsDescriptor) },
         // Served by the guardian service's streams on a connection of their own, from a `begin`
         // step (GuardianServer+Streams); a request that reaches the desk did not begin one.
-        to(GuardianWire.Stream.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.Stream.needsConnection) },
+        to(GuardianWire.LiveStream.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.LiveStream.needsConnection) },
     ].map { ($0.verb, $0) })
 }

@@ -149,7 +149,7 @@ struct GuardianServerTests {
                 // Without its descriptor (GuardianAnalysisTests passes one).
                 (.analyze, { Self.outcome($0, GuardianWire.Analyze(kind: .image)) }),
                 // A step that does not begin a stream (GuardianStreamTests begins them).
-                (.stream, { Self.outcome($0, GuardianWire.Stream(step: .end)) }),
+                (.stream, { Self.outcome($0, GuardianWire.LiveStream(step: .end)) }),
             ]
             #expect(Set(requests.map(\.0)) == Set(GuardianVerb.allCases), "a verb is not tried")
             for (verb, send) in requests {
@@ -318,7 +318,7 @@ struct GuardianServerTests {
                                               GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true, pin: "2468"),
                                               GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count(),
                                               GuardianWire.Reveal(id: 1, pin: "2468"), GuardianWire.Analyze(kind: .video),
-                                              GuardianWire.Stream(step: .begin, participant: "p", direction: .incoming)]
+                                              GuardianWire.LiveStream(step: .begin, participant: "p", direction: .incoming)]
         #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
         for sample in samples { try Self.roundTrip(sample) }
     }
