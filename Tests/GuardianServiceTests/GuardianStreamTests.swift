@@ -61,6 +61,8 @@ struct GuardianStreamTests {
     /// A stream begun on a raw connection as the child (a client that is not the forwarder).
     static func rawStream(_ place: GuardianServerTests.Place) throws -> LocalSocket {
         let socket = try place.rawConnection(as: GuardianServerTests.childUID)
+        // A service that never answers fails the test instead of holding it.
+        try socket.setTimeouts(receive: .seconds(5), send: .seconds(5))
         try socket.send(GuardianProtocol.encode(GuardianWire.LiveStream(step: .begin, participant: "p", direction: .incoming)))
         let began = try #require(try socket.receive(maxLength: GuardianProtocol.maxMessage))
         let answer = try GuardianProtocol.decodeAnswer(GuardianWire.LiveStream.Answer.self, from: began.bytes)
