@@ -111,8 +111,10 @@ final class GuardianStreams: Sendable {
                 done()
             }
             guard Self.send(.init(began: policy), mode: settings.mode, on: socket) else { return }
-            let ending = serve(analyzer, judge: judge, socket: socket, mode: settings.mode)
-            logger.debug("an application's stream ended (\(ending)): \(analyzer.statistics)")
+            logger.info("an application's stream began (\(policy.rawValue)); \(openCount) open")
+            let ending = serve(id, analyzer, judge: judge, socket: socket, mode: settings.mode)
+            let counts = Self.counts(analyzer)
+            logger.info("an application's stream ended (\(ending)): \(counts.seen) frame(s) taken, \(counts.judged) judged, \(counts.dropped) dropped")
         }
         thread.name = "guardian-stream"
         thread.stackSize = 1 << 19
@@ -121,7 +123,7 @@ final class GuardianStreams: Sendable {
 
     /// Reads the client's messages until the stream ends; sends the changes and the counts as
     /// they come. Returns why it ended.
-    private func serve(_ analyzer: VideoStreamAnalyzer, judge: GuardianFrameJudge, socket: LocalSocket, mode: AnalysisMode) -> String {
+    private func serve(_ id: UInt64, _ analyzer: VideoStreamAnalyzer, judge: GuardianFrameJudge, socket: LocalSocket, mode: AnalysisMode) -> String {
         let broken = Locked(false)
         let forwarding = Task.detached {
             for await change in analyzer.analysisChanges {
@@ -159,7 +161,7 @@ final class GuardianStreams: Sendable {
             guard ready > 0 else { continue }
             let message: LocalSocket.Message?
             do { message = try socket.receive(maxLength: GuardianProtocol.maxRequest) } catch {
-                return fail(.init(.invalidDescriptor, code: "bad_message", "a message over \(GuardianProtocol.maxRequest) bytes or with too many descriptors: the stream ends"), socket, mode)
+                return fail(id, .init(.invalidDescriptor, code: "bad_message", "a message over \(GuardianProtocol.maxRequest) bytes or with too many descriptors: the stream ends"), socket, mode)
             }
             // The client closed the connection: the stream ends at once, judged no further.
             guard let message else { return "the client left" }
@@ -169,23 +171,23 @@ final class GuardianStreams: Sendable {
                 request = try GuardianProtocol.decode(GuardianWire.LiveStream.self, from: message.bytes)
             } catch {
                 message.descriptors.forEach { close($0) }
-                return fail(.init(.invalidDescriptor, code: "bad_message", "not a stream step (\(error)): the stream ends"), socket, mode)
+                return fail(id, .init(.invalidDescriptor, code: "bad_message", "not a stream step (\(error)): the stream ends"), socket, mode)
             }
             guard request.step == .frame || message.descriptors.isEmpty else {
                 message.descriptors.forEach { close($0) }
-                return fail(.init(.invalidDescriptor, code: "bad_message", "only a frame carries a descriptor: the stream ends"), socket, mode)
+                return fail(id, .init(.invalidDescriptor, code: "bad_message", "only a frame carries a descriptor: the stream ends"), socket, mode)
             }
             switch request.step {
             case .frame:
                 guard message.descriptors.count == 1 else {
                     message.descriptors.forEach { close($0) }
-                    return fail(.init(.invalidDescriptor, code: "bad_message", "a frame carries exactly one descriptor: the stream ends"), socket, mode)
+                    return fail(id, .init(.invalidDescriptor, code: "bad_message", "a frame carries exactly one descriptor: the stream ends"), socket, mode)
                 }
                 let fd = message.descriptors[0]
                 let bytes: [UInt8]
                 do throws(GuardianWire.Analyze.Failure) { bytes = try Self.frameBytes(fd) } catch {
                     close(fd)
-                    return fail(error, socket, mode)
+                    return fail(id, error, socket, mode)
                 }
                 close(fd)
                 analyzer.analyze(VideoStreamFrame(.encoded(bytes)))
@@ -208,16 +210,20 @@ final class GuardianStreams: Sendable {
                     ended.signal()
                 }
                 ended.wait()
+                // Its place is free before the client hears it ended.
+                state.withLock { _ = $0.open.removeValue(forKey: id) }
                 _ = Self.send(.init(ended: counts.withLock { $0 }), mode: mode, on: socket)
                 return "end"
             case .begin:
-                return fail(.init(.invalidDescriptor, code: "bad_message", "the stream has begun already: the stream ends"), socket, mode)
+                return fail(id, .init(.invalidDescriptor, code: "bad_message", "the stream has begun already: the stream ends"), socket, mode)
             }
         }
     }
 
     /// Ends the stream with `failure` (the last answer); why, for the log.
-    private func fail(_ failure: GuardianWire.Analyze.Failure, _ socket: LocalSocket, _ mode: AnalysisMode) -> String {
+    private func fail(_ id: UInt64, _ failure: GuardianWire.Analyze.Failure, _ socket: LocalSocket, _ mode: AnalysisMode) -> String {
+        // Its place is free before the client hears it ended.
+        state.withLock { _ = $0.open.removeValue(forKey: id) }
         _ = Self.send(.init(failure: failure), mode: mode, on: socket)
         logger.notice("an application's stream was ended: \(failure.message)")
         return failure.message

@@ -26,6 +26,8 @@ final class ForwardedStreams: Sendable {
         var streams: [String: ForwardedStream] = [:]
         /// Streams being begun (counted against the bound).
         var beginning = 0
+        /// Callers that left the bus while one of their streams was being begun (kept briefly).
+        var left: Set<String> = []
         var stopped = false
     }
 
@@ -65,9 +67,11 @@ final class ForwardedStreams: Sendable {
         if let refused { return call.fail(refused.0, refused.1) }
         let caller = call.sender
         let thread = Thread { [self] in
-            defer { state.withLock { $0.beginning -= 1 } }
+            // The place taken above is given back before the call is answered (a caller's next
+            // BeginStream must see the stream counted once: open, not still beginning).
             let client: GuardianClient
             do { client = try connect() } catch {
+                state.withLock { $0.beginning -= 1 }
                 return call.fail(AnalysisBus.errorPrefix + "Unavailable", "the guardian service cannot be asked: \(error)")
             }
             let policy: AnalysisPolicy
@@ -75,6 +79,7 @@ final class ForwardedStreams: Sendable {
             case .success(let began): policy = began
             case .failure(let failure):
                 client.cancel()
+                state.withLock { $0.beginning -= 1 }
                 return call.fail(ForwardedAnalysis.errorName(failure), failure.message)
             }
             let id = state.withLock { s -> UInt64 in s.next += 1; return s.next }
@@ -93,13 +98,17 @@ final class ForwardedStreams: Sendable {
                 bus.signal(path: path, interface: AnalysisBus.streamInterface, member: "AnalysisChanged",
                            [.boolean(advice.indicate), .boolean(advice.interrupt), .boolean(advice.mute)], destination: caller)
             }
-            let stopped = state.withLock { s -> Bool in
-                if !s.stopped { s.streams[path] = stream }
-                return s.stopped
+            // A caller that left while its stream began has it ended at once (callerLeft ran already).
+            let kept = state.withLock { s -> Bool in
+                s.beginning -= 1
+                defer { if s.beginning == 0 { s.left.removeAll() } }
+                guard !s.stopped, !s.left.contains(caller) else { return false }
+                s.streams[path] = stream
+                return true
             }
-            if stopped {
+            guard kept else {
                 stream.cancel()
-                return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping")
+                return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the caller left, or the service is stopping")
             }
             call.reply([.objectPath(path)])
         }
@@ -201,6 +210,8 @@ final class ForwardedStreams: Sendable {
         let streams = state.withLock { s -> [ForwardedStream] in
             let mine = s.streams.values.filter { $0.owner == caller }
             for stream in mine { s.streams[stream.path] = nil }
+            // Unique names are never reused on a bus: remembered while streams are being begun.
+            if s.beginning > 0 { s.left.insert(caller) } else { s.left.removeAll() }
             return mine
         }
         streams.forEach { $0.cancel() }
