@@ -3,12 +3,16 @@ import SensitivityAnalysis
 import ServiceSupport
 
 extension GuardianClient {
+    /// How long ``beginStream(participant:direction:)`` waits for the service's answer.
+    public static let beginTimeout: Duration = .seconds(10)
+
     /// Begins a stream on this connection (``GuardianWire/LiveStream``): the policy the service
     /// judges it by, or why there is none (the service's failure: a third stream, no engine; or
-    /// `unavailable` when it cannot be asked). The connection is the stream's after this; it has
-    /// no receive timeout any more (a stream lasts as long as its application wants).
+    /// `unavailable` when it cannot be asked, or does not answer within ``beginTimeout``). The
+    /// connection is the stream's after this; once begun it has no receive timeout any more (a
+    /// stream lasts as long as its application wants).
     public func beginStream(participant: String, direction: VideoStreamAnalyzer.StreamDirection) -> Result<AnalysisPolicy, GuardianWire.Analyze.Failure> {
-        try? socket.setTimeouts(receive: .zero, send: .seconds(10))
+        try? socket.setTimeouts(receive: Self.beginTimeout, send: .seconds(10))
         do { try socket.send(GuardianProtocol.encode(GuardianWire.LiveStream(step: .begin, participant: participant, direction: direction))) } catch {
             if let answer = reasonLeftBehind(GuardianWire.LiveStream.Answer.self), let refusal = answer.refusal {
                 return .failure(.init(.unavailable, code: "refused", "the guardian service refused: \(refusal)"))
@@ -19,7 +23,10 @@ extension GuardianClient {
             return .failure(.init(.unavailable, code: "unavailable", "the guardian service closed the stream's connection without an answer"))
         }
         if let refusal = answer.refusal { return .failure(.init(.unavailable, code: "refused", "the guardian service refused: \(refusal)")) }
-        if let policy = answer.answer?.began { return .success(policy) }
+        if let policy = answer.answer?.began {
+            try? socket.setTimeouts(receive: .zero, send: .seconds(10))
+            return .success(policy)
+        }
         return .failure(answer.answer?.failure ?? .init(.unavailable, code: "unavailable", "the guardian service did not begin the stream"))
     }
 

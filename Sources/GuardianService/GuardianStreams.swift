@@ -19,10 +19,11 @@ import ServiceSupport
 /// What a hostile child can cost is bounded:
 /// - at most ``GuardianWire/LiveStream/Limits/streamsPerAccount`` streams at once (a third is
 ///   refused), each one connection (counted in the account's connections) and one thread;
-/// - frames are read at most ``maxFramesRead`` a second per stream, each at most
-///   ``GuardianWire/LiveStream/Limits/maxFrameBytes``, checked as the `analyze` verb checks (open for
-///   reading, a regular file) before a byte is read; a frame waits in one slot, a newer one
-///   pushes it out (dropped, counted): nothing queues;
+/// - the socket is drained as fast as the client writes; each frame's descriptor is checked as
+///   the `analyze` verb checks (open for reading, a regular file, at most
+///   ``GuardianWire/LiveStream/Limits/maxFrameBytes``) before a byte is read, and only the newest
+///   is kept (an older one is closed unread: dropped, counted). At most ``maxFramesRead`` a second
+///   are read into the analyzer, whose one slot drops the oldest again: nothing queues;
 /// - judgements go through one ``StreamFrameGate`` for the account: one frame at a time, at
 ///   most 8 a second, so the streams never hold more than one of the worker's threads and the
 ///   account's arriving files are judged beside them;
@@ -32,8 +33,7 @@ final class GuardianStreams: Sendable {
     /// The engine and settings in force, asked at each stream's beginning (the agent's).
     typealias Provider = GuardianAnalysis.Provider
 
-    /// Frame messages read a second per stream at most (the rest wait in the socket, and the
-    /// forwarder drops the oldest of its own).
+    /// Frames read a second per stream at most (a newer one replaces the one waiting, unread).
     static let maxFramesRead = 30
     /// How long one answer may wait for the client to make room for it.
     static let sendTimeout: Duration = .seconds(1)
@@ -125,11 +125,13 @@ final class GuardianStreams: Sendable {
     /// they come. Returns why it ended.
     private func serve(_ id: UInt64, _ analyzer: VideoStreamAnalyzer, judge: GuardianFrameJudge, socket: LocalSocket, mode: AnalysisMode) -> String {
         let broken = Locked(false)
+        // Frames replaced by a newer one before they were read.
+        let skipped = Locked(0)
         let forwarding = Task.detached {
             for await change in analyzer.analysisChanges {
                 let wire = GuardianWire.LiveStream.Change(shouldIndicateSensitivity: change.shouldIndicateSensitivity, shouldInterruptVideo: change.shouldInterruptVideo,
                                                       shouldMuteAudio: change.shouldMuteAudio, cause: change.cause.rawValue, reasons: change.reasons)
-                if !Self.send(.init(change: wire, counts: Self.counts(analyzer)), mode: mode, on: socket) { broken.withLock { $0 = true } }
+                if !Self.send(.init(change: wire, counts: Self.counts(analyzer, skipped: skipped.withLock { $0 })), mode: mode, on: socket) { broken.withLock { $0 = true } }
             }
         }
         // Nothing is sent after this returns (the connection is closed then, and its number may
@@ -144,19 +146,40 @@ final class GuardianStreams: Sendable {
         var lastCountsSent = ContinuousClock.now
         var lastFrame: ContinuousClock.Instant?
         let frameSpacing = Duration.seconds(1) / Self.maxFramesRead
+        // The newest frame's descriptor, checked, waiting to be read (at most one: the socket is
+        // drained as fast as the client writes, so nothing waits in its queue either).
+        var pending: Int32?
+        defer { if let pending { close(pending) } }
+        /// Reads the waiting frame into the analyzer's slot.
+        func take() {
+            guard let fd = pending else { return }
+            pending = nil
+            defer { close(fd) }
+            analyzer.analyze(VideoStreamFrame(.encoded(Self.readFrame(fd))))
+            lastFrame = .now
+        }
         while true {
             if state.withLock({ $0.stopped }) { return "the service stops" }
             if broken.withLock({ $0 }) { return "the client did not take its answers" }
             if ContinuousClock.now - lastCountsSent >= GuardianWire.LiveStream.Limits.countsInterval {
-                let counts = Self.counts(analyzer)
+                let counts = Self.counts(analyzer, skipped: skipped.withLock { $0 })
                 if counts != lastCounts {
                     guard Self.send(.init(counts: counts), mode: mode, on: socket) else { return "the client did not take its answers" }
                     lastCounts = counts
                 }
                 lastCountsSent = .now
             }
+            // At most so many frames read a second; the newest waits for its turn.
+            var wait = Self.pollInterval
+            if pending != nil {
+                let due = lastFrame.map { $0 + frameSpacing } ?? .now
+                if due <= .now { take() } else {
+                    let left = due - .now
+                    wait = min(wait, Int32(left.components.attoseconds / 1_000_000_000_000_000) + 1)
+                }
+            }
             var poller = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Self.pollInterval)
+            let ready = poll(&poller, 1, wait)
             if ready < 0 && errno != EINTR { return "poll failed" }
             guard ready > 0 else { continue }
             let message: LocalSocket.Message?
@@ -184,29 +207,28 @@ final class GuardianStreams: Sendable {
                     return fail(id, .init(.invalidDescriptor, code: "bad_message", "a frame carries exactly one descriptor: the stream ends"), socket, mode)
                 }
                 let fd = message.descriptors[0]
-                let bytes: [UInt8]
-                do throws(GuardianWire.Analyze.Failure) { bytes = try Self.frameBytes(fd) } catch {
+                do throws(GuardianWire.Analyze.Failure) { try Self.checkFrame(fd) } catch {
                     close(fd)
                     return fail(id, error, socket, mode)
                 }
-                close(fd)
-                analyzer.analyze(VideoStreamFrame(.encoded(bytes)))
-                // At most so many frames read a second: the rest wait in the socket.
-                if let last = lastFrame, ContinuousClock.now - last < frameSpacing {
-                    let pause = frameSpacing - (ContinuousClock.now - last)
-                    usleep(UInt32(max(0, pause.components.attoseconds / 1_000_000_000_000)))
+                // A newer frame: the one waiting is dropped unread.
+                if let older = pending {
+                    close(older)
+                    skipped.withLock { $0 += 1 }
                 }
-                lastFrame = .now
+                pending = fd
             case .continueStream:
                 analyzer.continueStream()
             case .end:
+                take()
                 // The frame waiting is judged and the last changes sent, then the counts.
                 let ended = DispatchSemaphore(value: 0)
                 let counts = Locked(GuardianWire.LiveStream.Counts())
                 Task.detached {
                     let statistics = await analyzer.end()
                     await forwarding.value
-                    counts.withLock { $0 = .init(seen: statistics.seen, judged: statistics.judged, dropped: statistics.dropped, failed: statistics.failed) }
+                    let extra = skipped.withLock { $0 }
+                    counts.withLock { $0 = .init(seen: statistics.seen + extra, judged: statistics.judged, dropped: statistics.dropped + extra, failed: statistics.failed) }
                     ended.signal()
                 }
                 ended.wait()
@@ -229,15 +251,17 @@ final class GuardianStreams: Sendable {
         return failure.message
     }
 
-    static func counts(_ analyzer: VideoStreamAnalyzer) -> GuardianWire.LiveStream.Counts {
+    /// The stream's counts: the analyzer's, and the frames replaced while they waited to be read
+    /// (`skipped`: seen and dropped).
+    static func counts(_ analyzer: VideoStreamAnalyzer, skipped: Int = 0) -> GuardianWire.LiveStream.Counts {
         let s = analyzer.statistics
-        return .init(seen: s.seen, judged: s.judged, dropped: s.dropped, failed: s.failed)
+        return .init(seen: s.seen + skipped, judged: s.judged, dropped: s.dropped + skipped, failed: s.failed)
     }
 
-    /// A frame's bytes: the descriptor checked as the `analyze` verb checks a picture's (open
-    /// for reading, a regular file), at most ``GuardianWire/LiveStream/Limits/maxFrameBytes``,
-    /// before a byte is read; then read whole (pread from 0).
-    static func frameBytes(_ fd: Int32) throws(GuardianWire.Analyze.Failure) -> [UInt8] {
+    /// Checks a frame's descriptor as the `analyze` verb checks a picture's (open for reading,
+    /// a regular file), and its size (at most ``GuardianWire/LiveStream/Limits/maxFrameBytes``),
+    /// before a byte is read.
+    static func checkFrame(_ fd: Int32) throws(GuardianWire.Analyze.Failure) {
         if let refused = DescriptorJudge.check(fd, kind: .image) { throw refused }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .init(.invalidDescriptor, code: "bad_descriptor", "the frame's descriptor cannot be examined") }
@@ -245,7 +269,13 @@ final class GuardianStreams: Sendable {
         guard Int(info.st_size) <= limit else {
             throw .init(.limitsExceeded, code: "too_large", "a frame of \(info.st_size) bytes is over the limit of \(limit >> 20) MiB")
         }
-        let count = Int(info.st_size)
+    }
+
+    /// A checked frame's bytes (pread from 0), at most ``GuardianWire/LiveStream/Limits/maxFrameBytes``
+    /// whatever the file became since (a shorter file gives fewer bytes, which the worker judges).
+    static func readFrame(_ fd: Int32) -> [UInt8] {
+        var info = stat()
+        let count = fstat(fd, &info) == 0 ? min(max(0, Int(info.st_size)), GuardianWire.LiveStream.Limits.maxFrameBytes) : 0
         var bytes = [UInt8](repeating: 0, count: count)
         let read = bytes.withUnsafeMutableBytes { buffer -> Int in
             var done = 0
