@@ -265,6 +265,14 @@ struct GuardianStreamTests {
         pump(1.0)
         print("continued", changes[n:], prop("ShouldInterruptVideo"), flush=True)
         print("counts", prop("FramesSeen"), prop("FramesJudged"), prop("FramesDropped"), prop("AnalysisPolicy"), flush=True)
+        # A raw frame (rgb24, 8x8) in a memfd: made a picture by the forwarder, judged by the service.
+        judged = prop("FramesJudged")
+        fd = os.memfd_create("raw"); os.write(fd, bytes([40, 50, 60]) * 64)
+        fds = Gio.UnixFDList.new(); fds.append(fd); os.close(fd)
+        bus.call_with_unix_fd_list_sync(name, path, iface + ".Stream", "AnalyzeRawFrame", GLib.Variant("(huus)", (0, 8, 8, "rgb24")), None, 0, 10000, fds, None)
+        t = time.time()
+        while prop("FramesJudged") == judged and time.time() - t < 5: pump(0.1)
+        print("raw", prop("FramesSeen"), prop("FramesJudged") > judged, flush=True)
         bus.call_sync(name, path, iface + ".Stream", "End", None, None, 0, 15000, None)
         try:
             prop("FramesSeen"); print("gone no")
@@ -287,6 +295,7 @@ struct GuardianStreamTests {
         #expect(line("continued").hasPrefix("[(") && line("continued").hasSuffix("False, False)] False"), "\(out)")
         let counts = line("counts").split(separator: " ")
         #expect(counts.count == 4 && counts[0] == "14" && counts[3] == "descriptive", "\(out)")
+        #expect(line("raw") == "15 True", "a raw frame was not judged: \(out)")
         #expect(line("gone") == "True", "\(out)")
         #expect(engine.marker.modes.withLock { $0 }.allSatisfy { $0 == .child } && !engine.marker.modes.withLock { $0 }.isEmpty)
         for _ in 0..<100 where streams.openCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
