@@ -107,6 +107,7 @@ let package = Package(
         .target(name: "QuarantineBackend", dependencies: ["GuardianAPI", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport"]),
         .target(name: "GuardianService", dependencies: [
             "QuarantineBase", "GuardianAPI", "QuarantineBackend", "Locking", "AnalysisWorker", "AccountPipeline", "QuarantineCore", "QuarantineStore", "SensitivityAnalysis", "ServiceSupport",
+            "CSystemShims",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),

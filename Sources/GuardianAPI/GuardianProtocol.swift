@@ -133,6 +133,9 @@ public enum GuardianVerb: String, Codable, Sendable, CaseIterable {
     /// Judge a picture or video passed as a descriptor (the session forwarder's, for the
     /// protected account's applications): the only request that carries a descriptor.
     case analyze
+    /// Judge a live stream's frames (the session forwarder's `BeginStream`): one connection per
+    /// stream, each frame one picture file passed as a descriptor.
+    case stream
 }
 
 /// One verb's request: a plain value, sent as one JSON object with its verb and the version.
@@ -246,7 +249,7 @@ public enum GuardianProtocolError: Error, Codable, Sendable, Equatable, CustomSt
         case .unsupportedVersion(let version): "protocol version \(version) is not spoken here (this side speaks version \(GuardianProtocol.version): a different version of quarantine?)"
         case .malformed(let verb, let reason): "a \(verb.rawValue) request this service cannot read: \(reason)"
         case .tooLong(let limit): "a request is at most \(limit) bytes, with no descriptors"
-        case .carriesDescriptors: "requests carry no descriptors (but analyze, from the protected account: exactly one)"
+        case .carriesDescriptors: "requests carry no descriptors (but analyze and a stream's frames, from the protected account: exactly one)"
         }
     }
 }

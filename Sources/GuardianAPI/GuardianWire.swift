@@ -12,7 +12,7 @@ public enum GuardianWire {
     /// Every verb's request type.
     public static let requestTypes: [GuardianVerb: any GuardianRequest.Type] = Dictionary(uniqueKeysWithValues: ([
         Hello.self, Status.self, List.self, Show.self, History.self, Release.self, Block.self, Ask.self, Mode.self, SetPIN.self, Watch.self,
-        Purge.self, WatchList.self, Count.self, Reveal.self, Analyze.self,
+        Purge.self, WatchList.self, Count.self, Reveal.self, Analyze.self, LiveStream.self,
     ] as [any GuardianRequest.Type]).map { ($0.verb, $0) })
 
     // MARK: - Verbs

@@ -30,7 +30,8 @@ import ServiceSupport
 ///   ``stop()`` ends the loop;
 /// - every answer fits one message of ``GuardianProtocol/maxMessage`` (long lists in pages), and
 ///   descriptors arriving with a request are closed at once, but the one an `analyze` request of
-///   the protected account carries (``takeAnalysis(_:_:)``), judged away from these threads.
+///   the protected account carries (``takeAnalysis(_:_:)``), judged away from these threads;
+///   a `stream` of the protected account takes its connection the same way (``takeStream(_:_:)``).
 final class GuardianServer: @unchecked Sendable {
     /// What a connection may cost.
     struct Limits: Sendable {
@@ -78,6 +79,8 @@ final class GuardianServer: @unchecked Sendable {
     let servedPreviews: ServedPreviews?
     /// Judges what the protected account's session forwarder passes (`analyze`); nil: not offered.
     let analysis: GuardianAnalysis?
+    /// Judges the protected account's applications' live streams (`stream`); nil: not offered.
+    let streams: GuardianStreams?
 
     /// A connection the service holds: who is at the other end and what they are to it.
     final class Connection: @unchecked Sendable {
@@ -132,9 +135,10 @@ final class GuardianServer: @unchecked Sendable {
          socketPath: String? = nil, limits: Limits = Limits(), guardianCheck: @escaping @Sendable (uid_t) -> Bool = GuardianPaths.isGuardian,
          accepting: @escaping @Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure> = { $0.acceptOrErrno() },
          sharedFolders: [SharedFolder] = [], servedPreviews: ServedPreviews? = nil, analysis: GuardianAnalysis? = nil,
-         reload: @escaping @Sendable () -> Void) throws(ServiceError) {
+         streams: GuardianStreams? = nil, reload: @escaping @Sendable () -> Void) throws(ServiceError) {
         self.accepting = accepting
         self.analysis = analysis
+        self.streams = streams
         self.servedPreviews = servedPreviews
         self.paths = paths
         self.childUID = childUID
@@ -205,6 +209,7 @@ final class GuardianServer: @unchecked Sendable {
         // Never started: no poll loop closes the backlog, so this does.
         if !started { closeAtStop(idle: []) }
         analysis?.stop()
+        streams?.stop()
         signalPollLoop()
         work.lock()
         work.broadcast()
@@ -469,11 +474,13 @@ final class GuardianServer: @unchecked Sendable {
         guard let message else { return .close }
         // The one request that keeps its descriptor: analyze, from the protected account, with exactly one.
         if takeAnalysis(connection, message) { return .detached }
+        // A stream's beginning, from the protected account: the connection is the stream's.
+        if takeStream(connection, message) { return .detached }
         message.descriptors.forEach { close($0) }
-        // An analyze request not taken (another caller's, or not exactly one descriptor): its
-        // descriptors are closed, and its route answers why.
-        let analyze = (try? GuardianProtocol.verb(of: message.bytes)) == .analyze
-        guard message.descriptors.isEmpty || analyze else {
+        // An analyze or stream request not taken (another caller's, or not exactly one
+        // descriptor): its descriptors are closed, and its route answers why.
+        let verb = try? GuardianProtocol.verb(of: message.bytes)
+        guard message.descriptors.isEmpty || verb == .analyze || verb == .stream else {
             try? connection.socket.send(GuardianProtocol.refusal(.invalid(.carriesDescriptors)))
             return .close
         }

@@ -112,7 +112,8 @@ public enum GuardianService {
         let vault = try Vault.standard(environment: environment)
         let server = try GuardianServer(paths: paths, childUID: account.uid, home: account.home, vault: vault, configurationPath: paths.configuration, logger: logger,
                                        sharedFolders: sharedFolders, servedPreviews: servedPreviews,
-                                       analysis: GuardianAnalysis(logger: logger) { [agent] in agent.applicationAnalysis }) {
+                                       analysis: GuardianAnalysis(logger: logger) { [agent] in agent.applicationAnalysis },
+                                       streams: GuardianStreams(logger: logger) { [agent] in agent.applicationAnalysis }) {
             kill(getpid(), SIGHUP)
         }
         logger.notice("protecting \(user) (uid \(account.uid)): requests on \(paths.socket)")

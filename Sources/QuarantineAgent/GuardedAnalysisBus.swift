@@ -16,11 +16,10 @@ import ServiceSupport
 /// account's own configuration is not read at all. `AnalyzeImage` and `AnalyzeVideo` are
 /// forwarded to the guardian service with the caller's descriptor (``ForwardedAnalysis``), which
 /// judges the bytes with the account's own sandboxed worker under its policy; the replies have
-/// the agent's shapes. Streams (`BeginStream`) answer ``notOffered``: the guardian service judges
-/// whole files only. Same-account callers only (``SessionBusService``), as the agent's service.
+/// the agent's shapes. Live streams (`BeginStream`) are judged by the guardian service too, one
+/// connection each (``ForwardedStreams``), under the policy it decides. Same-account callers
+/// only (``SessionBusService``), as the agent's service.
 public final class GuardedAnalysisBus: Sendable {
-    /// The error `BeginStream` answers on a protected account.
-    public static let notOffered = AnalysisBus.errorPrefix + "NotOffered"
     /// How often the guardian service is asked for the mode.
     public static let refreshInterval: Duration = .seconds(10)
 
@@ -34,6 +33,7 @@ public final class GuardedAnalysisBus: Sendable {
     public let user: String
     private let state: Locked<State>
     private let forwarded: ForwardedAnalysis
+    private let streams: ForwardedStreams
     private let logger: Logger
     /// Asks the guardian service for the mode in force (a seam: tests give their own).
     private let askMode: @Sendable (String) -> AnalysisMode?
@@ -48,6 +48,7 @@ public final class GuardedAnalysisBus: Sendable {
         let state = Locked(State())
         self.state = state
         forwarded = ForwardedAnalysis(connect: connect, logger: logger, service: { state.withLock { $0.service } })
+        streams = ForwardedStreams(connect: connect, logger: logger, service: { state.withLock { $0.service } })
         self.refreshEvery = refreshEvery
         self.user = user
         self.logger = logger
@@ -72,7 +73,10 @@ public final class GuardedAnalysisBus: Sendable {
             let service = try SessionBusService.start(address: address, name: AnalysisBus.busName, handler: { [weak bus] call in
                 guard let bus else { return call.fail("org.freedesktop.DBus.Error.ServiceUnknown", "the service is stopping") }
                 bus.handle(call)
-            }, callerGone: { [weak bus] sender in bus?.forwarded.callerLeft(sender) })
+            }, callerGone: { [weak bus] sender in
+                bus?.forwarded.callerLeft(sender)
+                bus?.streams.callerLeft(sender)
+            })
             bus.state.withLock { $0.service = service }
         } catch {
             bus.state.withLock { $0.stopped = true }
@@ -101,6 +105,7 @@ public final class GuardedAnalysisBus: Sendable {
         guard let service else { return }
         wake.signal()
         forwarded.stop()
+        streams.stop()
         service.stop()
     }
 
@@ -153,6 +158,11 @@ public final class GuardedAnalysisBus: Sendable {
         AnalysisBus.interface + ".AnalyzeVideo": "h",
         AnalysisBus.interface + ".BeginStream": "ss",
         AnalysisBus.videoJobInterface + ".Cancel": "",
+        AnalysisBus.streamInterface + ".AnalyzeFrame": "h",
+        AnalysisBus.streamInterface + ".AnalyzeRawFrame": "huus",
+        AnalysisBus.streamInterface + ".AnalyzeRawFrames": "huus",
+        AnalysisBus.streamInterface + ".ContinueStream": "",
+        AnalysisBus.streamInterface + ".End": "",
     ]
 
     private func handle(_ call: SessionBusService.Call) {
@@ -162,12 +172,11 @@ public final class GuardedAnalysisBus: Sendable {
         guard call.signature == signature else {
             return call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes (\(signature)), not (\(call.signature))")
         }
-        // A caller's own video jobs, and the root object; other callers' jobs are not there.
+        // A caller's own video jobs and streams, and the root object; other callers' objects are not there.
         if call.path != AnalysisBus.objectPath {
-            guard let job = forwarded.job(at: call.path, for: call.sender) else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownObject", "no object \(call.path) for this caller")
-            }
-            return handleJob(call, job)
+            if let job = forwarded.job(at: call.path, for: call.sender) { return handleJob(call, job) }
+            if let stream = streams.stream(at: call.path, for: call.sender) { return handleStream(call, stream) }
+            return call.fail("org.freedesktop.DBus.Error.UnknownObject", "no object \(call.path) for this caller")
         }
         switch call.member {
         case "Introspect":
@@ -191,15 +200,39 @@ public final class GuardedAnalysisBus: Sendable {
             forwarded.analyzeImage(call)
         case "AnalyzeVideo":
             forwarded.analyzeVideo(call)
-        case "Cancel":
-            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
+        case "BeginStream":
+            streams.begin(call)
         default:
-            // A descriptor that came with the call is closed when the message goes.
-            call.fail(Self.notOffered, """
-                \(user) is protected by a guardian service: live streams are not analysed on this account (AnalysisPolicy is \
-                \(policy.rawValue): treat the stream as sensitive). AnalyzeImage and AnalyzeVideo are answered by the guardian \
-                service; send frames as pictures to AnalyzeImage.
-                """)
+            // A video job's or a stream's method on the root object; a descriptor that came with
+            // the call is closed when the message goes.
+            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
+        }
+    }
+
+    /// A call on one of the caller's streams: its properties, `Introspect`, `Ping`, and the
+    /// stream's own methods.
+    private func handleStream(_ call: SessionBusService.Call, _ stream: ForwardedStream) {
+        switch call.interface {
+        case "org.freedesktop.DBus.Introspectable":
+            call.reply([.string(AnalysisBusInterface.document(AnalysisBusInterface.stream))])
+        case "org.freedesktop.DBus.Properties":
+            guard call.member != "Set" else { return call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only") }
+            let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
+            guard interfaceName == AnalysisBus.streamInterface || (name == nil && interfaceName.isEmpty) else {
+                return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
+            }
+            let all = stream.properties
+            guard let name else { return call.reply([.variantDictionary(all)]) }
+            guard let value = all.first(where: { $0.0 == name })?.1 else {
+                return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(AnalysisBus.streamInterface) has no property \(name)")
+            }
+            call.reply([.variant(value)])
+        case "org.freedesktop.DBus.Peer":
+            call.reply([])
+        case AnalysisBus.streamInterface:
+            streams.handle(call, stream)
+        default:
+            call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
         }
     }
 

@@ -78,5 +78,8 @@ public struct BackendRoute: Sendable {
         // Served by the guardian service's analysis with the one descriptor the request carries
         // (GuardianServer+Analysis); a request that reaches the desk came without one.
         to(GuardianWire.Analyze.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.Analyze.needsDescriptor) },
+        // Served by the guardian service's streams on a connection of their own, from a `begin`
+        // step (GuardianServer+Streams); a request that reaches the desk did not begin one.
+        to(GuardianWire.LiveStream.self, access: .protectedAccount) { _, _ in throw GuardianRefusal.refused(GuardianWire.LiveStream.needsConnection) },
     ].map { ($0.verb, $0) })
 }

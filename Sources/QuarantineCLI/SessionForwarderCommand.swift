@@ -20,7 +20,9 @@ struct SessionForwarderCommand: AsyncParsableCommand {
         'descriptive' (or 'simple' if a guardian set the account to adult mode), never 'disabled'; the \
         account's own configuration is not read. AnalyzeImage and AnalyzeVideo are forwarded to the guardian \
         service with the caller's descriptor, which judges the bytes with the account's own confined worker under \
-        its policy (the replies are the agent's); BeginStream answers io.github.quarantine.Analysis1.Error.NotOffered. \
+        its policy (the replies are the agent's). BeginStream opens a stream judged by the guardian service the \
+        same way, frame by frame, under the policy it decides (at most 2 streams for the account; frames judged \
+        one at a time, at most 8 a second, the newest first: the rest are dropped and counted). \
         'quarantine agent' runs this on a protected account. Runs until SIGTERM or Ctrl-C, or until the \
         session bus goes away.
 

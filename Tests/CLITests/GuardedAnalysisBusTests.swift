@@ -7,7 +7,7 @@ import TestSupport
 /// /tmp/attack.lock (it lists the account in /etc/quarantine/protected-uids for its run).
 @Suite("The analysis service on a protected account's session bus")
 struct GuardedAnalysisBusTests {
-    @Test("on a protected account the agent only forwards: descriptive whatever the child's configuration says, pictures and videos forwarded to the guardian service, streams NotOffered, the same from a forwarder the child restarts",
+    @Test("on a protected account the agent only forwards: descriptive whatever the child's configuration says, pictures, videos and streams forwarded to the guardian service, the same from a forwarder the child restarts",
           .enabled(if: getuid() == 0, "needs root to make the test's account and list it as protected"))
     func protectedChild() async throws {
         let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/guarded_bus.sh").path

@@ -116,7 +116,7 @@ check "its policy is descriptive although the child's configuration says adult, 
 # (GuardianAnalysisTests and attack-guardian's 70-session-bus.sh judge them with one running).
 check "analyze is forwarded to the guardian service: Unavailable while none answers, saying why" '[[ "$(line analyze)" == *io.github.quarantine.Analysis1.Error.Unavailable*"guardian service cannot be asked"* ]]'
 check "video is forwarded: a job object, as the agent answers" '[[ "$(line video)" == *"/io/github/quarantine/Analysis1/video/"* ]]'
-check "stream is refused with NotOffered, saying why" '[[ "$(line stream)" == *io.github.quarantine.Analysis1.Error.NotOffered*"protected by a guardian service"* ]]'
+check "a stream is forwarded to the guardian service too: Unavailable while none answers, saying why" '[[ "$(line stream)" == *io.github.quarantine.Analysis1.Error.Unavailable*"guardian service cannot be asked"* ]]'
 check "the property cannot be set" '[[ "$(line set)" == *PropertyReadOnly* ]] && [ "$(line policy-after-set)" = "(<'"'descriptive'"'>,)" ]'
 check "stopped by the child, it exits cleanly" '[ "$(line agent-exit)" = 0 ] && [ "$(line forwarder-exit)" = 0 ]'
 check "a forwarder the child starts with another configuration folder says descriptive too" '[ "$(line policy-own)" = "(<'"'descriptive'"'>,)" ]'

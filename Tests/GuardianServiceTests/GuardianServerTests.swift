@@ -31,7 +31,7 @@ struct GuardianServerTests {
 
         init(limits: GuardianServer.Limits = .init(),
              accepting: (@Sendable (LocalSocket) -> Result<LocalSocket, LocalSocket.AcceptFailure>)? = nil,
-             sharedFolders: (URL) -> [SharedFolder] = { _ in [] }, analysis: GuardianAnalysis? = nil) throws {
+             sharedFolders: (URL) -> [SharedFolder] = { _ in [] }, analysis: GuardianAnalysis? = nil, streams: GuardianStreams? = nil) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-server-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("home/Downloads"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent("state"), withIntermediateDirectories: true)
@@ -45,7 +45,7 @@ struct GuardianServerTests {
                                         vault: vault, configurationPath: configuration.path, logger: Logger(label: "test"),
                                         socketPath: folder.appendingPathComponent("kid.sock").path, limits: limits,
                                         guardianCheck: { guardians.contains($0) },
-                                        accepting: accepting ?? { $0.acceptOrErrno() }, sharedFolders: sharedFolders(folder), analysis: analysis, reload: {})
+                                        accepting: accepting ?? { $0.acceptOrErrno() }, sharedFolders: sharedFolders(folder), analysis: analysis, streams: streams, reload: {})
             server.start()
         }
 
@@ -148,6 +148,8 @@ struct GuardianServerTests {
                 (.purge, { Self.outcome($0, GuardianWire.Purge(olderThanDays: 0)) }),
                 // Without its descriptor (GuardianAnalysisTests passes one).
                 (.analyze, { Self.outcome($0, GuardianWire.Analyze(kind: .image)) }),
+                // A step that does not begin a stream (GuardianStreamTests begins them).
+                (.stream, { Self.outcome($0, GuardianWire.LiveStream(step: .end)) }),
             ]
             #expect(Set(requests.map(\.0)) == Set(GuardianVerb.allCases), "a verb is not tried")
             for (verb, send) in requests {
@@ -158,8 +160,9 @@ struct GuardianServerTests {
                 case ("stranger", _): wanted = strangerWords
                 case ("child", .history), ("child", .mode), ("child", .watch), ("child", .setPIN): wanted = onlyGuardian
                 case ("child", .release), ("child", .block), ("child", .purge), ("child", .reveal): wanted = "wrong PIN"   // the core's consent: no PIN given
-                case (_, .ask) where name != "child", (_, .analyze) where name != "child": wanted = "only kid can do this"
+                case (_, .ask) where name != "child", (_, .analyze) where name != "child", (_, .stream) where name != "child": wanted = "only kid can do this"
                 case ("child", .analyze): wanted = "exactly one open descriptor"
+                case ("child", .stream): wanted = "a stream begins with a 'begin' step"
                 default: wanted = nil
                 }
                 if let wanted {
@@ -181,10 +184,10 @@ struct GuardianServerTests {
         // hello: the header says who asked; the answer, the verbs the route table lets them use.
         let (childHello, _) = try child.send(GuardianWire.Hello())
         #expect(childHello.role == .child && childHello.user == "kid" && childHello.mode == .child && childHello.pinIsSet == true)
-        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count, .reveal, .analyze])
+        #expect(childHello.answer?.verbs == [.hello, .status, .list, .show, .release, .block, .ask, .watchList, .purge, .count, .reveal, .analyze, .stream])
         let (guardianHello, _) = try guardian.send(GuardianWire.Hello())
         #expect(guardianHello.role == .guardian)
-        #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask && $0 != .analyze })
+        #expect(guardianHello.answer?.verbs == GuardianVerb.allCases.filter { $0 != .ask && $0 != .analyze && $0 != .stream })
         // The child with the PIN: released, and the file is back where it was.
         let item = try place.item("kept.bin")
         let (released, _) = try child.send(GuardianWire.Release(id: item.id!, pin: "2468"))
@@ -314,7 +317,8 @@ struct GuardianServerTests {
                                               GuardianWire.Ask(id: 1), GuardianWire.Mode(mode: .adult, pin: "2468"), GuardianWire.SetPIN(pin: "2468", current: "1357"),
                                               GuardianWire.Watch(folder: "~/Music", outgoing: true, remove: true, pin: "2468"),
                                               GuardianWire.WatchList(), GuardianWire.Purge(olderThanDays: 3, dryRun: true, ids: [1, 2], pin: "2468"), GuardianWire.Count(),
-                                              GuardianWire.Reveal(id: 1, pin: "2468"), GuardianWire.Analyze(kind: .video)]
+                                              GuardianWire.Reveal(id: 1, pin: "2468"), GuardianWire.Analyze(kind: .video),
+                                              GuardianWire.LiveStream(step: .begin, participant: "p", direction: .incoming)]
         #expect(Set(samples.map { type(of: $0).verb }) == Set(GuardianVerb.allCases))
         for sample in samples { try Self.roundTrip(sample) }
     }

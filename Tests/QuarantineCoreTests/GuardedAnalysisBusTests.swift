@@ -70,8 +70,8 @@ struct GuardedAnalysisBusPolicyTests {
         #expect(try await property() == "(<'descriptive'>,)")
     }
 
-    @Test("BeginStream answers NotOffered; a picture answers Unavailable while the guardian service cannot be asked; other objects are not there")
-    func analysisNotOffered() async throws {
+    @Test("a picture and a stream answer Unavailable while the guardian service cannot be asked; a bad direction is InvalidArgs; other objects are not there")
+    func analysisUnavailable() async throws {
         let bus = try PrivateSessionBus(); defer { bus.stop() }
         let served = try GuardedAnalysisBus.start(address: bus.address, user: "sam", logger: Logger(label: "test"), askMode: { _ in .child },
                                                   connect: { throw ServiceError(code: .closed, operation: "connect", message: "no guardian service in this test") })
@@ -86,7 +86,9 @@ struct GuardedAnalysisBusPolicyTests {
         let fifo = try await gdbus("AnalyzeImage 3 3</dev/null")
         #expect(fifo.contains("org.freedesktop.DBus.Error.InvalidArgs"), "a device is not read: \(fifo)")
         let stream = try await gdbus("BeginStream p incoming")
-        #expect(stream.contains(GuardedAnalysisBus.notOffered), "\(stream)")
+        #expect(stream.contains(AnalysisBus.interface + ".Error.Unavailable") && stream.contains("no guardian service in this test"), "\(stream)")
+        let sideways = try await gdbus("BeginStream p sideways")
+        #expect(sideways.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(sideways)")
         let other = try await offPool {
             try Spawned.run("/usr/bin/gdbus", ["call", "--session", "--dest", AnalysisBus.busName, "--object-path", AnalysisBus.objectPath + "/stream/1",
                                                "--method", "org.freedesktop.DBus.Properties.GetAll", AnalysisBus.interface + ".Stream"],

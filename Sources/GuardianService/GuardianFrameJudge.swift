@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AccountPipeline
+import CSystemShims
+import Dispatch
+import GuardianAPI
+import Locking
+import QuarantineCore
+import SensitivityAnalysis
+
+/// Judges one guardian stream's frames (``GuardianStreams``) with the account's own sandboxed
+/// worker, under the settings the service decided: the ``VideoFrameJudge`` of each stream's
+/// ``VideoStreamAnalyzer`` (which applies the one rule, ``StreamInterventions``).
+///
+/// A frame is a picture file's bytes the service copied from the child's descriptor: they go to
+/// the worker in a memfd of the service's own (the child cannot change them meanwhile), through
+/// ``DescriptorJudge`` as the `analyze` verb's pictures; nothing is decoded in the service. Each
+/// frame waits for its turn at the ``StreamFrameGate`` first. ``judge(_:policy:)`` runs on the
+/// analyzer's own thread and waits there; ``cancel()`` interrupts the judgement under way.
+final class GuardianFrameJudge: VideoFrameJudge {
+    /// Why a frame was not judged: the stream was cancelled.
+    struct Cancelled: Error, CustomStringConvertible {
+        var description: String { "the stream was cancelled" }
+    }
+
+    private let state = Locked<(cancelled: Bool, running: Task<Void, Never>?)>((false, nil))
+    private let engine: any AnalysisEngine
+    private let settings: Settings
+    private let gate: StreamFrameGate
+
+    init(engine: any AnalysisEngine, settings: Settings, gate: StreamFrameGate) {
+        self.engine = engine
+        self.settings = settings
+        self.gate = gate
+    }
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
+        guard case .encoded(let bytes) = frame.content else {
+            throw GuardianWire.Analyze.Failure(.cannotAnalyze, code: "not_a_file", "a guardian stream's frame is a picture file")
+        }
+        guard gate.enter(while: { !isCancelled }) else { throw Cancelled() }
+        defer { gate.leave() }
+        let fd = qsys_memfd("quarantine-stream-frame")
+        guard fd >= 0 else {
+            throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", "no memory file for the frame: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard Self.writeAll(fd, bytes) else {
+            throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", "the frame could not be copied: \(String(cString: strerror(errno)))")
+        }
+        let outcome = Locked<Result<GuardianWire.Analyze.Verdict, GuardianWire.Analyze.Failure>>(.failure(.init(.cannotAnalyze, code: "cancelled", "cancelled")))
+        let done = DispatchSemaphore(value: 0)
+        let engine = engine, settings = settings
+        let started = state.withLock { s -> Bool in
+            guard !s.cancelled else { return false }
+            s.running = Task {
+                let verdict = await DescriptorJudge.judge(fd, kind: .image, engine: engine, settings: settings)
+                outcome.withLock { $0 = verdict }
+                done.signal()
+            }
+            return true
+        }
+        guard started else { throw Cancelled() }
+        // The analyzer's own thread, never one of Swift's cooperative threads.
+        done.wait()
+        state.withLock { $0.running = nil }
+        if isCancelled { throw Cancelled() }
+        let verdict = try outcome.withLock { $0 }.get()
+        return VideoFrameVerdict(isSensitive: verdict.sensitive, reasons: verdict.reasons, detections: verdict.boxes.map {
+            Detection(label: $0.label, score: $0.score, box: Box(x: $0.x, y: $0.y, width: $0.width, height: $0.height))
+        })
+    }
+
+    /// Interrupts the judgement under way and refuses the frames after it. Idempotent.
+    func cancel() {
+        state.withLock { s -> Task<Void, Never>? in
+            s.cancelled = true
+            return s.running
+        }?.cancel()
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
+    }
+}
