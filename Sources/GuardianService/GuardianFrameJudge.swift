@@ -8,6 +8,7 @@ import GuardianAPI
 import Locking
 import QuarantineCore
 import SensitivityAnalysis
+import ServiceSupport
 
 /// Judges one guardian stream's frames (``GuardianStreams``) with the account's own sandboxed
 /// worker, under the settings the service decided: the ``VideoFrameJudge`` of each stream's
@@ -43,14 +44,12 @@ final class GuardianFrameJudge: VideoFrameJudge {
         }
         guard gate.enter(while: { !isCancelled }) else { throw Cancelled() }
         defer { gate.leave() }
-        let fd = qsys_memfd("quarantine-stream-frame")
-        guard fd >= 0 else {
-            throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", "no memory file for the frame: \(String(cString: strerror(errno)))")
+        let fd: Int32
+        switch MemoryFile.holding(bytes, name: "quarantine-stream-frame") {
+        case .success(let made): fd = made
+        case .failure(let failure): throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", failure.description)
         }
         defer { close(fd) }
-        guard Self.writeAll(fd, bytes) else {
-            throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", "the frame could not be copied: \(String(cString: strerror(errno)))")
-        }
         let outcome = Locked<Result<GuardianWire.Analyze.Verdict, GuardianWire.Analyze.Failure>>(.failure(.init(.cannotAnalyze, code: "cancelled", "cancelled")))
         let done = DispatchSemaphore(value: 0)
         let engine = engine, settings = settings
@@ -80,18 +79,5 @@ final class GuardianFrameJudge: VideoFrameJudge {
             s.cancelled = true
             return s.running
         }?.cancel()
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
     }
 }

@@ -276,18 +276,7 @@ final class GuardianStreams: Sendable {
     static func readFrame(_ fd: Int32) -> [UInt8] {
         var info = stat()
         let count = fstat(fd, &info) == 0 ? min(max(0, Int(info.st_size)), GuardianWire.LiveStream.Limits.maxFrameBytes) : 0
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { buffer -> Int in
-            var done = 0
-            while done < count {
-                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                done += n
-            }
-            return done
-        }
-        return Array(bytes.prefix(read))
+        return MemoryFile.prefix(of: fd, count: count)
     }
 
     /// Sends one message of the stream's answer; false when the client did not take it.

@@ -470,29 +470,14 @@ public final class AnalysisBus: Sendable {
     /// Judges one frame (a picture file's bytes) through the engine, in the caller's turn: the
     /// bytes go to the worker in a memfd, as a caller's picture does.
     private func judgeFrame(_ file: [UInt8], key: String, caller: String, settings: Settings) async throws -> VideoFrameVerdict {
-        let fd = qsys_memfd("quarantine-frame")
-        guard fd >= 0 else {
-            throw Failure(name: "org.freedesktop.DBus.Error.NoMemory", message: "no memory file for the frame: \(String(cString: strerror(errno)))")
+        let fd: Int32
+        switch MemoryFile.holding(file, name: "quarantine-frame") {
+        case .success(let made): fd = made
+        case .failure(let failure): throw Failure(name: "org.freedesktop.DBus.Error.NoMemory", message: failure.description)
         }
         defer { close(fd) }
-        guard Self.writeAll(fd, file) else {
-            throw Failure(name: "org.freedesktop.DBus.Error.NoMemory", message: "the frame could not be copied: \(String(cString: strerror(errno)))")
-        }
         let analysis = try await judgePicture(fd, key: key, caller: caller, settings: settings).get()
         return VideoFrameVerdict(isSensitive: analysis.isSensitive, reasons: analysis.reasons, detections: analysis.detections)
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
     }
 
     /// The stream a frame call is for (its caller's, checked by the route), or nil after answering.
@@ -613,17 +598,8 @@ public final class AnalysisBus: Sendable {
             throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs",
                           message: wanted == nil ? "the frame's file is empty" : "the frame's file holds \(size) bytes; this frame needs \(count)")
         }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = bytes.withUnsafeMutableBytes { buffer -> Int in
-            var done = 0
-            while done < count {
-                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                done += n
-            }
-            return done
-        }
+        let bytes = MemoryFile.prefix(of: fd, count: count)
+        let read = bytes.count
         guard read == count else {
             throw Failure(name: "org.freedesktop.DBus.Error.InvalidArgs", message: "the frame's file ended after \(read) of \(count) bytes (it changed while read)")
         }

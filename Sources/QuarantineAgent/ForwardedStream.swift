@@ -201,20 +201,8 @@ final class ForwardedStream: Sendable {
             }
             bytes = picture
         }
-        let fd = qsys_memfd("quarantine-forwarded-frame")
-        guard fd >= 0 else { return true }
+        guard case .success(let fd) = MemoryFile.holding(bytes, name: "quarantine-forwarded-frame") else { return true }
         defer { close(fd) }
-        let written = bytes.withUnsafeBytes { buffer -> Bool in
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
-                done += n
-            }
-            return true
-        }
-        guard written else { return true }
         return (try? client.sendStreamStep(.frame, frame: fd)) != nil
     }
 
