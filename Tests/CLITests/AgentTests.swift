@@ -166,8 +166,10 @@ struct AgentTests {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         let photo = try Data(contentsOf: Self.benign)
         for index in 0..<2000 {
-            // 40 pictures (distinct bytes, so each is analysed) among notes and documents.
-            if index % 50 == 0 {
+            // 10 pictures (distinct bytes, so each is analysed) among notes and documents (40
+            // until issue 27's suite time: each costs the worker ~0.1 s of CPU; what the burst
+            // checks, each of 2,000 files handled once, does not need more).
+            if index % 200 == 0 {
                 var bytes = photo
                 bytes.append(contentsOf: Array("\(index)".utf8)) // trailing bytes after EOI change the hash, not the picture
                 try bytes.write(to: agent.downloads.appendingPathComponent("photo-\(index).jpg"))
@@ -181,8 +183,8 @@ struct AgentTests {
             return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && depth == 0
         }, "log tail:\n\(agent.logText.suffix(3000))")
         let counters = try await agent.counters()
-        #expect(counters["clean"] == 40, "\(counters)")
-        #expect(counters["other"] == 1960, "\(counters)")
+        #expect(counters["clean"] == 10, "\(counters)")
+        #expect(counters["other"] == 1990, "\(counters)")
         #expect((counters["failed"] ?? 0) == 0 && (counters["quarantined"] ?? 0) == 0)
         // Restarting finds nothing new: everything was recorded as seen.
         #expect(await agent.stop().status == 0)
