@@ -108,8 +108,10 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.png"), video = cli.home.appendingPathComponent("clip.mp4")
         _ = try await cli.run(["testcard", "--size", "320x240", card.path])
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
-                            "-filter_complex", "[0][1]overlay=enable='between(t,4,6.5)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
+        // 4 s, the card from 2 s (8 s, the card from 4 s, until issue 27's suite time: a clip under a minute
+        // is sampled every 0.25 s, and it is scanned twice, each a process loading the models).
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4", "-i", card.path,
+                            "-filter_complex", "[0][1]overlay=enable='between(t,2,3.25)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
                             "-preset", "ultrafast", video.path])
         let result = try await cli.run(["scan", "--json", video.path])
         #expect(result.status == 1)
@@ -117,9 +119,9 @@ struct CLITests {
         #expect(record["kind"] as? String == "video")
         #expect(record["sensitive"] as? Bool == true)
         let time = try #require(record["frame_time"] as? Double)
-        #expect(time >= 3.9 && time <= 6.6)
+        #expect(time >= 1.9 && time <= 3.35, "\(time)")
         #expect((record["samples"] as? Int ?? 0) >= 2)
-        #expect(record["duration"] as? Double == 8)
+        #expect(record["duration"] as? Double == 4)
         #expect(record["coverage"] is Double)
         let text = try await cli.run(["scan", video.path])
         #expect(text.stdout.contains("FLAGGED  \(video.path) at 0:0"))
