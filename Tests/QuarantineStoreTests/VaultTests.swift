@@ -338,7 +338,11 @@ struct VaultTests {
         }
         probe.start()
         var leaked = 0
-        for index in 0..<2000 {
+        // 500 failing copies (2,000 until issue 27's suite time: the probe spins a core for as
+        // long as the loop runs, about 5 s of CPU in all). With a second close(check) put back
+        // in writeVerifiedCopy, 500 copies had the probe see 89 to 288 of its descriptors closed
+        // under it (3 runs of 3 failed).
+        for index in 0..<500 {
             let partial = place.home.appendingPathComponent("copy-\(index).part").path
             #expect(throws: VaultError.self) {
                 try Vault.writeVerifiedCopy(of: input, to: partial, sha256: String(repeating: "0", count: 64), describing: url.path)
