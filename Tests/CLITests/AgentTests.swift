@@ -287,9 +287,11 @@ struct AgentTests {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try await agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
-        // 72 s (120 s until issue 27's suite time: its analysis, twice in part, was most of this
-        // test's 10.5 s of CPU): at 60 s the stop still came at about 0.7 of the video.
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "72", "-c:v", "libx264", "-preset", "ultrafast",
+        // 120 s. (A 72-s clip cut this test's CPU from 10.5 to 4.7 s; it passed in four runs of
+        // this test alone, but in both loaded runs (the whole suite; AgentTests alone at a load
+        // of 10-16) the analysis worker was killed by SIGILL twice in the resumed analysis and
+        // the video given up: a bug of the resume, to be found first. Session 38.)
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
         #expect(await agent.wait(timeout: 20) {
