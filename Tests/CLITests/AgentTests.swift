@@ -78,23 +78,44 @@ struct AgentTests {
         #expect(await agent.stop().status == 0)
     }
 
-    @Test("entering child mode judges again what adult mode let through: the folders are looked through under the child policy")
+    @Test("entering child mode judges again what adult mode let through: the folders are looked through under the child policy; outgoing folders are watched in child mode only")
     func childModeRejudges() async throws {
+        // One agent for both checks (they were two tests, each starting an agent; issue 27's
+        // suite time): a photo adult mode let through in Downloads, and a card in an outgoing
+        // folder that adult mode does not watch.
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
+        let shared = agent.cli.home.appendingPathComponent("Shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
         // A child policy that flags every picture (open_nsfw >= 0), so a benign photo shows the re-check.
-        let base = "[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[policy.child]\nnsfw_threshold = 0.0\n"
+        let base = "[watch]\nincoming = [\"\(agent.downloads.path)\"]\noutgoing = [\"\(shared.path)\"]\n[policy.child]\nnsfw_threshold = 0.0\n"
         try base.write(to: config, atomically: true, encoding: .utf8)
         try await agent.start()
+        try await agent.writeCard(shared.appendingPathComponent("adult-mode.jpg"))
         let photo = agent.downloads.appendingPathComponent("photo.png")
         let source = try #require(try FileManager.default.contentsOfDirectory(at: CLIRunner.photos, includingPropertiesForKeys: nil)
             .first { $0.pathExtension == "png" || $0.pathExtension == "jpg" })
         try FileManager.default.copyItem(at: source, to: photo)
         #expect(await agent.wait(timeout: 30) { (try await agent.counters()["clean"] ?? 0) == 1 }, "log:\n\(agent.logText)")
-        #expect(try await agent.items().isEmpty)
+        // The card was put in the outgoing folder before the photo arrived; the photo is judged
+        // and 1.5 s more pass: adult mode does not watch outgoing folders.
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(try await agent.items().isEmpty, "adult mode: outgoing folders are not watched")
+        // Child mode (edited by hand, without a signal): Downloads is looked through again under
+        // the child policy, and adding the outgoing folder scans it (what was put there before
+        // is checked too).
         try ("mode = \"child\"\n" + base).write(to: config, atomically: true, encoding: .utf8)
-        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 30) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: photo.path))
+        #expect(!FileManager.default.fileExists(atPath: shared.appendingPathComponent("adult-mode.jpg").path))
+        // A reload by SIGHUP (as 'systemctl --user reload' does) keeps the outgoing folder watched.
+        func reloads() -> Int { agent.logText.components(separatedBy: "configuration reloaded").count - 1 }
+        let reloadsBefore = reloads()
+        kill(try #require(agent.process?.processIdentifier), SIGHUP)
+        #expect(await agent.wait(timeout: 10) { reloads() > reloadsBefore }, "log:\n\(agent.logText)")
+        try await agent.writeCard(shared.appendingPathComponent("child-mode.jpg"))
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 3 }, "log:\n\(agent.logText)")
+        #expect(agent.logText.contains("We put a picture away for you"))
         #expect(await agent.stop().status == 0)
     }
 
@@ -166,8 +187,10 @@ struct AgentTests {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         let photo = try Data(contentsOf: Self.benign)
         for index in 0..<2000 {
-            // 40 pictures (distinct bytes, so each is analysed) among notes and documents.
-            if index % 50 == 0 {
+            // 10 pictures (distinct bytes, so each is analysed) among notes and documents (40
+            // until issue 27's suite time: each costs the worker ~0.1 s of CPU; what the burst
+            // checks, each of 2,000 files handled once, does not need more).
+            if index % 200 == 0 {
                 var bytes = photo
                 bytes.append(contentsOf: Array("\(index)".utf8)) // trailing bytes after EOI change the hash, not the picture
                 try bytes.write(to: agent.downloads.appendingPathComponent("photo-\(index).jpg"))
@@ -181,8 +204,8 @@ struct AgentTests {
             return (c["clean"] ?? 0) + (c["other"] ?? 0) >= 2000 && depth == 0
         }, "log tail:\n\(agent.logText.suffix(3000))")
         let counters = try await agent.counters()
-        #expect(counters["clean"] == 40, "\(counters)")
-        #expect(counters["other"] == 1960, "\(counters)")
+        #expect(counters["clean"] == 10, "\(counters)")
+        #expect(counters["other"] == 1990, "\(counters)")
         #expect((counters["failed"] ?? 0) == 0 && (counters["quarantined"] ?? 0) == 0)
         // Restarting finds nothing new: everything was recorded as seen.
         #expect(await agent.stop().status == 0)
@@ -264,6 +287,10 @@ struct AgentTests {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try await agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
+        // 120 s. (A 72-s clip cut this test's CPU from 10.5 to 4.7 s; it passed in four runs of
+        // this test alone, but in both loaded runs (the whole suite; AgentTests alone at a load
+        // of 10-16) the analysis worker was killed by SIGILL twice in the resumed analysis and
+        // the video given up: a bug of the resume, to be found first. Session 38.)
         try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
@@ -285,10 +312,11 @@ struct AgentTests {
             let work = ((try await agent.status()["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }
             return (work?["progress"] as? Double ?? 0) >= 0.4
         }, "the video got part-way")
+        let progressAtStop = ((try await agent.status()["last_status"] as? [String: Any])?["inFlight"] as? [[String: Any]])?.first { $0["kind"] as? String == "video" }?["progress"] as? Double
         let stopped = await agent.stop(SIGTERM)
         #expect(stopped.status == 0)
         #expect(stopped.seconds < 5, "stopped in \(stopped.seconds) s")
-        #expect(try await agent.queueDepth() == 1, "the video waits for the next start")
+        #expect(try await agent.queueDepth() == 1, "the video waits for the next start (progress at the stop: \(String(describing: progressAtStop)))")
         let notRunning = try await agent.run(["status"])
         #expect(notRunning.status == 3)
         #expect(notRunning.stdout.contains("not running"))
@@ -1044,32 +1072,6 @@ struct AgentTests {
             answer += buffer[0..<n]
         }
         return String(decoding: answer, as: UTF8.self)
-    }
-
-    @Test("outgoing folders are watched in child mode only")
-    func outgoingInChildMode() async throws {
-        let agent = try AgentHarness(); defer { agent.cleanUp() }
-        let shared = agent.cli.home.appendingPathComponent("Shared")
-        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
-        let config = agent.cli.home.appendingPathComponent(".config/quarantine/config.toml")
-        try """
-        [watch]
-        incoming = ["\(agent.downloads.path)"]
-        outgoing = ["\(shared.path)"]
-        """.write(to: config, atomically: true, encoding: .utf8)
-        try await agent.start()
-        try await agent.writeCard(shared.appendingPathComponent("adult-mode.jpg"))
-        try await Task.sleep(for: .seconds(1.5))
-        #expect(try await agent.items().isEmpty, "adult mode: outgoing folders are not watched")
-        // Child mode (edited by hand, then SIGHUP, as 'systemctl --user reload' does).
-        try "mode = \"child\"\n".appending(try String(contentsOf: config, encoding: .utf8)).write(to: config, atomically: true, encoding: .utf8)
-        kill(try #require(agent.process?.processIdentifier), SIGHUP)
-        // Adding the folder scans it: what was put there before is checked too.
-        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
-        try await agent.writeCard(shared.appendingPathComponent("child-mode.jpg"))
-        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
-        #expect(agent.logText.contains("We put a picture away for you"))
-        #expect(await agent.stop().status == 0)
     }
 
     @Test("systemd: READY, RELOADING and STOPPING reach $NOTIFY_SOCKET; under journald each log line starts with its syslog priority")

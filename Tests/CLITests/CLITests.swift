@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+@testable import QuarantineStore
 
 /// `quarantine` on the command line: output, JSON and exit codes of the built binary.
 @Suite("CLI")
@@ -107,8 +108,10 @@ struct CLITests {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let card = cli.home.appendingPathComponent("card.png"), video = cli.home.appendingPathComponent("clip.mp4")
         _ = try await cli.run(["testcard", "--size", "320x240", card.path])
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=8", "-i", card.path,
-                            "-filter_complex", "[0][1]overlay=enable='between(t,4,6.5)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
+        // 4 s, the card from 2 s (8 s, the card from 4 s, until issue 27's suite time: a clip under a minute
+        // is sampled every 0.25 s, and it is scanned twice, each a process loading the models).
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=4", "-i", card.path,
+                            "-filter_complex", "[0][1]overlay=enable='between(t,2,3.25)'", "-pix_fmt", "yuv420p", "-c:v", "libx264",
                             "-preset", "ultrafast", video.path])
         let result = try await cli.run(["scan", "--json", video.path])
         #expect(result.status == 1)
@@ -116,9 +119,9 @@ struct CLITests {
         #expect(record["kind"] as? String == "video")
         #expect(record["sensitive"] as? Bool == true)
         let time = try #require(record["frame_time"] as? Double)
-        #expect(time >= 3.9 && time <= 6.6)
+        #expect(time >= 1.9 && time <= 3.35, "\(time)")
         #expect((record["samples"] as? Int ?? 0) >= 2)
-        #expect(record["duration"] as? Double == 8)
+        #expect(record["duration"] as? Double == 4)
         #expect(record["coverage"] is Double)
         let text = try await cli.run(["scan", video.path])
         #expect(text.stdout.contains("FLAGGED  \(video.path) at 0:0"))
@@ -204,6 +207,13 @@ struct CLITests {
     }
 
     /// Runs `quarantine ARGS` in a pseudo-terminal, answering `steps` (regex, answer) in order.
+    /// Sets the guardian PIN of `cli`'s home as a row with scrypt's cheap test N
+    /// (``GuardianPIN/testRounds``): every check of it by the binary derives at the row's N.
+    static func cheapPIN(_ cli: CLIRunner, _ pin: String) throws {
+        let store = try AuditStore(path: cli.home.appendingPathComponent(".local/share/quarantine/audit.sqlite3").path)
+        try GuardianPIN(store: store).set(pin, rounds: GuardianPIN.testRounds)
+    }
+
     func throughTerminal(_ cli: CLIRunner, _ arguments: [String], steps: [(String, String)], environment: [String: String] = [:]) async throws -> CLIRunner.Result {
         try await cli.throughTerminal(arguments, steps: steps, environment: environment)
     }
@@ -257,6 +267,10 @@ struct CLITests {
         #expect(FileManager.default.fileExists(atPath: card.path))
         #expect(try await cli.run(["history", "--json"]).jsonLines().first?["actor"] as? String == "guardian")
         #expect(try await cli.run(["list", "--all", "--json"]).jsonLines().first?["release_requested_at"] == nil, "a released item has no open request")
+        // The PIN that `guardian set-pin` made (at the full cost) was checked above, wrong and
+        // right; the same PIN again as a cheap row for the checks below (each derivation at the
+        // full cost is ~0.45 s of CPU in a debug build; issue 27's suite time).
+        try Self.cheapPIN(cli, "2468")
 
         // Changing the PIN needs the current one.
         let change = try await throughTerminal(cli, ["guardian", "set-pin"], steps: [("Current guardian PIN", "0000")])
@@ -289,9 +303,9 @@ struct CLITests {
         #expect(FileManager.default.fileExists(atPath: card.path), "a released file was hidden again: \(again.stdout)")
         #expect(try again.jsonLines().first?["list_decision"] as? String == "released before (on the allow list): left where it is")
 
-        // A guardian sets a PIN and child mode; a second card is hidden.
-        let set = try await throughTerminal(cli, ["guardian", "set-pin"], steps: [("New guardian PIN", "2468"), ("same PIN again", "2468")])
-        #expect(set.status == 0)
+        // A guardian sets a PIN and child mode; a second card is hidden. (`guardian set-pin` on a
+        // terminal, at the full cost, is checked in ``childMode()``; here the PIN is a cheap row.)
+        try Self.cheapPIN(cli, "2468")
         #expect(try await cli.run(["mode", "child"]).status == 0)
         let second = downloads.appendingPathComponent("second.jpg")
         _ = try await cli.run(["testcard", "--size", "640x480", second.path])

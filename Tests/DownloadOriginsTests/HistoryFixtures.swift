@@ -64,15 +64,16 @@ struct FakeHome {
     }
 
     /// One `downloads` row as Chromium 156 writes it for a finished download, with its URL chain
-    /// (inserted last index first, to show the order of insertion does not matter).
+    /// (inserted last index first, to show the order of insertion does not matter). Its
+    /// statements are cached per connection: a 10,000-download fixture prepares each once.
     static func insertChromiumDownload(_ db: Database, id: Int64, path: String, chain: [String], tabURL: String = "",
                                        referrer: String = "", siteURL: String = "", finished: Date, state: Int = 1) throws {
         let end = chromiumTime(finished)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO downloads VALUES (?, ?, ?, ?, ?, 280, 280, ?, 0, 0, x'', ?, 0, 0, 0, ?, ?, x'0a080a00120018002000', ?, '', '', '', '', '', '', '', 'image/png', 'image/png')
-            """, arguments: [id, UUID().uuidString.lowercased(), path, path, end - 7_000, state, end, referrer, siteURL, tabURL])
+            """).execute(arguments: [id, UUID().uuidString.lowercased(), path, path, end - 7_000, state, end, referrer, siteURL, tabURL])
         for (index, url) in chain.enumerated().reversed() {
-            try db.execute(sql: "INSERT INTO downloads_url_chains (id, chain_index, url) VALUES (?, ?, ?)", arguments: [id, index, url])
+            try db.cachedStatement(sql: "INSERT INTO downloads_url_chains (id, chain_index, url) VALUES (?, ?, ?)").execute(arguments: [id, index, url])
         }
     }
 
@@ -123,21 +124,21 @@ struct FakeHome {
     /// What Firefox ESR 153 writes for one download through a redirect: a place per URL, a link
     /// visit to the page, redirect visits, the download visit (type 7) coming from the page visit,
     /// and the `downloads/destinationFileURI` and `downloads/metaData` annotations on the final
-    /// URL's place.
+    /// URL's place. Its statements are cached per connection, as ``insertChromiumDownload``'s.
     static func insertFirefoxDownload(_ db: Database, page: String?, redirects: [String] = [], fileURL: String,
                                       path: String, at date: Date, destination: String? = nil) throws {
         let time = Int64(date.timeIntervalSince1970 * 1_000_000)
         func place(_ url: String, hidden: Int) throws -> Int64 {
-            if let id = try Int64.fetchOne(db, sql: "SELECT id FROM moz_places WHERE url = ?", arguments: [url]) { return id }
-            try db.execute(sql: """
+            if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM moz_places WHERE url = ?"), arguments: [url]) { return id }
+            try db.cachedStatement(sql: """
                 INSERT INTO moz_places (url, title, rev_host, visit_count, hidden, frecency, last_visit_date, guid, url_hash, origin_id)
                 VALUES (?, NULL, '1.0.0.721.', 1, ?, 20909, ?, ?, 125508944605237, NULL)
-                """, arguments: [url, hidden, time, String(UUID().uuidString.prefix(12))])
+                """).execute(arguments: [url, hidden, time, String(UUID().uuidString.prefix(12))])
             return db.lastInsertedRowID
         }
         func visit(_ placeID: Int64, from: Int64, type: Int) throws -> Int64 {
-            try db.execute(sql: "INSERT INTO moz_historyvisits (from_visit, place_id, visit_date, visit_type, session, source) VALUES (?, ?, ?, ?, 0, 0)",
-                           arguments: [from, placeID, time, type])
+            try db.cachedStatement(sql: "INSERT INTO moz_historyvisits (from_visit, place_id, visit_date, visit_type, session, source) VALUES (?, ?, ?, ?, 0, 0)")
+                .execute(arguments: [from, placeID, time, type])
             return db.lastInsertedRowID
         }
         var pageVisit: Int64 = 0
@@ -148,14 +149,14 @@ struct FakeHome {
         }
         let filePlace = try place(fileURL, hidden: 0)
         _ = try visit(filePlace, from: pageVisit, type: 7)
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO moz_annos (place_id, anno_attribute_id, content, flags, expiration, type, dateAdded, lastModified)
             VALUES (?, 1, ?, 0, 4, 3, ?, ?)
-            """, arguments: [filePlace, destination ?? firefoxFileURI(path), time, time])
-        try db.execute(sql: """
+            """).execute(arguments: [filePlace, destination ?? firefoxFileURI(path), time, time])
+        try db.cachedStatement(sql: """
             INSERT OR REPLACE INTO moz_annos (place_id, anno_attribute_id, content, flags, expiration, type, dateAdded, lastModified)
             VALUES (?, 2, ?, 0, 4, 3, ?, ?)
-            """, arguments: [filePlace, "{\"state\":1,\"deleted\":false,\"endTime\":\(time / 1000),\"fileSize\":280}", time, time])
+            """).execute(arguments: [filePlace, "{\"state\":1,\"deleted\":false,\"endTime\":\(time / 1000),\"fileSize\":280}", time, time])
     }
 
     func addFirefoxDownload(to database: String, page: String?, redirects: [String] = [], fileURL: String, path: String,
