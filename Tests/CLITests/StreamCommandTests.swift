@@ -90,6 +90,14 @@ struct StreamCommandTests {
         return Double(sum) / Double(luma.count)
     }
 
+    /// The frames of `altered` a verdict cannot explain: a frame is written unblurred only when
+    /// the first judged frame at or after it is clean and at most 0.5 s later, so the frames in
+    /// the 0.5 s before the card may rightly be blurred by the card's verdict (fewer frames are
+    /// judged under load); the rest must be frames blurred for want of a verdict.
+    static func unexplained(_ altered: [Int], cardStart: Int, framesPerSecond: Int) -> [Int] {
+        altered.filter { !($0 < cardStart && $0 >= cardStart - framesPerSecond / 2) }
+    }
+
     static func meanDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
         Double(zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) }) / Double(max(1, a.count))
     }
@@ -128,7 +136,9 @@ struct StreamCommandTests {
         // frames): written as they came, but for frames no verdict vouched for in time.
         let before = Array(0..<15), after = Array(40..<50)
         let notClear = (before + after).filter { !identical[$0] }
-        #expect(notClear.count <= unjudged && notClear.count <= 6, "frames not as they came: \(notClear) (\(unjudged) blurred for want of a verdict); \(run.stdout)")
+        let unexplained = Self.unexplained(notClear, cardStart: 15, framesPerSecond: 10)
+        #expect(notClear.allSatisfy { blurred[$0] } && unexplained.count <= unjudged && unexplained.count <= 6,
+                "frames not as they came: \(notClear) (\(unjudged) blurred for want of a verdict); \(run.stdout)")
         print("quarantine stream --blur-to (320x240 10 fps, 5 s): \(summary)")
 
         // The real analyzer no longer finds the card in a blurred frame; it does in the input's.
@@ -168,7 +178,9 @@ struct StreamCommandTests {
         try #require(output.count == 20 && input.count == 20, "\(input.count) frames in, \(output.count) out")
         let blurred = (0..<20).map { Self.detail(output[$0], width: 160) < Self.detail(input[$0], width: 160) / 4 }
         let notClear = (0..<10).filter { Self.meanDifference(input[$0], output[$0]) >= 0.01 }
-        #expect(notClear.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && notClear.count <= 4, "\(notClear); \(stderr)")
+        let unexplained = Self.unexplained(notClear, cardStart: 10, framesPerSecond: 10)
+        #expect(notClear.allSatisfy { blurred[$0] } && unexplained.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && unexplained.count <= 4,
+                "\(notClear); \(stderr)")
         #expect((10..<20).allSatisfy { blurred[$0] }, "not blurred: \((10..<20).filter { !blurred[$0] }); \(stderr)")
     }
 
@@ -205,8 +217,11 @@ struct StreamCommandTests {
         try #require(input.count == 20)
         let output = (0..<20).map { [UInt8](bytes[($0 * 28800)..<($0 * 28800 + 19200)]) }
         let summary = try #require(try run.jsonLines().last)
+        let blurred = (0..<20).map { Self.detail(output[$0], width: 160) < Self.detail(input[$0], width: 160) / 4 }
         let notClear = (0..<10).filter { Self.meanDifference(input[$0], output[$0]) >= 0.01 }
-        #expect(notClear.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && notClear.count <= 4, "\(notClear); \(run.stdout)")
-        #expect((10..<20).allSatisfy { Self.detail(output[$0], width: 160) < Self.detail(input[$0], width: 160) / 4 }, "\(run.stdout)")
+        let unexplained = Self.unexplained(notClear, cardStart: 10, framesPerSecond: 10)
+        #expect(notClear.allSatisfy { blurred[$0] } && unexplained.count <= summary["frames_blurred_unjudged"] as? Int ?? 0 && unexplained.count <= 4,
+                "\(notClear); \(run.stdout)")
+        #expect((10..<20).allSatisfy { blurred[$0] }, "\(run.stdout)")
     }
 }
