@@ -63,7 +63,9 @@ struct AgentStartRaceTests {
             // start until 2 s after that, many times the set-up's time even on a loaded machine.
             let lock = agent.cli.home.appendingPathComponent(".local/share/quarantine/agent.lock").path
             let settling = Task {
-                if await AgentStopTests.appears(lock, within: 60) { try? await Task.sleep(for: .seconds(2)) }
+                // (Its own wait, not AgentStopTests.appears: that one spins once cancelled.)
+                while !Task.isCancelled && access(lock, F_OK) != 0 { try? await Task.sleep(for: .milliseconds(2)) }
+                try? await Task.sleep(for: .seconds(2))
                 settled.set()
             }
             let ready = await agent.wait(timeout: 60) { agent.logText.contains("file(s) waiting from before") || agent.process?.isRunning != true }
