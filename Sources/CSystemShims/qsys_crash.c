@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "qsys_crash.h"
+#include "qsys_signal_chain.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,8 +11,8 @@
 static char slot_paths[QSYS_CRASH_SLOTS][QSYS_CRASH_PATH_MAX];
 static atomic_int slot_used[QSYS_CRASH_SLOTS];
 static int journal = -1;
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
-#define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
+static const int fatal_signals[QSYS_FATAL_COUNT] = QSYS_FATAL_SIGNALS;
+#define FATAL_COUNT ((size_t)QSYS_FATAL_COUNT)
 static struct sigaction previous[FATAL_COUNT];
 /* The handler's own stack: a stack overflow (SIGSEGV) leaves none to run on. */
 static char alternate_stack[64 * 1024];
@@ -37,20 +38,7 @@ static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
         }
         fsync(journal);
     }
-    /* Once: whatever happens next is the earlier handler's (or the default action). */
-    for (size_t i = 0; i < FATAL_COUNT; i++) {
-        if (fatal_signals[i] != signal_number) continue;
-        sigaction(signal_number, &previous[i], NULL);
-        if (previous[i].sa_flags & SA_SIGINFO) {
-            if (previous[i].sa_sigaction) { errno = saved; previous[i].sa_sigaction(signal_number, info, context); return; }
-        } else if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
-            errno = saved; previous[i].sa_handler(signal_number); return;
-        }
-    }
-    errno = saved;
-    /* The default action: returning re-runs the faulting instruction (SIGSEGV...); raise the
-     * ones sent by raise() or abort(). */
-    if (info == NULL || info->si_code <= 0) raise(signal_number);
+    qsys_chain_fatal_signal(signal_number, info, context, fatal_signals, previous, FATAL_COUNT, saved);
 }
 
 int qsys_crash_journal_install(int journal_fd) {

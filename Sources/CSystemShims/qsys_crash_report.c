@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "qsys_crash_report.h"
+#include "qsys_signal_chain.h"
 
 #include <errno.h>
 #include <execinfo.h>
@@ -18,8 +19,8 @@ struct module { uintptr_t low, high, bias; char name[MODULE_NAME]; };
 static struct module modules[MODULES];
 static int module_count = 0;
 static int report_fd = -1;
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
-#define FATAL_COUNT (sizeof fatal_signals / sizeof fatal_signals[0])
+static const int fatal_signals[QSYS_FATAL_COUNT] = QSYS_FATAL_SIGNALS;
+#define FATAL_COUNT ((size_t)QSYS_FATAL_COUNT)
 static struct sigaction previous[FATAL_COUNT];
 static char alternate_stack[64 * 1024];
 #define FRAMES 48
@@ -157,18 +158,7 @@ static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
         int length = format_report(signal_number, info, context, report, (int)sizeof report);
         write_all(report_fd, report, (size_t)length);
     }
-    for (size_t i = 0; i < FATAL_COUNT; i++) {
-        if (fatal_signals[i] != signal_number) continue;
-        sigaction(signal_number, &previous[i], NULL);
-        if (previous[i].sa_flags & SA_SIGINFO) {
-            if (previous[i].sa_sigaction) { errno = saved; previous[i].sa_sigaction(signal_number, info, context); return; }
-        } else if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
-            errno = saved; previous[i].sa_handler(signal_number); return;
-        }
-    }
-    errno = saved;
-    /* The default action: returning re-runs the faulting instruction; raise the sent ones. */
-    if (info == NULL || info->si_code <= 0) raise(signal_number);
+    qsys_chain_fatal_signal(signal_number, info, context, fatal_signals, previous, FATAL_COUNT, saved);
 }
 
 int qsys_crash_report_install(int fd) {

@@ -231,13 +231,15 @@ public final class AnalysisBus: Sendable {
 
     /// Reads the one descriptor a call carries (`h`); answers the call when it has none.
     private func descriptor(of call: SessionBusService.Call) -> Int32? {
-        readable(call.withArguments({ $0.unixFD() }), call)
+        Self.readable(call.withArguments({ $0.unixFD() }), call)
     }
 
-    /// `fd` when it is open for reading; else closes it and answers the call.
-    private func readable(_ fd: Int32?, _ call: SessionBusService.Call) -> Int32? {
+    /// `fd` when it is open for reading; else closes it and answers the call (`what` the
+    /// descriptor stands for, in the answer: a file, a frame). The forwarder's streams check theirs
+    /// here too.
+    static func readable(_ fd: Int32?, _ call: SessionBusService.Call, of what: String = "file") -> Int32? {
         guard let fd else {
-            call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes an open descriptor (h) of the file, never a path")
+            call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes an open descriptor (h) of the \(what), never a path")
             return nil
         }
         // Opened for reading: an O_PATH or write-only descriptor would read as empty bytes.
@@ -508,7 +510,7 @@ public final class AnalysisBus: Sendable {
     /// first bytes of the descriptor's file (a memfd), laid out as `pixel_format`.
     private func analyzeRawFrame(_ call: SessionBusService.Call) {
         let (passed, width, height, formatName) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-        guard let fd = readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
+        guard let fd = Self.readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
         defer { close(fd) }
         do {
             let raw = try Self.rawFrame(fd, width: Int(width ?? 0), height: Int(height ?? 0), format: formatName ?? "")
@@ -524,7 +526,7 @@ public final class AnalysisBus: Sendable {
     /// at once; `RawFramesEnded(t frames, s reason)` when the reading ends.
     private func analyzeRawFrames(_ call: SessionBusService.Call) {
         let (passed, width, height, formatName) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-        guard let fd = readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
+        guard let fd = Self.readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
         let pipe: RawFramePipe
         do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: formatName ?? "") } catch {
             return call.fail(error.name, error.message)

@@ -123,7 +123,7 @@ final class ForwardedStreams: Sendable {
     func handle(_ call: SessionBusService.Call, _ stream: ForwardedStream) {
         switch call.member {
         case "AnalyzeFrame":
-            guard let fd = readable(call.withArguments { $0.unixFD() }, call) else { return }
+            guard let fd = AnalysisBus.readable(call.withArguments { $0.unixFD() }, call, of: "frame") else { return }
             defer { close(fd) }
             do throws(AnalysisBus.Failure) {
                 try Self.checkSize(fd, bytes: nil)
@@ -134,7 +134,7 @@ final class ForwardedStreams: Sendable {
             }
         case "AnalyzeRawFrame":
             let (passed, width, height, format) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-            guard let fd = readable(passed, call) else { return }
+            guard let fd = AnalysisBus.readable(passed, call, of: "frame") else { return }
             defer { close(fd) }
             do throws(AnalysisBus.Failure) {
                 stream.submit(.raw(try AnalysisBus.rawFrame(fd, width: Int(width ?? 0), height: Int(height ?? 0), format: format ?? "")))
@@ -144,7 +144,7 @@ final class ForwardedStreams: Sendable {
             }
         case "AnalyzeRawFrames":
             let (passed, width, height, format) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-            guard let fd = readable(passed, call) else { return }
+            guard let fd = AnalysisBus.readable(passed, call, of: "frame") else { return }
             let pipe: RawFramePipe
             do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: format ?? "") } catch {
                 return call.fail(error.name, error.message)
@@ -176,21 +176,6 @@ final class ForwardedStreams: Sendable {
         default:
             call.fail("org.freedesktop.DBus.Error.UnknownMethod", "\(call.path) has no method \(call.interface).\(call.member)")
         }
-    }
-
-    /// `fd` when it is open for reading; else closes it and answers the call.
-    private func readable(_ fd: Int32?, _ call: SessionBusService.Call) -> Int32? {
-        guard let fd else {
-            call.fail("org.freedesktop.DBus.Error.InvalidArgs", "\(call.member) takes an open descriptor (h) of the frame, never a path")
-            return nil
-        }
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0, flags & AnalysisBus.openPathFlag == 0, flags & O_ACCMODE != O_WRONLY else {
-            close(fd)
-            call.fail("org.freedesktop.DBus.Error.InvalidArgs", "the descriptor is not open for reading: open the file with O_RDONLY")
-            return nil
-        }
-        return fd
     }
 
     /// An encoded frame over the guardian service's bound is refused before it is read.

@@ -22,20 +22,22 @@ fi
 q=$(realpath "$1")
 child=qgb$RANDOM
 list=/etc/quarantine/protected-uids
-saved=$(mktemp)
-had_list=0
-[ -f "$list" ] && cp -p "$list" "$saved" && had_list=1
+child_uid=
+# Only this run's own line leaves the list: a snapshot put back would undo what another run
+# (guardian_e2e.sh's 'guardian enable' and 'disable', not under this lock) changed meanwhile, and
+# leave a removed account's uid protected for the next account given it.
+drop_own_line() { [ -n "$child_uid" ] && [ -f "$list" ] && sed -i -e "/^${child_uid}\t# ${child}\$/d" -e '/^$/d' "$list"; }
 cleanup() {
     pkill -KILL -u "$child" 2>/dev/null
+    drop_own_line
     userdel -r "$child" 2>/dev/null
-    if [ $had_list = 1 ]; then cp -p "$saved" "$list"; else rm -f "$list"; fi
-    rm -f "$saved"
 }
 trap cleanup EXIT
 useradd -m -s /bin/bash "$child" || { echo "FAIL: useradd"; exit 2; }
 home=$(getent passwd "$child" | cut -d: -f6)
 mkdir -p /etc/quarantine
-printf '\n%s\t# %s\n' "$(id -u "$child")" "$child" >> "$list"
+child_uid=$(id -u "$child")
+printf '\n%s\t# %s\n' "$child_uid" "$child" >> "$list"
 chmod 644 "$list"
 
 cat > "$home/session.sh" <<'EOF'
@@ -128,7 +130,7 @@ sleep 2
 check "a forwarder still running when the session's bus ends exits with it" '[ -n "$left" ] && ! kill -0 "$left" 2>/dev/null'
 echo "limit: a program of the child's own that takes the free name answers $(line policy-replaced)"
 # Control: the same account out of the list is not protected: the forwarder refuses to run.
-if [ $had_list = 1 ]; then cp -p "$saved" "$list"; else rm -f "$list"; fi
+drop_own_line
 words=$(runuser -u "$child" -- env -i HOME="$home" PATH=/usr/bin:/bin DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent "$q" session-forwarder 2>&1)
 status=$?
 check "an account not protected is refused by session-forwarder (exit 2)" '[ $status = 2 ] && [[ "$words" == *"no guardian service protects this account"* ]]'

@@ -1,0 +1,33 @@
+/* Private to CSystemShims (not under include/): what the fatal-signal handlers of qsys_crash.c
+ * (the agent's crash journal) and qsys_crash_report.c (the worker's crash report) share. */
+#ifndef QSYS_SIGNAL_CHAIN_H
+#define QSYS_SIGNAL_CHAIN_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+
+/* The signals both handlers record: the ones a crash (or a Swift trap, SIGILL) raises. */
+#define QSYS_FATAL_SIGNALS { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE }
+#define QSYS_FATAL_COUNT 5
+
+/* Once a handler has recorded a fatal signal: hands it on to the handler that was in place
+ * before (restored, so whatever happens next is that one's), or to the default action. Returning
+ * from a fault re-runs the faulting instruction under the default action; a signal sent by
+ * raise() or abort() (si_code <= 0) is raised again. Async-signal-safe. */
+static inline void qsys_chain_fatal_signal(int signal_number, siginfo_t *info, void *context, const int *signals,
+                                           struct sigaction *previous, size_t count, int saved_errno) {
+    for (size_t i = 0; i < count; i++) {
+        if (signals[i] != signal_number) continue;
+        sigaction(signal_number, &previous[i], NULL);
+        if (previous[i].sa_flags & SA_SIGINFO) {
+            if (previous[i].sa_sigaction) { errno = saved_errno; previous[i].sa_sigaction(signal_number, info, context); return; }
+        } else if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
+            errno = saved_errno; previous[i].sa_handler(signal_number); return;
+        }
+    }
+    errno = saved_errno;
+    if (info == NULL || info->si_code <= 0) raise(signal_number);
+}
+
+#endif
