@@ -43,17 +43,7 @@ static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
 
 int qsys_crash_journal_install(int journal_fd) {
     journal = journal_fd;
-    stack_t stack = { .ss_sp = alternate_stack, .ss_size = sizeof alternate_stack, .ss_flags = 0 };
-    if (sigaltstack(&stack, NULL) != 0) return -1;
-    for (size_t i = 0; i < FATAL_COUNT; i++) {
-        struct sigaction action;
-        memset(&action, 0, sizeof action);
-        action.sa_sigaction = on_fatal_signal;
-        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-        sigemptyset(&action.sa_mask);
-        if (sigaction(fatal_signals[i], &action, &previous[i]) != 0) return -1;
-    }
-    return 0;
+    return qsys_install_fatal_handler(on_fatal_signal, alternate_stack, sizeof alternate_stack, fatal_signals, previous, FATAL_COUNT);
 }
 
 int qsys_crash_inflight_add(const char *path) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The signals both handlers record: the ones a crash (or a Swift trap, SIGILL) raises. */
 #define QSYS_FATAL_SIGNALS { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE }
@@ -28,6 +29,23 @@ static inline void qsys_chain_fatal_signal(int signal_number, siginfo_t *info, v
     }
     errno = saved_errno;
     if (info == NULL || info->si_code <= 0) raise(signal_number);
+}
+
+/* Installs `handler` for each of the fatal `signals` on its own alternate stack (a stack overflow
+ * leaves none to run on), keeping the handlers in place before in `previous`; -1 on failure. */
+static inline int qsys_install_fatal_handler(void (*handler)(int, siginfo_t *, void *), char *stack, size_t stack_size,
+                                             const int *signals, struct sigaction *previous, size_t count) {
+    stack_t alternate = { .ss_sp = stack, .ss_size = stack_size, .ss_flags = 0 };
+    if (sigaltstack(&alternate, NULL) != 0) return -1;
+    for (size_t i = 0; i < count; i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = handler;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+        sigemptyset(&action.sa_mask);
+        if (sigaction(signals[i], &action, &previous[i]) != 0) return -1;
+    }
+    return 0;
 }
 
 #endif
