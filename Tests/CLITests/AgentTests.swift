@@ -287,10 +287,9 @@ struct AgentTests {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
         try await agent.start()
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
-        // 72 s (was 120 s; this test's CPU 10.5 -> 4.7 s). With 72 s the worker died of SIGILL in
-        // loaded runs: libdispatch's pool monitor trapping when the sealed worker could not open
-        // /proc (fixed in session 38: the worker's work runs on WorkerExecutor).
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "72", "-c:v", "libx264", "-preset", "ultrafast",
+        // 120 s. A 72-s clip (CPU 10.5 -> 4.7 s) was finished before the stop in a clean-clone CI
+        // run of session 38: the stop must land mid-video, so the clip stays long.
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
         #expect(await agent.wait(timeout: 20) {
