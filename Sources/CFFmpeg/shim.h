@@ -1,6 +1,5 @@
 #ifndef QUARANTINE_CFFMPEG_SHIM_H
 #define QUARANTINE_CFFMPEG_SHIM_H
-#include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/avutil.h>

@@ -17,24 +17,14 @@ static struct sigaction previous[FATAL_COUNT];
 /* The handler's own stack: a stack overflow (SIGSEGV) leaves none to run on. */
 static char alternate_stack[64 * 1024];
 
-static void write_all(int fd, const char *bytes, size_t length) {
-    while (length > 0) {
-        ssize_t n = write(fd, bytes, length);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        bytes += n;
-        length -= (size_t)n;
-    }
-}
-
 static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
     int saved = errno;
     if (journal >= 0) {
         for (int i = 0; i < QSYS_CRASH_SLOTS; i++) {
             /* 2: the path is complete (1 while it is being written). */
             if (atomic_load(&slot_used[i]) != 2) continue;
-            write_all(journal, slot_paths[i], strnlen(slot_paths[i], QSYS_CRASH_PATH_MAX));
-            write_all(journal, "\n", 1);
+            qsys_write_all(journal, slot_paths[i], strnlen(slot_paths[i], QSYS_CRASH_PATH_MAX));
+            qsys_write_all(journal, "\n", 1);
         }
         fsync(journal);
     }

@@ -140,23 +140,13 @@ static int format_report(int signal_number, siginfo_t *info, void *context, char
     return t.length;
 }
 
-static void write_all(int fd, const char *bytes, size_t length) {
-    while (length > 0) {
-        ssize_t n = write(fd, bytes, length);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        bytes += n;
-        length -= (size_t)n;
-    }
-}
-
 static char report[16 * 1024];
 
 static void on_fatal_signal(int signal_number, siginfo_t *info, void *context) {
     int saved = errno;
     if (report_fd >= 0) {
         int length = format_report(signal_number, info, context, report, (int)sizeof report);
-        write_all(report_fd, report, (size_t)length);
+        qsys_write_all(report_fd, report, (size_t)length);
     }
     qsys_chain_fatal_signal(signal_number, info, context, fatal_signals, previous, FATAL_COUNT, saved);
 }

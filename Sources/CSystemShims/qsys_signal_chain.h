@@ -7,10 +7,23 @@
 #include <signal.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The signals both handlers record: the ones a crash (or a Swift trap, SIGILL) raises. */
 #define QSYS_FATAL_SIGNALS { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE }
 #define QSYS_FATAL_COUNT 5
+
+/* Writes all of `bytes` to `fd`, going on after EINTR and short writes; stops at an error.
+ * Async-signal-safe. */
+static inline void qsys_write_all(int fd, const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t n = write(fd, bytes, length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        bytes += n;
+        length -= (size_t)n;
+    }
+}
 
 /* Once a handler has recorded a fatal signal: hands it on to the handler that was in place
  * before (restored, so whatever happens next is that one's), or to the default action. Returning

@@ -13,6 +13,21 @@ struct CLITests {
         #expect(result.stdout.hasPrefix("quarantine 0."))
     }
 
+    /// Every process of the program (each CLI run, the agent, each analysis worker) pays for the
+    /// libraries it links at its start: libavdevice alone brought 75 more (SDL2, PulseAudio,
+    /// libavfilter, ...) and made a start cost 105 ms of CPU instead of 65. `stream` opens it
+    /// with dlopen when it needs a V4L2 device (CameraSupport; `doctor` and the `--blur-to`
+    /// device test check that it still loads).
+    @Test("the binary links no library only the stream verb needs (libavdevice is opened at run time)")
+    func startLibraries() throws {
+        let dynamic = try Spawned.run("/usr/bin/readelf", ["-d", CLIRunner.binary.path], environment: [:], timeout: 30)
+        let needed = String(decoding: dynamic.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(dynamic.status == 0 && needed.count > 10, "readelf: \(String(decoding: dynamic.stderr, as: UTF8.self))")
+        for library in ["libavdevice", "libavfilter", "libSDL2", "libpulse"] {
+            #expect(!needed.contains { $0.contains(library) }, "\(library) is linked: \(needed.count) libraries")
+        }
+    }
+
     @Test("help names every verb")
     func help() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
