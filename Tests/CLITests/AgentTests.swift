@@ -285,11 +285,18 @@ struct AgentTests {
     @Test("SIGTERM is graceful: a video in flight is put back, the agent exits 0 within 5 s, and finishes it at the next start from the coverage it had reached")
     func gracefulStop() async throws {
         let agent = try AgentHarness(); defer { agent.cleanUp() }
-        try await agent.start()
+        // The stop must land mid-video. On a quiet machine the analysis outran it: a 120-s clip
+        // was done (progress 0.99) before the stop once starts got cheaper (session 39), a 72-s one
+        // in session 38's CI. So the first agent runs under a CPU quota of a quarter of one core
+        // (as a unit's CPUQuota=25% would hold it): its analysis of the 72-s clip takes about
+        // 12 s however idle the machine is. The second start runs without.
+        var why = ""
+        let quota = CPUQuota(percentOfOneCPU: 25, why: &why)
+        defer { quota?.remove() }
+        try #require(quota != nil || getuid() != 0, "a CPU cgroup for the agent: \(why)")
+        try await agent.start(wrapper: quota?.wrapper ?? [])
         let clip = agent.cli.home.appendingPathComponent("clip.mp4")
-        // 120 s. A 72-s clip (CPU 10.5 -> 4.7 s) was finished before the stop in a clean-clone CI
-        // run of session 38: the stop must land mid-video, so the clip stays long.
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "120", "-c:v", "libx264", "-preset", "ultrafast",
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "72", "-c:v", "libx264", "-preset", "ultrafast",
                             "-g", "250", "-pix_fmt", "yuv420p", clip.path])
         try FileManager.default.moveItem(at: clip, to: agent.downloads.appendingPathComponent("clip.mp4"))
         #expect(await agent.wait(timeout: 20) {
