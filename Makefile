@@ -110,7 +110,10 @@ testdata:
 # TEST_WIDTH: how many tests run at once. The end-to-end tests are async and wait off Swift's
 # shared threads, so Swift Testing would start all of them at once (its default is unbounded):
 # thirty agents starting together on 2 cores took 24 s each to load their models and tests timed out.
-TEST_WIDTH ?= 4
+# Measured here (main suite, quiet machine, session 39): width 4 151-162 s of wall time with the
+# cores idle 19-25 % of it (stretches at 35-40 % while every slot held a test waiting on its
+# agent); 6: 128.5 s, 92 % busy; 8: 131 s.
+TEST_WIDTH ?= 6
 test: setup testdata
 	$(SWIFT) build --build-tests
 	@watch_log=$$(mktemp); status=0; bundle="$$($(SWIFT) build --show-bin-path)/quarantinePackageTests.xctest"; \

@@ -172,6 +172,9 @@ grep -v -e 'binaries to analyze should already be installed' -e 'libonnxruntime.
 DEPENDS=$(sed -n 's/^shlibs:Depends=//p' "$WORK/substvars")
 [[ -n $DEPENDS ]] || die "dpkg-shlibdeps found no dependencies"
 if grep -q -- '-dev\b' <<< "$DEPENDS"; then die "a -dev package in Depends: $DEPENDS"; fi
+# libavdevice is opened with dlopen by `quarantine stream` alone (cameras, virtual cameras), so
+# dpkg-shlibdeps does not see it: recommended, named for the libavformat the program links.
+AVDEVICE_PACKAGE="libavdevice$(pkg-config --modversion libavformat | cut -d. -f1)"
 
 (cd "$STAGE" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) > "$STAGE/DEBIAN/md5sums"
 chmod 0644 "$STAGE/DEBIAN/md5sums" "$STAGE/usr/share/bash-completion/completions/quarantine"
@@ -183,6 +186,7 @@ Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $INSTALLED_SIZE
 Depends: $DEPENDS
+Recommends: $AVDEVICE_PACKAGE
 Section: utils
 Priority: optional
 Description: on-device nudity detection for downloads and shared folders

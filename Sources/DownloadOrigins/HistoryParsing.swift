@@ -98,7 +98,7 @@ public enum HistoryParsing {
     /// The database's answer to `query`, made from its bytes: the committed page image
     /// (``HistoryImage``), opened in memory, read-only and hardened (``HistoryReader``).
     public static func match(_ query: HistoryQuery, main: [UInt8], wal: [UInt8]?, journal: [UInt8]?) throws -> HistoryMatch? {
-        parses.add(1, ordering: .relaxed)
+        parsesByThread.withLock { $0[UInt(pthread_self()), default: 0] += 1 }
         let image = try HistoryImage.make(main: main, wal: wal, journal: journal)
         guard let found = try HistoryReader(kind: query.kind, timeLimit: query.timeLimit).mostRecentMatch(image: image, paths: query.paths) else { return nil }
         return HistoryMatch(fileURL: found.fileURL, pageURL: found.pageURL, recordedAt: found.recordedAt)
@@ -134,10 +134,13 @@ public enum HistoryParsing {
         if let image { _ = try? match(HistoryQuery(kind: .chromium, paths: ["/w"], timeLimit: .seconds(2)), main: image, wal: nil, journal: nil) }
     }
 
-    private static let parses = Atomic<Int>(0)
+    private static let parsesByThread = Mutex<[UInt: Int]>([:])
 
-    /// How many databases this process has parsed (for tests: a guardian service parses none).
-    public static var parsesInThisProcess: Int { parses.load(ordering: .relaxed) }
+    /// How many databases the calling thread has parsed (for tests: a guardian service parses
+    /// none): what a test that looks up a history
+    /// (synchronously, on its own thread) checks, while other tests beside it in the same
+    /// process parse theirs (the process-wide count moved under them at six tests at once).
+    public static var parsesOnThisThread: Int { parsesByThread.withLock { $0[UInt(pthread_self())] ?? 0 } }
 
     /// Parses in this process (a person's own agent, the CLI: their own history).
     public static let inProcess: HistoryParser = { query, files in try match(query, files: files) }

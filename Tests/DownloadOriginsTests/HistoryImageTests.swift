@@ -85,10 +85,10 @@ struct HistoryImageTests {
             seen.record(query, try HistoryFiles.bytes(of: files.main), try files.wal.map { try HistoryFiles.bytes(of: $0) })
             return nil
         }
-        let before = HistoryParsing.parsesInThisProcess
+        let before = HistoryParsing.parsesOnThisThread
         let lookup = history.lookUp(downloadAt: newest)
         #expect(lookup.origin == nil && lookup.read.count == 1)
-        #expect(HistoryParsing.parsesInThisProcess == before)
+        #expect(HistoryParsing.parsesOnThisThread == before)
         let (query, main, wal) = try #require(seen.value)
         #expect(query.kind == .firefox && query.paths.first == newest)
         #expect(main == (try Self.bytes(database)))

@@ -78,13 +78,13 @@ struct HistoryInWorkerTests {
         defer { sandboxed.stop() }
         var history = BrowserHistory(home: home, configHome: home + "/.config")
         history.parser = sandboxed.historyParser
-        let parsedBefore = HistoryParsing.parsesInThisProcess
+        let parsedBefore = HistoryParsing.parsesOnThisThread
         let lookup = history.lookUp(downloadAt: newest)
         #expect(lookup.skipped.isEmpty, "\(lookup.skipped.map { "\($0.reason)" })")
         #expect(lookup.origin?.fileURL == "\(Self.site)/file-2.png")
         #expect(lookup.origin?.pageURL == "\(Self.site)/page-2")
         #expect(history.origin(ofDownloadAt: older)?.fileURL == "\(Self.site)/file-1.png")
-        #expect(HistoryParsing.parsesInThisProcess == parsedBefore, "the history was parsed in this process, not in the worker")
+        #expect(HistoryParsing.parsesOnThisThread == parsedBefore, "the history was parsed in this process, not in the worker")
         #expect(!sandboxed.workerProcesses.isEmpty)
 
         // Bytes that are no database: the worker says so, the lookup skips the profile, nothing breaks.
@@ -94,7 +94,7 @@ struct HistoryInWorkerTests {
         let crafted = history.lookUp(downloadAt: newest)
         #expect(crafted.origin == nil)
         #expect(crafted.skipped.count == 1 && "\(crafted.skipped.first?.reason as Any)".contains("not an SQLite database"), "\(crafted.skipped.map { "\($0.reason)" })")
-        #expect(HistoryParsing.parsesInThisProcess == parsedBefore)
+        #expect(HistoryParsing.parsesOnThisThread == parsedBefore)
         #expect(!sandboxed.workerProcesses.isEmpty, "the worker survived the crafted bytes")
     }
 }

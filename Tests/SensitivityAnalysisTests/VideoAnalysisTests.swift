@@ -134,7 +134,13 @@ struct VideoAnalysisTests {
         #expect(updates.map(\.samples) == updates.map(\.samples).sorted())
     }
 
-    @Test("cancellation stops decoding within a second")
+    /// What cancellation promises is counted in the analysis's own work, not in wall time: no
+    /// sample is started after it; those under way may finish (each of the 2 decoders' frame
+    /// being judged and the one being decoded, and the progress read before the cancel may lag
+    /// by one: 3 were seen; the clip has 480 to judge). The time is
+    /// bounded too, loosely: 0.1-0.3 s here on a quiet machine, 1.45 s was seen with six tests
+    /// at once on 2 cores, and only a hang goes past 5 s.
+    @Test("cancellation stops decoding: at most the samples under way are judged after it (4 of the clip's 480), and it ends within 5 s even under load")
     func cancellation() async throws {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -144,6 +150,7 @@ struct VideoAnalysisTests {
         let task = Task { try await handler.hasSensitiveContent() }
         while handler.progress.samples < 2 { try await Task.sleep(for: .milliseconds(20)) }
         let asked = ContinuousClock.now
+        let samplesAtCancel = handler.progress.samples
         task.cancel()
         do {
             _ = try await task.value
@@ -152,7 +159,9 @@ struct VideoAnalysisTests {
             #expect(error.code == .cancelled)
         }
         let took = ContinuousClock.now - asked
-        #expect(took < .seconds(1), "cancellation took \(took)")
+        let after = handler.progress.samples - samplesAtCancel
+        #expect(after <= 4, "\(after) samples judged after the cancellation (at most the 2 decoders' under way)")
+        #expect(took < .seconds(5), "cancellation took \(took)")
         #expect((handler.progress.fraction ?? 1) < 0.9)
     }
 
