@@ -109,15 +109,6 @@ struct StreamCommand: AsyncParsableCommand {
             printError("quarantine: \(error)")
             throw ExitCode(2)
         }
-        var sink: LiveVideoSink?
-        if let destination {
-            do {
-                sink = try LiveVideoSink(destination, width: source.info.width, height: source.info.height, frameRate: source.info.frameRate)
-            } catch {
-                printError("quarantine: --blur-to: \(error)")
-                throw ExitCode(2)
-            }
-        }
         let analyzer: SensitivityAnalyzer
         do {
             var configuration = settings.analyzer
@@ -126,6 +117,17 @@ struct StreamCommand: AsyncParsableCommand {
         } catch {
             printError("quarantine: cannot analyse: \(error)")
             throw ExitCode(2)
+        }
+        // The target is opened (a file created) only once the models are loaded: a run that
+        // cannot analyse leaves nothing behind.
+        var sink: LiveVideoSink?
+        if let destination {
+            do {
+                sink = try LiveVideoSink(destination, width: source.info.width, height: source.info.height, frameRate: source.info.frameRate)
+            } catch {
+                printError("quarantine: --blur-to: \(error)")
+                throw ExitCode(2)
+            }
         }
         let stream = analyzer.videoStreamAnalyzer(participantUUID: "local", streamDirection: .outgoing, judges: judges)
         let output = StreamOutput(json: json, input: input, policy: stream.analysisPolicy, toStandardError: destination?.url == "pipe:1")

@@ -41,7 +41,7 @@ struct StreamCommandTests {
         print("quarantine stream (pipe, 720p30): \(summary)")
     }
 
-    @Test("--blur-to without the v4l2loopback module, an input that does not exist and a device that is no camera are refused with the reason; exit 2")
+    @Test("--blur-to without the v4l2loopback module, an input that does not exist, a device that is no camera and a run without models are refused with the reason, leaving no output; exit 2")
     func refusals() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         let missing = try await cli.run(["stream", "/nonexistent/\(UUID())"])
@@ -65,6 +65,13 @@ struct StreamCommandTests {
         let itself = try await cli.run(["stream", "--blur-to", clip, clip])
         #expect(itself.status == 2 && itself.stderr.contains("is the input itself"), "\(itself.stderr)")
         #expect(FileManager.default.contents(atPath: clip)?.count == 24)
+        // Nothing to analyse with (no models): refused before the target is created.
+        let empty = cli.home.appendingPathComponent("no-models")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let out = cli.home.appendingPathComponent("out.y4m").path
+        let noModels = try await cli.run(["stream", "--blur-to", out, clip], environment: ["QUARANTINE_DATA_DIR": empty.path])
+        #expect(noModels.status == 2 && noModels.stderr.contains("cannot analyse"), "\(noModels.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out), "the target was created by a run that could not analyse")
         guard !FileManager.default.fileExists(atPath: "/sys/module/v4l2loopback") else { return }
         #expect(absent.stderr.contains("v4l2loopback") && absent.stderr.contains("modprobe v4l2loopback"), "\(absent.stderr)")
         let doctor = try await cli.run(["doctor", "--json"])
