@@ -35,7 +35,8 @@ struct StreamCommand: AsyncParsableCommand {
         that is not a V4L2 output device is refused before anything is read. Virtual cameras need \
         the v4l2loopback kernel module ('apt install v4l2loopback-dkms', then 'modprobe \
         v4l2loopback' as root; 'quarantine doctor' says whether it is loaded). With '--blur-to -', \
-        the advice lines go to standard error.
+        the advice lines go to standard error. A FIFO is opened once the models are loaded, and \
+        the run waits (and says so) until a program opens it for reading.
 
         Examples:
           quarantine stream /dev/video0
@@ -122,6 +123,11 @@ struct StreamCommand: AsyncParsableCommand {
         // cannot analyse leaves nothing behind.
         var sink: LiveVideoSink?
         if let destination {
+            if destination.kind == .pipe && destination.url != "pipe:1" {
+                // Opening a FIFO for writing waits until a program opens it for reading: said, so
+                // that a run waiting for its player is not taken for a hung one.
+                printError("quarantine: --blur-to \(destination.target): waiting for a program to read the FIFO")
+            }
             do {
                 sink = try LiveVideoSink(destination, width: source.info.width, height: source.info.height, frameRate: source.info.frameRate)
             } catch {

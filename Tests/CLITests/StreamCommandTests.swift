@@ -191,6 +191,48 @@ struct StreamCommandTests {
         #expect((10..<20).allSatisfy { blurred[$0] }, "not blurred: \((10..<20).filter { !blurred[$0] }); \(stderr)")
     }
 
+    @Test("--blur-to a FIFO: says it waits for a program to read it; once one does, every frame goes through; exit 0")
+    func blurToFIFO() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let clip = cli.home.appendingPathComponent("plain.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=1", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let fifo = cli.home.appendingPathComponent("out.fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let process = cli.process(["stream", "--json", "--mode", "adult", "--blur-to", fifo, clip], environment: [:])
+        let errors = Pipe(), output = Pipe()
+        process.standardError = errors
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Nothing reads the FIFO yet: the run says what it waits for (within 20 s).
+        let said = await offPool("fifo-wait") { () -> String in
+            var text = ""
+            let deadline = Date().addingTimeInterval(20)
+            while !text.contains("waiting for a program to read the FIFO") && Date() < deadline {
+                var ready = [pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+                guard poll(&ready, 1, 200) > 0 else { continue }
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            return text
+        }
+        #expect(said.contains("--blur-to \(fifo): waiting for a program to read the FIFO"), "\(said)")
+        #expect(process.isRunning, "the run ended before a reader came: \(said)")
+        // A reader comes: every frame goes through it.
+        let read = try await offPool("fifo-read") { () -> Data in
+            guard let handle = FileHandle(forReadingAtPath: fifo) else { throw POSIXError(.ENOENT) }
+            defer { try? handle.close() }
+            return handle.readDataToEndOfFile()
+        }
+        let exited = await offPool("stream-exit") { () -> Int32 in process.waitUntilExit(); return process.terminationStatus }
+        let rest = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(exited == 0, "exit \(exited): \(said)\(rest)")
+        #expect(String(decoding: read.prefix(25), as: UTF8.self).hasPrefix("YUV4MPEG2 W160 H120 F10:1"))
+        // 10 frames of 160x120 YUV 4:2:0 (28,800 bytes each), each behind its "FRAME\n".
+        #expect(read.count > 10 * 28_800 && read.count < 10 * (28_800 + 16) + 64, "\(read.count) bytes read")
+    }
+
     @Test("--blur-to a V4L2 output device (the kernel's side faked by a preloaded shim): checked, set to YU12 at the input's size, one write per frame, blurred from the card")
     func blurToDevice() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
