@@ -103,6 +103,21 @@ struct GuardianServerTests {
         return (fds[0], fds[1])
     }
 
+    /// Whether the pipe's write end sees no reader left (POLLERR) within `seconds`: every read
+    /// end, the copies a service was given too, closed. (While a reader is left the pipe is
+    /// writable, POLLOUT alone: the wait is for POLLERR itself, not for the first event, which
+    /// ended it at once in two CI runs.)
+    static func readEndsAllClosed(_ writeEnd: Int32, within seconds: Double = 3) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var probe = [pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)]
+        while true {
+            probe[0].revents = 0
+            if poll(&probe, 1, 0) > 0 && probe[0].revents & Int16(POLLERR) != 0 { return true }
+            guard Date() < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Whether the pipe's read end reaches end of file within `seconds` (every write end closed).
     static func writeEndsAllClosed(_ readEnd: Int32, within seconds: Double = 3) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
