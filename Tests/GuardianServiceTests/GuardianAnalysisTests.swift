@@ -243,18 +243,40 @@ struct GuardianAnalysisTests {
         #expect((try? await Self.analyze(place, .image, fd: clean).get())?.sensitive == false)
     }
 
+    /// The child's session forwarder ("kid", child mode) on a private session bus, asking the
+    /// service of `place` as the child: what the forwarder tests of this suite and of
+    /// GuardianStreamTests start. `environment` reaches that bus (with a PATH for the clients).
+    final class ForwarderOnPrivateBus {
+        let bus: PrivateSessionBus
+        let served: GuardedAnalysisBus
+        var environment: [String: String] { bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 } }
+
+        init(_ place: GuardianServerTests.Place) throws {
+            bus = try PrivateSessionBus()
+            do {
+                served = try GuardedAnalysisBus.start(address: bus.address, user: "kid", logger: Logger(label: "test"), askMode: { _ in .child },
+                                                      connect: { try place.connect(as: GuardianServerTests.childUID) })
+            } catch {
+                bus.stop()
+                throw error
+            }
+        }
+
+        func stop() {
+            served.stop()
+            bus.stop()
+        }
+    }
+
     // MARK: - The session forwarder
 
     @Test("the session forwarder answers AnalyzeImage and AnalyzeVideo through the guardian service, in the agent's shapes")
     func forwarderOnAPrivateBus() async throws {
         let engine = MarkerEngine()
         let place = try Self.place(engine: engine); defer { place.cleanUp() }
-        let bus = try PrivateSessionBus(); defer { bus.stop() }
-        let served = try GuardedAnalysisBus.start(address: bus.address, user: "kid", logger: Logger(label: "test"), askMode: { _ in .child },
-                                                  connect: { try place.connect(as: GuardianServerTests.childUID) })
-        defer { served.stop() }
+        let forwarder = try ForwarderOnPrivateBus(place); defer { forwarder.stop() }
         let card = try Self.picture(place.folder, "card.png", marker: "CARD")
-        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let environment = forwarder.environment
         func gdbus(_ arguments: String) async throws -> (out: String, err: String) {
             let result = try await offPool {
                 try Spawned.run("/bin/sh", ["-c", "gdbus call --session --dest \(AnalysisBus.busName) " + arguments], environment: environment, timeout: 20)
@@ -289,7 +311,7 @@ struct GuardianAnalysisTests {
         print("result", result.unpack()[0])
         print("progress signals", seen.count("Progress"))
         """
-        let script = bus.directory.appendingPathComponent("video.py").path
+        let script = forwarder.bus.directory.appendingPathComponent("video.py").path
         try client.write(toFile: script, atomically: true, encoding: .utf8)
         let video = try await offPool { try Spawned.run("/usr/bin/python3", [script, card], environment: environment, timeout: 30) }
         let lines = String(decoding: video.stdout, as: UTF8.self)

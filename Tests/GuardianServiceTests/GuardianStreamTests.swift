@@ -221,13 +221,10 @@ struct GuardianStreamTests {
     func forwarderStreamOnAPrivateBus() async throws {
         let engine = CountingEngine()
         let (place, streams) = try Self.place(engine); defer { place.cleanUp() }
-        let bus = try PrivateSessionBus(); defer { bus.stop() }
-        let served = try GuardedAnalysisBus.start(address: bus.address, user: "kid", logger: Logger(label: "test"), askMode: { _ in .child },
-                                                  connect: { try place.connect(as: GuardianServerTests.childUID) })
-        defer { served.stop() }
+        let forwarder = try GuardianAnalysisTests.ForwarderOnPrivateBus(place); defer { forwarder.stop() }
         let clean = try GuardianAnalysisTests.picture(place.folder, "clean.png")
         let card = try GuardianAnalysisTests.picture(place.folder, "card.png", marker: "CARD")
-        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let environment = forwarder.environment
         let client = """
         import os, sys, time
         from gi.repository import Gio, GLib
@@ -277,7 +274,7 @@ struct GuardianStreamTests {
         except GLib.Error as e:
             print("gone", "UnknownObject" in e.message)
         """
-        let script = bus.directory.appendingPathComponent("stream.py").path
+        let script = forwarder.bus.directory.appendingPathComponent("stream.py").path
         try client.write(toFile: script, atomically: true, encoding: .utf8)
         let run = try await offPool { try Spawned.run("/usr/bin/python3", [script, clean, card], environment: environment, timeout: 60) }
         let out = String(decoding: run.stdout, as: UTF8.self)
@@ -304,11 +301,8 @@ struct GuardianStreamTests {
     func forwarderCallerLeaves() async throws {
         let engine = CountingEngine()
         let (place, streams) = try Self.place(engine); defer { place.cleanUp() }
-        let bus = try PrivateSessionBus(); defer { bus.stop() }
-        let served = try GuardedAnalysisBus.start(address: bus.address, user: "kid", logger: Logger(label: "test"), askMode: { _ in .child },
-                                                  connect: { try place.connect(as: GuardianServerTests.childUID) })
-        defer { served.stop() }
-        let environment = bus.environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
+        let forwarder = try GuardianAnalysisTests.ForwarderOnPrivateBus(place); defer { forwarder.stop() }
+        let environment = forwarder.environment
         let client = """
         import sys, time
         from gi.repository import Gio, GLib
@@ -322,8 +316,8 @@ struct GuardianStreamTests {
         open(sys.argv[1], "w").write("begun")
         time.sleep(30)
         """
-        let script = bus.directory.appendingPathComponent("leave.py").path
-        let marker = bus.directory.appendingPathComponent("begun").path
+        let script = forwarder.bus.directory.appendingPathComponent("leave.py").path
+        let marker = forwarder.bus.directory.appendingPathComponent("begun").path
         try client.write(toFile: script, atomically: true, encoding: .utf8)
         // Killed once its streams are open: it leaves the bus without ending them.
         let shell = "/usr/bin/python3 '\(script)' '\(marker)' & p=$!; while [ ! -e '\(marker)' ]; do sleep 0.05; done; sleep 0.3; kill -KILL $p"
