@@ -176,7 +176,6 @@ public final class AnalysisBus: Sendable {
     }
 
     private func properties(_ call: SessionBusService.Call, _ place: Place) {
-        let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
         let all: [(String, DBusValue)]
         let expected: String
         switch place {
@@ -193,14 +192,7 @@ public final class AnalysisBus: Sendable {
         case .any:
             return call.fail("org.freedesktop.DBus.Error.UnknownObject", call.path)
         }
-        guard interfaceName == expected || (name == nil && interfaceName.isEmpty) else {
-            return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
-        }
-        guard let name else { return call.reply([.variantDictionary(all)]) }
-        guard let value = all.first(where: { $0.0 == name })?.1 else {
-            return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(expected) has no property \(name)")
-        }
-        call.reply([.variant(value)])
+        call.replyProperties(all, of: expected)
     }
 
     // MARK: - Admission
@@ -641,5 +633,24 @@ public final class AnalysisBus: Sendable {
         if !tasks.isEmpty || running > 0 || !streams.isEmpty {
             logger.info("\(caller) left the session bus: \(tasks.count) picture(s) and \(running) video(s) cancelled, \(streams.count) stream(s) ended")
         }
+    }
+}
+
+extension SessionBusService.Call {
+    /// Answers `org.freedesktop.DBus.Properties.Get` or `GetAll` (this call's arguments: the
+    /// interface, empty when not given, and for `Get` the property's name) on an object whose
+    /// properties, all of `expected`, are `all`: every one for `GetAll`, the one named for
+    /// `Get`; an error for another interface (`GetAll` may name none) or an unknown property.
+    /// What the agent's and the forwarder's objects (root, video jobs, streams) all answer.
+    func replyProperties(_ all: [(String, DBusValue)], of expected: String) {
+        let (interface, name) = withArguments { reader in (reader.string() ?? "", reader.string()) }
+        guard interface == expected || (name == nil && interface.isEmpty) else {
+            return fail("org.freedesktop.DBus.Error.UnknownInterface", "\(path) has no properties of \(interface)")
+        }
+        guard let name else { return reply([.variantDictionary(all)]) }
+        guard let value = all.first(where: { $0.0 == name })?.1 else {
+            return fail("org.freedesktop.DBus.Error.UnknownProperty", "\(expected) has no property \(name)")
+        }
+        reply([.variant(value)])
     }
 }

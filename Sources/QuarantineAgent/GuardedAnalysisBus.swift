@@ -182,16 +182,7 @@ public final class GuardedAnalysisBus: Sendable {
         case "Introspect":
             call.reply([.string(AnalysisBusInterface.document(AnalysisBusInterface.analysis))])
         case "Get", "GetAll":
-            let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
-            guard interfaceName == AnalysisBus.interface || (name == nil && interfaceName.isEmpty) else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
-            }
-            let value = DBusValue.string(policy.rawValue)
-            guard let name else { return call.reply([.variantDictionary([("AnalysisPolicy", value)])]) }
-            guard name == "AnalysisPolicy" else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(AnalysisBus.interface) has no property \(name)")
-            }
-            call.reply([.variant(value)])
+            call.replyProperties([("AnalysisPolicy", .string(policy.rawValue))], of: AnalysisBus.interface)
         case "Set":
             call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only")
         case "Ping":
@@ -217,16 +208,7 @@ public final class GuardedAnalysisBus: Sendable {
             call.reply([.string(AnalysisBusInterface.document(AnalysisBusInterface.stream))])
         case "org.freedesktop.DBus.Properties":
             guard call.member != "Set" else { return call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only") }
-            let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
-            guard interfaceName == AnalysisBus.streamInterface || (name == nil && interfaceName.isEmpty) else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
-            }
-            let all = stream.properties
-            guard let name else { return call.reply([.variantDictionary(all)]) }
-            guard let value = all.first(where: { $0.0 == name })?.1 else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(AnalysisBus.streamInterface) has no property \(name)")
-            }
-            call.reply([.variant(value)])
+            call.replyProperties(stream.properties, of: AnalysisBus.streamInterface)
         case "org.freedesktop.DBus.Peer":
             call.reply([])
         case AnalysisBus.streamInterface:
@@ -242,16 +224,7 @@ public final class GuardedAnalysisBus: Sendable {
         case "org.freedesktop.DBus.Introspectable.Introspect":
             call.reply([.string(AnalysisBusInterface.document(AnalysisBusInterface.videoJob))])
         case "org.freedesktop.DBus.Properties.Get", "org.freedesktop.DBus.Properties.GetAll":
-            let (interfaceName, name) = call.withArguments { reader in (reader.string() ?? "", reader.string()) }
-            guard interfaceName == AnalysisBus.videoJobInterface || (name == nil && interfaceName.isEmpty) else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownInterface", "\(call.path) has no properties of \(interfaceName)")
-            }
-            let all = job.properties
-            guard let name else { return call.reply([.variantDictionary(all)]) }
-            guard let value = all.first(where: { $0.0 == name })?.1 else {
-                return call.fail("org.freedesktop.DBus.Error.UnknownProperty", "\(AnalysisBus.videoJobInterface) has no property \(name)")
-            }
-            call.reply([.variant(value)])
+            call.replyProperties(job.properties, of: AnalysisBus.videoJobInterface)
         case "org.freedesktop.DBus.Properties.Set":
             call.fail("org.freedesktop.DBus.Error.PropertyReadOnly", "every property here is read-only")
         case "org.freedesktop.DBus.Peer.Ping":
