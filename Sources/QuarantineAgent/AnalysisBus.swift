@@ -518,15 +518,8 @@ public final class AnalysisBus: Sendable {
     /// at once; `RawFramesEnded(t frames, s reason)` when the reading ends.
     private func analyzeRawFrames(_ call: SessionBusService.Call) {
         let (passed, width, height, formatName) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-        guard let fd = Self.readable(passed, call), let stream = stream(for: call, closing: fd) else { return }
-        let pipe: RawFramePipe
-        do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: formatName ?? "") } catch {
-            return call.fail(error.name, error.message)
-        }
-        guard stream.attach(pipe) else {
-            pipe.stop(wait: false)
-            return call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time: close its writing end first), or it is ending")
-        }
+        guard let fd = Self.readable(passed, call), let stream = stream(for: call, closing: fd),
+              let pipe = Self.rawFramePipe(call, fd: fd, width: width, height: height, format: formatName, attach: stream.attach) else { return }
         let path = stream.path, caller = call.sender
         pipe.start(deliver: { [weak stream] frame in
             stream?.analyzer.analyze(VideoStreamFrame(.raw(frame)))
@@ -538,6 +531,25 @@ public final class AnalysisBus: Sendable {
             service.signal(path: path, interface: Self.streamInterface, member: "RawFramesEnded", [.uint64(frames), .string(reason)], destination: caller)
         })
         call.reply([])
+    }
+
+    /// The pipe of `AnalyzeRawFrames` for a stream (the agent's or the forwarder's): made from
+    /// `fd` (its size and pixel format checked) and given to the stream with `attach`, which
+    /// takes one at a time and none once the stream is ending. Nil when refused, the call then
+    /// answered with why; the caller starts the pipe and answers the call.
+    static func rawFramePipe(_ call: SessionBusService.Call, fd: Int32, width: UInt32?, height: UInt32?, format: String?,
+                             attach: (RawFramePipe) -> Bool) -> RawFramePipe? {
+        let pipe: RawFramePipe
+        do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: format ?? "") } catch {
+            call.fail(error.name, error.message)
+            return nil
+        }
+        guard attach(pipe) else {
+            pipe.stop(wait: false)
+            call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time: close its writing end first), or it is ending")
+            return nil
+        }
+        return pipe
     }
 
     /// The raw frame at the start of `fd`'s file, its size and layout checked before anything is read.

@@ -144,15 +144,8 @@ final class ForwardedStreams: Sendable {
             }
         case "AnalyzeRawFrames":
             let (passed, width, height, format) = call.withArguments { r in (r.unixFD(), r.uint32(), r.uint32(), r.string()) }
-            guard let fd = AnalysisBus.readable(passed, call, of: "frame") else { return }
-            let pipe: RawFramePipe
-            do { pipe = try RawFramePipe(fd: fd, width: Int(width ?? 0), height: Int(height ?? 0), format: format ?? "") } catch {
-                return call.fail(error.name, error.message)
-            }
-            guard stream.attach(pipe) else {
-                pipe.stop(wait: false)
-                return call.fail("org.freedesktop.DBus.Error.LimitsExceeded", "this stream reads a pipe already (one at a time: close its writing end first), or it is ending")
-            }
+            guard let fd = AnalysisBus.readable(passed, call, of: "frame"),
+                  let pipe = AnalysisBus.rawFramePipe(call, fd: fd, width: width, height: height, format: format, attach: stream.attach) else { return }
             let path = stream.path, caller = call.sender, service = self.service
             pipe.start(deliver: { [weak stream] frame in
                 stream?.submit(.raw(frame))
