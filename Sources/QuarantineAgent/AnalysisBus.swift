@@ -447,15 +447,8 @@ public final class AnalysisBus: Sendable {
                                policy: settings.policy, analysisPolicy: AnalysisPolicy(settings)) { [weak self] change in
             // Only while the object is there: nothing after the caller left.
             guard let service = self?.state.withLock({ $0.streams[path] != nil ? $0.service : nil }) else { return }
-            // The properties first: a client that reads them at the signal sees them changed.
-            service.propertiesChanged(path: path, interface: Self.streamInterface, [
-                ("ShouldIndicateSensitivity", .boolean(change.shouldIndicateSensitivity)),
-                ("ShouldInterruptVideo", .boolean(change.shouldInterruptVideo)),
-                ("ShouldMuteAudio", .boolean(change.shouldMuteAudio)),
-            ], destination: caller)
-            service.signal(path: path, interface: Self.streamInterface, member: "AnalysisChanged",
-                           [.boolean(change.shouldIndicateSensitivity), .boolean(change.shouldInterruptVideo), .boolean(change.shouldMuteAudio)],
-                           destination: caller)
+            Self.sendAdvice(on: service, path: path, to: caller, indicate: change.shouldIndicateSensitivity,
+                            interrupt: change.shouldInterruptVideo, mute: change.shouldMuteAudio)
         }
         state.withLock { $0.streams[path] = stream }
         call.reply([.objectPath(path)])
@@ -531,6 +524,19 @@ public final class AnalysisBus: Sendable {
             service.signal(path: path, interface: Self.streamInterface, member: "RawFramesEnded", [.uint64(frames), .string(reason)], destination: caller)
         })
         call.reply([])
+    }
+
+    /// A stream's new advice to its caller alone (the agent's streams and the forwarder's): the
+    /// three properties first, so that a client reading them at the signal sees them changed,
+    /// then `AnalysisChanged`.
+    static func sendAdvice(on service: SessionBusService, path: String, to caller: String, indicate: Bool, interrupt: Bool, mute: Bool) {
+        service.propertiesChanged(path: path, interface: streamInterface, [
+            ("ShouldIndicateSensitivity", .boolean(indicate)),
+            ("ShouldInterruptVideo", .boolean(interrupt)),
+            ("ShouldMuteAudio", .boolean(mute)),
+        ], destination: caller)
+        service.signal(path: path, interface: streamInterface, member: "AnalysisChanged", [.boolean(indicate), .boolean(interrupt), .boolean(mute)],
+                       destination: caller)
     }
 
     /// The pipe of `AnalyzeRawFrames` for a stream (the agent's or the forwarder's): made from

@@ -89,14 +89,7 @@ final class ForwardedStreams: Sendable {
                                          client: client) { [weak self] advice in
                 // Only while the object is there: nothing after the caller left.
                 guard self?.state.withLock({ $0.streams[path] != nil }) == true, let bus = service() else { return }
-                // The properties first: a client that reads them at the signal sees them changed.
-                bus.propertiesChanged(path: path, interface: AnalysisBus.streamInterface, [
-                    ("ShouldIndicateSensitivity", .boolean(advice.indicate)),
-                    ("ShouldInterruptVideo", .boolean(advice.interrupt)),
-                    ("ShouldMuteAudio", .boolean(advice.mute)),
-                ], destination: caller)
-                bus.signal(path: path, interface: AnalysisBus.streamInterface, member: "AnalysisChanged",
-                           [.boolean(advice.indicate), .boolean(advice.interrupt), .boolean(advice.mute)], destination: caller)
+                AnalysisBus.sendAdvice(on: bus, path: path, to: caller, indicate: advice.indicate, interrupt: advice.interrupt, mute: advice.mute)
             }
             // A caller that left while its stream began has it ended at once (callerLeft ran already).
             let kept = state.withLock { s -> Bool in
