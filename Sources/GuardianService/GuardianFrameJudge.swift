@@ -3,9 +3,7 @@ import Glibc
 #endif
 import AccountPipeline
 import CSystemShims
-import Dispatch
 import GuardianAPI
-import Locking
 import QuarantineCore
 import SensitivityAnalysis
 import ServiceSupport
@@ -21,11 +19,9 @@ import ServiceSupport
 /// analyzer's own thread and waits there; ``cancel()`` interrupts the judgement under way.
 final class GuardianFrameJudge: VideoFrameJudge {
     /// Why a frame was not judged: the stream was cancelled.
-    struct Cancelled: Error, CustomStringConvertible {
-        var description: String { "the stream was cancelled" }
-    }
+    typealias Cancelled = FrameJudgementWaits.Cancelled
 
-    private let state = Locked<(cancelled: Bool, running: Task<Void, Never>?)>((false, nil))
+    private let waits = FrameJudgementWaits()
     private let engine: any AnalysisEngine
     private let settings: Settings
     private let gate: StreamFrameGate
@@ -36,7 +32,7 @@ final class GuardianFrameJudge: VideoFrameJudge {
         self.gate = gate
     }
 
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
+    var isCancelled: Bool { waits.isCancelled }
 
     func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
         guard case .encoded(let bytes) = frame.content else {
@@ -50,34 +46,17 @@ final class GuardianFrameJudge: VideoFrameJudge {
         case .failure(let failure): throw GuardianWire.Analyze.Failure(.unavailable, code: "no_memory", failure.description)
         }
         defer { close(fd) }
-        let outcome = Locked<Result<GuardianWire.Analyze.Verdict, GuardianWire.Analyze.Failure>>(.failure(.init(.cannotAnalyze, code: "cancelled", "cancelled")))
-        let done = DispatchSemaphore(value: 0)
         let engine = engine, settings = settings
-        let started = state.withLock { s -> Bool in
-            guard !s.cancelled else { return false }
-            s.running = Task {
-                let verdict = await DescriptorJudge.judge(fd, kind: .image, engine: engine, settings: settings)
-                outcome.withLock { $0 = verdict }
-                done.signal()
-            }
-            return true
+        guard let outcome = waits.run({ try await DescriptorJudge.judge(fd, kind: .image, engine: engine, settings: settings).get() }) else {
+            throw Cancelled()
         }
-        guard started else { throw Cancelled() }
-        // The analyzer's own thread, never one of Swift's cooperative threads.
-        done.wait()
-        state.withLock { $0.running = nil }
         if isCancelled { throw Cancelled() }
-        let verdict = try outcome.withLock { $0 }.get()
+        let verdict = try outcome.get()
         return VideoFrameVerdict(isSensitive: verdict.sensitive, reasons: verdict.reasons, detections: verdict.boxes.map {
             Detection(label: $0.label, score: $0.score, box: Box(x: $0.x, y: $0.y, width: $0.width, height: $0.height))
         })
     }
 
     /// Interrupts the judgement under way and refuses the frames after it. Idempotent.
-    func cancel() {
-        state.withLock { s -> Task<Void, Never>? in
-            s.cancelled = true
-            return s.running
-        }?.cancel()
-    }
+    func cancel() { waits.cancel() }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Locking
 import MediaDecoding
 import SensitivityAnalysis
@@ -18,17 +17,10 @@ final class WorkerFrameJudge: VideoFrameJudge {
     typealias Analysis = @Sendable (_ bytes: [UInt8], _ serial: UInt64) async throws -> VideoFrameVerdict
 
     /// Why a frame was not judged because the stream was cancelled.
-    struct Cancelled: Error, CustomStringConvertible {
-        var description: String { "the stream was cancelled" }
-    }
+    typealias Cancelled = FrameJudgementWaits.Cancelled
 
-    private struct State {
-        var cancelled = false
-        var serial: UInt64 = 0
-        var running: [UInt64: Task<Void, Never>] = [:]
-    }
-
-    private let state = Locked(State())
+    private let waits = FrameJudgementWaits()
+    private let serial = Locked<UInt64>(0)
     private let analysis: Analysis
 
     init(analysis: @escaping Analysis) {
@@ -37,38 +29,14 @@ final class WorkerFrameJudge: VideoFrameJudge {
 
     func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
         let file = try Self.pictureFile(frame)
-        let outcome = Locked<Result<VideoFrameVerdict, Error>>(.failure(Cancelled()))
-        let done = DispatchSemaphore(value: 0)
         let analysis = self.analysis
-        let serial = try state.withLock { s throws(Cancelled) -> UInt64 in
-            guard !s.cancelled else { throw Cancelled() }
-            s.serial += 1
-            let serial = s.serial
-            s.running[serial] = Task {
-                do {
-                    let verdict = try await analysis(file, serial)
-                    outcome.withLock { $0 = .success(verdict) }
-                } catch {
-                    outcome.withLock { $0 = .failure(error) }
-                }
-                done.signal()
-            }
-            return serial
-        }
-        // This is the analyzer's own thread, never one of Swift's cooperative threads.
-        done.wait()
-        state.withLock { _ = $0.running.removeValue(forKey: serial) }
-        return try outcome.withLock { $0 }.get()
+        let number = serial.withLock { $0 += 1; return $0 }
+        guard let outcome = waits.run({ try await analysis(file, number) }) else { throw Cancelled() }
+        return try outcome.get()
     }
 
     /// Stops the analysis under way and refuses every later frame. Idempotent.
-    func cancel() {
-        let running = state.withLock { s -> [Task<Void, Never>] in
-            s.cancelled = true
-            return Array(s.running.values)
-        }
-        for task in running { task.cancel() }
-    }
+    func cancel() { waits.cancel() }
 
     /// The frame as a picture file the worker reads.
     static func pictureFile(_ frame: VideoStreamFrame) throws -> [UInt8] {
