@@ -112,8 +112,11 @@ testdata:
 # thirty agents starting together on 2 cores took 24 s each to load their models and tests timed out.
 # Measured here (main suite, quiet machine, session 39): width 4 151-162 s of wall time with the
 # cores idle 19-25 % of it (stretches at 35-40 % while every slot held a test waiting on its
-# agent); 6: 128.5 s, 92 % busy; 8: 131 s.
-TEST_WIDTH ?= 6
+# agent); 6: 128.5 s, 92 % busy; 8: 131 s. Back to 4 at the end of session 39: at 6, two of the
+# last three clean-clone CI runs failed on new overlaps (a guardian stream's advice 1.05 s after
+# the card against 0.5 s; the guardian end-to-end test's child could not write its card while the
+# agent tests ran beside it), not yet understood. Width 6 comes back once they are.
+TEST_WIDTH ?= 4
 test: setup testdata
 	$(SWIFT) build --build-tests
 	@watch_log=$$(mktemp); status=0; bundle="$$($(SWIFT) build --show-bin-path)/quarantinePackageTests.xctest"; \
