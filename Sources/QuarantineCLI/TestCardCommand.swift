@@ -46,10 +46,7 @@ struct TestCardCommand: ParsableCommand {
         }
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1 to 100") }
         guard (50...100).contains(inset) else { throw ValidationError("--inset must be 50 to 100 (the card must cover a quarter of the picture at least)") }
-        if !force && FileManager.default.fileExists(atPath: file) {
-            printError("quarantine: \(file) already exists; not overwritten (use --force)")
-            throw ExitCode(2)
-        }
+        if !force && FileManager.default.fileExists(atPath: file) { throw Self.exists(file) }
         let (width, height) = (parts[0], parts[1])
         let card: RGBImage
         if inset < 100 {
@@ -67,11 +64,40 @@ struct TestCardCommand: ParsableCommand {
             printError("quarantine: \(error)")
             throw ExitCode(2)
         }
-        guard FileManager.default.createFile(atPath: file, contents: Data(bytes)) else {
-            printError("quarantine: \(file): cannot write")
-            throw ExitCode(2)
-        }
+        try Self.write(bytes, to: file, replacing: force)
         let placed = inset < 100 ? ", the card over \(inset) % of its width and height" : ""
         print("Wrote the test card to \(file) (\(width)x\(height)\(placed)). 'quarantine scan \(file)' must flag it as TEST_CARD.")
+    }
+
+    static func exists(_ file: String) -> ExitCode {
+        printError("quarantine: \(file) already exists; not overwritten (use --force)")
+        return ExitCode(2)
+    }
+
+    /// Written under its own name and nowhere else: no temporary file renamed into place (what
+    /// Foundation's `createFile` does), which a service holding new files while it checks them
+    /// (child mode, `hold_while_checking`) could take away before the rename, failing the write.
+    static func write(_ bytes: [UInt8], to file: String, replacing: Bool) throws {
+        let fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replacing ? O_TRUNC : O_EXCL), 0o666)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw exists(file) }
+            printError("quarantine: \(file): cannot write: \(String(cString: strerror(errno)))")
+            throw ExitCode(2)
+        }
+        var written = 0
+        var failure: Int32 = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { failure = n < 0 ? errno : ENOSPC; break }
+            written += n
+        }
+        if close(fd) != 0 && failure == 0 && errno != EINTR { failure = errno }
+        guard failure == 0 else {
+            // A card cut short is no card: one this run made is taken away again.
+            if !replacing { unlink(file) }
+            printError("quarantine: \(file): cannot write: \(String(cString: strerror(failure)))")
+            throw ExitCode(2)
+        }
     }
 }

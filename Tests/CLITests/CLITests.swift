@@ -77,6 +77,34 @@ struct CLITests {
         #expect(insetScan.status == 1 && insetScan.stdout.contains("FLAGGED  \(inset)  (TEST_CARD 1.00)"), "\(insetScan.stdout)")
     }
 
+    @Test("testcard writes under its own name only (no temporary file renamed into place, which a holding service could take first); --force writes in place")
+    func testCardWritesOneName() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let folder = cli.home.appendingPathComponent("Downloads").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        try #require(watch >= 0)
+        defer { close(watch) }
+        try #require(inotify_add_watch(watch, folder, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0)
+        #expect(try await cli.run(["testcard", "--size", "256x256", folder + "/card.png"]).status == 0)
+        var before = stat()
+        #expect(stat(folder + "/card.png", &before) == 0)
+        #expect(try await cli.run(["testcard", "--force", "--size", "300x300", folder + "/card.png"]).status == 0)
+        var after = stat()
+        #expect(stat(folder + "/card.png", &after) == 0 && after.st_ino == before.st_ino, "--force writes the same file")
+        var names: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        var offset = 0
+        while count > 0, offset + 16 <= count {
+            let length = Int(buffer[offset + 12]) | Int(buffer[offset + 13]) << 8 | Int(buffer[offset + 14]) << 16 | Int(buffer[offset + 15]) << 24
+            let name = buffer[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
+            names.append(String(decoding: name, as: UTF8.self))
+            offset += 16 + length
+        }
+        #expect(names == ["card.png"], "every name that appeared in the folder: \(names)")
+    }
+
     @Test("--json: one object per file with the documented fields; folders recurse; links are not followed")
     func jsonFolder() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
