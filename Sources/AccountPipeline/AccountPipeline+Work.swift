@@ -91,7 +91,7 @@ extension AccountPipeline {
     /// Held at once (issue 26): where files are held while checked, each new picture or video
     /// is held as soon as it is queued, not when an analysis lane frees, so a flood of files
     /// before it delays its verdict but not its hold. Not media (by its bytes), a version dealt
-    /// with already, or one held already: left to the lane, as before.
+    /// with already, one being released there, or one held already: left to the lane, as before.
     func holdAtOnce(_ batch: [BacklogEntry], settings: Settings) {
         guard settings.holdsWhileChecking else { return }
         var held = 0
@@ -101,6 +101,8 @@ extension AccountPipeline {
             if dispatch.work.withLock({ $0.inFlight[entry.path] != nil }) { continue }
             guard let file = try? MediaFile(path: entry.path), file.type.kind != .other else { continue }
             if (try? vault.store.hasSeen(file.identity, at: entry.path, in: settings.mode)) == true { continue }
+            // Being released there: seen when the release finishes; its lane waits for that.
+            if (try? vault.store.releaseUnderWay(into: entry.path)) == true { continue }
             do {
                 _ = try holding.hold(path: entry.path, root: entry.root, expected: file.identity)
                 held += 1

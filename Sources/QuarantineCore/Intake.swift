@@ -185,7 +185,12 @@ public struct Intake: Sendable {
             }
             return outcome
         }
-        // This exact version was dealt with (a held file put back arrives again as a new name).
+        // A release putting a file here right now records it as seen when it finishes: waited
+        // for (a few seconds at most), never held meanwhile, so what was released does not vanish
+        // again to be found on the allow list.
+        await waitForRelease(into: path)
+        // This exact version was dealt with (a held file put back arrives again as a new name,
+        // a release records what it put back).
         if let identity = FileIdentity(statAt: path), (try? store.hasSeen(identity, at: path, in: mode)) == true {
             try? store.complete(entry, seen: nil)
             return .alreadySeen
@@ -235,6 +240,15 @@ public struct Intake: Sendable {
             return outcome
         }
         return await judgeHeld(entry, held: held, holding: holding, kind: kind, settings: settings, progress: progress)
+    }
+
+    /// Waits while a release is putting a file at `path` (polled every 20 ms, 10 s at most: a
+    /// release cut short by a crash is finished or undone by the vault's recovery, not here).
+    func waitForRelease(into path: String) async {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while (try? vault.store.releaseUnderWay(into: path)) == true, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     /// Judges a held file where it is held. It goes back to where it arrived only on a verdict

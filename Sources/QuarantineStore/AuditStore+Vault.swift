@@ -92,6 +92,16 @@ extension AuditStore {
         }
     }
 
+    /// Whether a release is putting a file at `path` now (begun in the last minute, not finished):
+    /// what arrives there is the released file, seen when the release finishes. An agent neither
+    /// holds it meanwhile nor judges it before (``Intake``, the agent's hold at once).
+    public func releaseUnderWay(into path: String) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM journal WHERE operation = ? AND state != ? AND destination = ? AND startedAt > ? LIMIT 1",
+                              arguments: [JournalEntry.Operation.release, JournalEntry.State.done, path, Date(timeIntervalSinceNow: -60)]) ?? false
+        }
+    }
+
     /// Forgets a release that did not happen: the item is in the vault again.
     func abandonRelease(itemId: Int64, journalId: Int64) throws {
         try write { db in
@@ -100,12 +110,14 @@ extension AuditStore {
         }
     }
 
-    /// The release is done: the item as it now is, the journal closed, its bytes allowed, the event.
-    func finishRelease(_ item: VaultItem, journalId: Int64, event: AuditEvent) throws {
+    /// The release is done: the item as it now is, the journal closed, its bytes allowed, the
+    /// version put back seen (``Vault/releasedVersion(in:name:sha256:)``), the event.
+    func finishRelease(_ item: VaultItem, journalId: Int64, seen: SeenFile? = nil, event: AuditEvent) throws {
         try write { db in
             try item.update(db)
             try Self.close(journalId, in: db)
             try Self.allow(item.sha256, itemId: item.id, mode: event.mode, in: db)
+            if var seen { try seen.insert(db) }
             var event = event
             try event.insert(db)
         }

@@ -366,13 +366,46 @@ public final class Vault: Sendable {
         let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent)
         // Its other names (hard links), locked while it was held and hidden, reach it again.
         if let arrival { _ = unlockOtherNames(arrival, item: item, mount: folderFD) }
+        let placed = Self.releasedVersion(in: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent, sha256: item.sha256)
         try? FileManager.default.removeItem(atPath: folder(name))
         item.status = .released
         let renamed = attempt > 0
         try store.finishRelease(item, journalId: journalId,
+                                seen: placed.map { SeenFile(path: destination, identity: $0, sha256: item.sha256.isEmpty ? nil : item.sha256, mode: mode, verdict: .allowed, itemId: id) },
                                 event: AuditEvent(.released, itemId: id, path: destination, mode: mode, actor: actor,
                                                   detail: renamed ? "restored under a new name: \(item.originalPath) was taken" : nil))
         return Release(path: destination, renamed: renamed, ownerRestored: ownerRestored)
+    }
+
+    /// The version a release just put back as `name` in `folder`, as the agent will see it
+    /// arrive (owner, mode and times restored): recorded as seen with the release, so that an
+    /// agent holding new files does not take it away again to find it on the allow list. Only
+    /// when it holds the released bytes, read again here: the name is in the account's folder,
+    /// and other bytes written into the file meanwhile (in place, same inode) must be judged.
+    static func releasedVersion(in folder: Int32, name: String, sha256: String) -> FileIdentity? {
+        guard !sha256.isEmpty else { return nil }
+        // Read without touching its access time, which the release has just put back (O_NOATIME
+        // needs the file's owner or CAP_FOWNER; otherwise the time is put back after the read).
+        let flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
+        var fd = openat(folder, PathBytes.cString(name), flags | 0o1000000 /* O_NOATIME */)
+        let touchesAccessTime = fd < 0 && errno == EPERM
+        if touchesAccessTime { fd = openat(folder, PathBytes.cString(name), flags) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard (try? Self.sha256(fd: fd)) == sha256 else { return nil }
+        if touchesAccessTime {
+            var times = [info.st_atim, timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)]  // UTIME_OMIT
+            futimens(fd, &times)
+        }
+        // Nothing written meanwhile (a write moves the modification time; the access time's own
+        // restoring moves only the change time).
+        var after = stat()
+        guard fstat(fd, &after) == 0, after.st_ino == info.st_ino, after.st_size == info.st_size,
+              after.st_mtim.tv_sec == info.st_mtim.tv_sec, after.st_mtim.tv_nsec == info.st_mtim.tv_nsec,
+              touchesAccessTime || (after.st_ctim.tv_sec == info.st_ctim.tv_sec && after.st_ctim.tv_nsec == info.st_ctim.tv_nsec) else { return nil }
+        return FileIdentity(after)
     }
 
     /// Records the owner, group and mode item `id` had before it was held (a held file with other
