@@ -34,25 +34,32 @@ let package = Package(
         // MARK: - C libraries
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg",
                        providers: [.apt(["libturbojpeg0-dev"])]),
-        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+        .systemLibrary(name: "CFFmpeg",
                        providers: [.apt(["libavdevice-dev", "libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
-        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CHeif", providers: [.apt(["libheif-dev"])]),
         // librsvg's headers need glib's and cairo's include folders; they are given to this C
         // target alone (a pkg-config system library would pass them, and -pthread, to every
         // Swift target that imports it).
-        .target(name: "CSVGRender",
+        .target(name: "CSVGRender", dependencies: ["CLazyLibraries"],
                 cSettings: [.unsafeFlags(["/usr/include/librsvg-2.0", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
                                           "/usr/include/gdk-pixbuf-2.0", "/usr/include/cairo"].map { "-I" + $0 })],
-                linkerSettings: ["rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+                linkerSettings: ["gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+        // FFmpeg, libheif, libjxl, cairo, Poppler and librsvg, opened at their first call instead
+        // of at every start (about 125 shared libraries: 51 ms of a `quarantine list`'s 85 ms).
+        // Its functions are written by scripts/lazy-libraries.py.
+        .target(name: "CLazyLibraries",
+                cSettings: [.unsafeFlags(["/usr/include/librsvg-2.0", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
+                                          "/usr/include/gdk-pixbuf-2.0", "/usr/include/cairo", "/usr/include/poppler/glib", "/usr/include/poppler"].map { "-I" + $0 })],
+                linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         // Archives and zip-based documents (zip, tar and its compressed forms, 7z, rar).
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // PDF pages drawn by Poppler (its glib API), behind plain C calls as CSVGRender does.
-        .target(name: "CPDFRender",
+        .target(name: "CPDFRender", dependencies: ["CLazyLibraries"],
                 cSettings: [.unsafeFlags(["/usr/include/poppler/glib", "/usr/include/poppler", "/usr/include/glib-2.0", "/usr/lib/\(multiarch)/glib-2.0/include",
                                           "/usr/include/cairo"].map { "-I" + $0 })],
-                linkerSettings: ["poppler-glib", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+                linkerSettings: ["gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         .target(name: "COnnxRuntime", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "CSystemShims"),
         // The git commit of the build, for --version (scripts/embed-version.sh writes it).
@@ -66,7 +73,7 @@ let package = Package(
                        providers: [.apt(["libdbus-1-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "MediaDecoding", dependencies: ["Locking", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"],
+        .target(name: "MediaDecoding", dependencies: ["Locking", "CLazyLibraries", "CTurboJPEG", "CFFmpeg", "CPNGRows", "CTIFFPages", "CHeif", "CWebP", "CJXL", "CSVGRender", "CArchive", "CPDFRender", "PathBytes"],
                 swiftSettings: optimisedInDebug),
         .target(name: "SensitivityAnalysis", dependencies: [
             "QuarantineBase", "MediaDecoding", "COnnxRuntime", "CSystemShims", "Locking",

@@ -163,12 +163,18 @@ chmod 0644 "$STAGE/DEBIAN/conffiles"
 # dpkg-shlibdeps maps each DT_NEEDED library to the package that ships it (a runtime package,
 # e.g. libavformat59, never the -dev package the build used). libonnxruntime is dlopen'ed: it is
 # not in the program's DT_NEEDED, so it is scanned as a file of its own.
+# The media libraries the program opens at their first use (Sources/CLazyLibraries) are not in
+# its DT_NEEDED either: a stand-in that links exactly them (named so, never installed) is scanned
+# in its place, so they are depended on as if linked, with the versions dpkg-shlibdeps gives.
 mkdir -p "$WORK/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$PACKAGE" "$PACKAGE" > "$WORK/debian/control"
-(cd "$WORK" && dpkg-shlibdeps -O -e "debian/$PACKAGE/usr/bin/quarantine" -e "debian/$PACKAGE/lib/$MULTIARCH/security/pam_quarantine.so" -e "debian/$PACKAGE/usr/lib/$PACKAGE/$(basename "$STAGE"/usr/lib/$PACKAGE/libonnxruntime.so.*)" \
+echo 'int main(void) { return 0; }' > "$WORK/lazy-libraries-stand-in.c"
+cc -o "$WORK/lazy-libraries-stand-in" "$WORK/lazy-libraries-stand-in.c" -Wl,--no-as-needed \
+  -lavformat -lavcodec -lswscale -lavutil -lheif -ljxl -lcairo -lpoppler-glib -lrsvg-2 || die "cannot link the lazily opened media libraries' stand-in (their -dev packages: see README)"
+(cd "$WORK" && dpkg-shlibdeps -O -e "debian/$PACKAGE/usr/bin/quarantine" -e lazy-libraries-stand-in -e "debian/$PACKAGE/lib/$MULTIARCH/security/pam_quarantine.so" -e "debian/$PACKAGE/usr/lib/$PACKAGE/$(basename "$STAGE"/usr/lib/$PACKAGE/libonnxruntime.so.*)" \
   2> "$WORK/shlibdeps.err") > "$WORK/substvars" || { cat "$WORK/shlibdeps.err" >&2; die "dpkg-shlibdeps failed (above)"; }
 # (Its notes about libonnxruntime's needless links to libpthread, libdl and librt are upstream's.)
-grep -v -e 'binaries to analyze should already be installed' -e 'libonnxruntime.so.* was not linked against' "$WORK/shlibdeps.err" >&2 || true
+grep -v -e 'binaries to analyze should already be installed' -e 'libonnxruntime.so.* was not linked against' -e 'lazy-libraries-stand-in was not linked against' "$WORK/shlibdeps.err" >&2 || true
 DEPENDS=$(sed -n 's/^shlibs:Depends=//p' "$WORK/substvars")
 [[ -n $DEPENDS ]] || die "dpkg-shlibdeps found no dependencies"
 if grep -q -- '-dev\b' <<< "$DEPENDS"; then die "a -dev package in Depends: $DEPENDS"; fi

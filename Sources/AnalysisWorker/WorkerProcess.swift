@@ -104,8 +104,11 @@ public enum AnalysisWorkerProcess {
             hello("\(error)")
             return 0
         }
-        // Every decoder once, while files may still be opened: what they load on first use
-        // (plugins, fonts) is loaded now. Then the runtime folder goes, and the file system.
+        // The media libraries, opened at their first use elsewhere, are opened now, while files
+        // may still be opened (one that cannot be is said by `doctor`; a call into it ends the
+        // worker saying so). Then every decoder once: what they load on first use (plugins,
+        // fonts) is loaded now. Then the runtime folder goes, and the file system.
+        LazyLibraries.openAll()
         let loaded = ContinuousClock.now
         let warmed = await warmUp(analyzer)
         // SQLite once, in memory, as a history lookup uses it (whatever it sets up on first use).

@@ -1,5 +1,7 @@
 #include "qsvg.h"
 #include <librsvg/rsvg.h>
+#include <dlfcn.h>
+#include "qlazy.h"
 #include <string.h>
 
 struct qsvg { RsvgHandle *handle; };
@@ -70,8 +72,15 @@ int qsvg_render(qsvg *svg, int width, int height, uint8_t *out_bgra, char *error
     return rendered ? 0 : -1;
 }
 
+/* librsvg is opened at its first use (CLazyLibraries): its version variables are read from it. */
+static int qsvg_version_part(void *library, const char *name) {
+    const guint *value = library ? (const guint *)dlsym(library, name) : NULL;
+    return value ? (int)*value : -1;
+}
+
 void qsvg_version(int *major, int *minor, int *micro) {
-    *major = (int)rsvg_major_version;
-    *minor = (int)rsvg_minor_version;
-    *micro = (int)rsvg_micro_version;
+    void *library = qlazy_rsvg_library();
+    *major = qsvg_version_part(library, "rsvg_major_version");
+    *minor = qsvg_version_part(library, "rsvg_minor_version");
+    *micro = qsvg_version_part(library, "rsvg_micro_version");
 }

@@ -18,14 +18,37 @@ struct CLITests {
     /// libavfilter, ...) and made a start cost 105 ms of CPU instead of 65. `stream` opens it
     /// with dlopen when it needs a V4L2 device (CameraSupport; `doctor` and the `--blur-to`
     /// device test check that it still loads).
-    @Test("the binary links no library only the stream verb needs (libavdevice is opened at run time)")
+    @Test("the binary links no library only the stream verb or decoding needs (libavdevice, FFmpeg, libheif, libjxl, cairo, Poppler, librsvg are opened at run time)")
     func startLibraries() throws {
         let dynamic = try Spawned.run("/usr/bin/readelf", ["-d", CLIRunner.binary.path], environment: [:], timeout: 30)
         let needed = String(decoding: dynamic.stdout, as: UTF8.self).split(separator: "\n").filter { $0.contains("(NEEDED)") }
         #expect(dynamic.status == 0 && needed.count > 10, "readelf: \(String(decoding: dynamic.stderr, as: UTF8.self))")
-        for library in ["libavdevice", "libavfilter", "libSDL2", "libpulse"] {
+        // The stream verb's (libavdevice), and the media libraries every decoding process opens
+        // at their first use (CLazyLibraries), not at each start: `quarantine list` needs none.
+        for library in ["libavdevice", "libavfilter", "libSDL2", "libpulse", "libavformat", "libavcodec", "libswscale", "libavutil",
+                        "libheif", "libjxl", "libcairo", "libpoppler", "librsvg"] {
             #expect(!needed.contains { $0.contains(library) }, "\(library) is linked: \(needed.count) libraries")
         }
+        // Their stand-in functions stay the program's own: none is exported for a library to bind to.
+        let symbols = try Spawned.run("/usr/bin/nm", ["-D", "--defined-only", CLIRunner.binary.path], environment: [:], timeout: 30)
+        let exported = String(decoding: symbols.stdout, as: UTF8.self)
+        #expect(symbols.status == 0 && !exported.contains("avcodec_open2") && !exported.contains("poppler_page_render"), "\(exported.prefix(2000))")
+    }
+
+    @Test("a start that decodes nothing opens none of the media libraries; one that decodes opens them then")
+    func mediaLibrariesOnFirstUse() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        // LD_DEBUG=files names every library the loader opens, at the start and at each dlopen.
+        let listed = try await cli.run(["list"], environment: ["LD_DEBUG": "files"])
+        #expect(listed.status == 0)
+        #expect(!listed.stderr.contains("libavcodec") && !listed.stderr.contains("libpoppler"), "\(listed.stderr.suffix(3000))")
+        let card = cli.home.appendingPathComponent("card.png").path
+        #expect(try await cli.run(["testcard", "--size", "256x256", card]).status == 0)
+        let video = cli.home.appendingPathComponent("clip.mp4").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc=size=160x120:rate=5:duration=1", "-pix_fmt", "yuv420p", video])
+        let scanned = try await cli.run(["scan", card, video], environment: ["LD_DEBUG": "files"])
+        #expect(scanned.status == 1 && scanned.stdout.contains("FLAGGED"), "\(scanned.stdout)")
+        #expect(scanned.stderr.contains("file=libavcodec.so") && scanned.stderr.contains("dynamically loaded by"), "\(scanned.stderr.suffix(3000))")
     }
 
     @Test("help names every verb")
