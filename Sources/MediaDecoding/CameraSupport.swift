@@ -1,4 +1,5 @@
 import CFFmpeg
+import CLazyLibraries
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -29,6 +30,8 @@ public enum CameraSupport: Sendable, Equatable {
     }
 
     static func load() -> CameraSupport {
+        // FFmpeg itself is opened at its first use (``LazyLibraries``): said, never called, when it cannot be.
+        if let problem = qlazy_load_ffmpeg() { return .unavailable(reason: String(cString: problem)) }
         FFmpeg.configureLogging()
         // libavdevice's major version follows libavformat's in every FFmpeg release.
         let major = avformat_version() >> 16

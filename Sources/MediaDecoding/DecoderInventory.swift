@@ -19,8 +19,14 @@ public enum DecoderInventory {
         }
     }
 
-    /// Every picture format of the registry, then the video codecs.
+    /// Every picture format of the registry, then the video codecs. A media library opened at
+    /// its first use (``LazyLibraries``) that cannot be opened is said instead: asking the
+    /// formats would call into it, and such a call ends the process.
     public static func check() -> [Entry] {
+        let missing = LazyLibraries.openAll()
+        guard missing.isEmpty else {
+            return missing.map { Entry(name: "media library", available: false, detail: "\($0); reinstall the package that provides it") }
+        }
         var entries = PictureFormats.all.map { $0.inventory() }
         let codecs: [(String, AVCodecID)] = [
             ("h264", AV_CODEC_ID_H264), ("hevc", AV_CODEC_ID_HEVC), ("vp8", AV_CODEC_ID_VP8), ("vp9", AV_CODEC_ID_VP9),

@@ -475,6 +475,27 @@ struct CLITests {
         }
     }
 
+    @Test("doctor with a media library that cannot be opened (libheif hidden in a private mount namespace): says which and why, exits 1, does not crash; list still works")
+    func doctorWithoutAMediaLibrary() async throws {
+        let cli = try CLIRunner(); defer { cli.cleanUp() }
+        let folder = try #require(["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"].first { FileManager.default.fileExists(atPath: $0 + "/libheif.so.1") })
+        let hidden = folder + "/" + (try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/libheif.so.1"))
+        // Root only (as the suite runs here): a private mount namespace where the library is empty.
+        let script = "mount --bind /dev/null \"$1\" && shift && exec \"$@\""
+        for arguments in [["doctor"], ["list"]] {
+            let run = try await offPool {
+                try Spawned.run("/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", hidden, CLIRunner.binary.path] + arguments,
+                                environment: cli.environment([:]), timeout: 60)
+            }
+            let out = String(decoding: run.stdout, as: UTF8.self), err = String(decoding: run.stderr, as: UTF8.self)
+            if arguments == ["doctor"] {
+                #expect(run.status == 1 && out.contains("media library") && out.contains("libheif.so.1 cannot be opened"), "\(run.status) \(out) \(err)")
+            } else {
+                #expect(run.status == 0, "list needs no media library: \(run.status) \(err)")
+            }
+        }
+    }
+
     @Test("packaging/ ships completions and a man page that match the CLI ('make man' regenerates them)")
     func shippedCompletionsAndManual() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
