@@ -28,7 +28,7 @@
 # The runtime and the models are taken from where `make setup` put them ($QUARANTINE_DATA_DIR,
 # else ${XDG_DATA_HOME:-~/.local/share}/quarantine) and their sha256 checked against the pins
 # (Sources/QuarantineBase/ModelCatalog.swift, read by scripts/pins.py) before packaging.
-# The version is the program's (`static let version` in Sources/quarantine/Quarantine.swift,
+# The version is the program's (`static let version` in Sources/QuarantineCLI/Quarantine.swift,
 # read by scripts/embed-version.sh --print) and must be what the binary says.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

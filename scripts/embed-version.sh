@@ -9,13 +9,13 @@
 # The commit is `git rev-parse --short=12 HEAD`, with "-dirty" when tracked files differ from it
 # (so a package built from uncommitted work says so); "unknown" outside a git checkout.
 # The version itself is written in one place, `static let version` in
-# Sources/quarantine/Quarantine.swift: the Debian package's version is read from there.
+# Sources/QuarantineCLI/Quarantine.swift: the Debian package's version is read from there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [[ ${1:-} == --print ]]; then
-  sed -n 's/^ *static let version = "\([^"]*\)".*/\1/p' Sources/quarantine/Quarantine.swift | head -n1 | grep . \
-    || { echo "embed-version.sh: no 'static let version = \"...\"' in Sources/quarantine/Quarantine.swift" >&2; exit 1; }
+  sed -n 's/^ *static let version = "\([^"]*\)".*/\1/p' Sources/QuarantineCLI/Quarantine.swift | head -n1 | grep . \
+    || { echo "embed-version.sh: no 'static let version = \"...\"' in Sources/QuarantineCLI/Quarantine.swift" >&2; exit 1; }
   exit 0
 fi
 
