@@ -100,8 +100,8 @@ extension CLIRunner {
     func throughTerminal(_ arguments: [String], steps: [(String, String)] = [], environment: [String: String] = [:]) async throws -> Result {
         let driver = Self.repositoryRoot.appendingPathComponent("Tests/CLITests/pty_driver.py").path
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", driver] + steps.map { "\($0.0)=>\($0.1)" } + ["--", Self.binary.path] + arguments
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [driver] + steps.map { "\($0.0)=>\($0.1)" } + ["--", Self.binary.path] + arguments
         process.environment = self.environment(environment)
         let out = Pipe()
         process.standardOutput = out

@@ -59,8 +59,8 @@ struct DatabaseFaultTests {
         // Everything into the main file first (the agent's exit leaves the WAL to the next opener).
         let path = Self.databasePath(agent)
         let checkpoint = Process()
-        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        checkpoint.arguments = ["python3", "-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')", path]
+        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        checkpoint.arguments = ["-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')", path]
         try checkpoint.run()
         checkpoint.waitUntilExit()
         // One page in the middle overwritten, as a torn write leaves it (page size from the header).

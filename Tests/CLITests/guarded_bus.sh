@@ -66,7 +66,7 @@ gdbus wait --session --timeout 30 $name
 echo "policy-own: $(policy)"
 kill $pid; wait $pid; echo "forwarder-exit: $?"
 # Any program of the child's can own the name on the child's own bus once it is free.
-python3 - <<'PY' & pid=$!
+/usr/bin/python3 - <<'PY' & pid=$!
 from gi.repository import Gio, GLib
 XML = '<node><interface name="io.github.quarantine.Analysis1"><property name="AnalysisPolicy" type="s" access="read"/></interface></node>'
 bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
@@ -79,7 +79,7 @@ gdbus wait --session --timeout 30 $name
 echo "policy-replaced: $(policy)"
 kill $pid; wait $pid 2> /dev/null
 # Under the user unit (Type=notify, WatchdogSec=): READY=1, then WATCHDOG=1 each half period.
-python3 - ~/notify.sock > ~/notify.log <<'PY' & npid=$!
+/usr/bin/python3 - ~/notify.sock > ~/notify.log <<'PY' & npid=$!
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])

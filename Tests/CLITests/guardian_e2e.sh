@@ -126,7 +126,7 @@ ok "the child sees the blurred preview (handed over as a descriptor), never the 
 
 # Guessing the PIN quickly, with a hand-written client on the socket (no CLI in the way).
 guess_client() {
-    as_child python3 - "/run/quarantine/$child.sock" "$@" <<'EOF'
+    as_child /usr/bin/python3 - "/run/quarantine/$child.sock" "$@" <<'EOF'
 import json, socket, sys
 answers = []
 for pin in sys.argv[2:]:
@@ -142,7 +142,7 @@ EOF
 # again at scrypt's N=16 (as GuardianPIN.set(_:rounds:) makes test rows; the same PIN), so that
 # the other wrong guesses, which only need counting, do not cost ~0.1 s of CPU each.
 first=$(guess_client 0000) || fail "the guessing client"
-python3 - "/var/lib/quarantine/$child/audit.sqlite3" <<'EOF' || fail "a cheap PIN row"
+/usr/bin/python3 - "/var/lib/quarantine/$child/audit.sqlite3" <<'EOF' || fail "a cheap PIN row"
 import hashlib, os, sqlite3, sys
 db = sqlite3.connect(sys.argv[1], timeout=10)
 salt = os.urandom(16)
@@ -151,8 +151,8 @@ assert db.execute("UPDATE guardian SET salt = ?, hash = ?, rounds = 16 WHERE id 
 db.commit()
 EOF
 rest=$(guess_client 1111 2222 3333 4444 5555 2468) || fail "the guessing client"
-guess=$(python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]) + json.loads(sys.argv[2])))' "$first" "$rest")
-echo "$guess" | python3 -c '
+guess=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]) + json.loads(sys.argv[2])))' "$first" "$rest")
+echo "$guess" | /usr/bin/python3 -c '
 import json, sys
 a = json.load(sys.stdin)
 assert all("wrongPIN" in x for x in a[:5]), a

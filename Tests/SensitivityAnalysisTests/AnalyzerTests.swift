@@ -197,8 +197,8 @@ struct AnalyzerTests {
     @Test("the pins are written once: scripts/setup.sh reads exactly ModelCatalog's (through scripts/pins.py)")
     func pinsHaveOneSource() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", TestEnvironment.repositoryRoot.appendingPathComponent("scripts/pins.py").path]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [TestEnvironment.repositoryRoot.appendingPathComponent("scripts/pins.py").path]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

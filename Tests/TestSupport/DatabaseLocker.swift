@@ -11,8 +11,8 @@ public final class DatabaseLocker: @unchecked Sendable {
     /// Starts the process and returns once it holds the lock.
     public init(path: String) throws {
         let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", """
             import sqlite3, sys
             c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
             c.execute("BEGIN EXCLUSIVE")
