@@ -217,7 +217,7 @@ struct GuardianStreamTests {
 
     // MARK: - The session forwarder
 
-    @Test("through the session forwarder on a private bus: the test card gives the descriptive advice at once, lifted only after ContinueStream; End; the object goes")
+    @Test("through the session forwarder on a private bus: the test card gives the descriptive advice at once, lifted only after ContinueStream; a raw frame and a pipe of raw frames; End; the object goes")
     func forwarderStreamOnAPrivateBus() async throws {
         let engine = CountingEngine()
         let (place, streams) = try Self.place(engine); defer { place.cleanUp() }
@@ -268,6 +268,19 @@ struct GuardianStreamTests {
         t = time.time()
         while prop("FramesJudged") == judged and time.time() - t < 5: pump(0.1)
         print("raw", prop("FramesSeen"), prop("FramesJudged") > judged, flush=True)
+        # A pipe of raw frames (AnalyzeRawFrames): three frames, then the writer closes; the
+        # forwarder reads them and says how the pipe ended (RawFramesEnded) to this caller.
+        ended = []
+        bus.signal_subscribe(name, iface + ".Stream", "RawFramesEnded", path, None, 0, lambda c, s, o, i, m, p: ended.append(p.unpack()))
+        seen = prop("FramesSeen")
+        r, w = os.pipe()
+        fds = Gio.UnixFDList.new(); fds.append(r); os.close(r)
+        bus.call_with_unix_fd_list_sync(name, path, iface + ".Stream", "AnalyzeRawFrames", GLib.Variant("(huus)", (0, 8, 8, "rgb24")), None, 0, 10000, fds, None)
+        for _ in range(3): os.write(w, bytes([40, 50, 60]) * 64)
+        os.close(w)
+        t = time.time()
+        while not ended and time.time() - t < 10: pump(0.05)
+        print("rawpipe", prop("FramesSeen") - seen, ended, flush=True)
         bus.call_sync(name, path, iface + ".Stream", "End", None, None, 0, 15000, None)
         try:
             prop("FramesSeen"); print("gone no")
@@ -294,6 +307,7 @@ struct GuardianStreamTests {
         let counts = line("counts").split(separator: " ")
         #expect(counts.count == 4 && counts[0] == "14" && counts[3] == "descriptive", "\(out)")
         #expect(line("raw") == "15 True", "a raw frame was not judged: \(out)")
+        #expect(line("rawpipe") == "3 [(3, 'end')]", "a pipe of raw frames through the forwarder: three seen, then RawFramesEnded(3, end): \(out)")
         #expect(line("gone") == "True", "\(out)")
         #expect(engine.marker.modes.withLock { $0 }.allSatisfy { $0 == .child } && !engine.marker.modes.withLock { $0 }.isEmpty)
         for _ in 0..<100 where streams.openCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
