@@ -19,21 +19,39 @@ struct ReleaseArrivalTests {
         })
     }
 
+    /// Child mode (a file is held while it is checked).
+    static let child: Settings = { var settings = Settings(); settings.mode = .child; return settings }()
+
+    /// A picture arrived in `folder`'s Downloads as `name` and hidden by a lane whose analysis
+    /// (a stand-in, named so) flags everything; the vault, the item, and that analysis.
+    static func hidden(_ name: String, card: Bool, in folder: URL) async throws -> (vault: Vault, item: VaultItem, entry: BacklogEntry, analysis: IntakeTests.StandInAnalysis)? {
+        let vault = try IntakeOffPoolTests.vault(in: folder, crashPoint: nil)
+        let path = folder.appendingPathComponent("Downloads/" + name).path
+        try Data(try IntakeTests.png(card: card)).write(to: URL(fileURLWithPath: path))
+        let entry = BacklogEntry(path: path, root: folder.appendingPathComponent("Downloads").path, direction: .incoming, identity: try MediaFile(path: path).identity)
+        let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
+        let hid = await lane(vault, flagging).handle(entry, kind: .image, settings: child)
+        guard case .hidden(let item, _, _, _) = hid else { Issue.record("\(hid)"); return nil }
+        return (vault, item, entry, flagging)
+    }
+
+    /// A second program on the same vault and database, whose release calls `atPlace` right
+    /// after the file is back under its name (the vault's crash-point seam).
+    static func releasing(in folder: URL, atPlace: @escaping @Sendable () throws -> Void) throws -> Vault {
+        try Vault(root: folder.appendingPathComponent("vault").path, store: AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path)) { step in
+            if step == .inPlace { try atPlace() }
+        }
+    }
+
     @Test("the version a release puts back is seen: its arrival is neither held nor judged, during the release or after it", .ownThread)
     func releasedIsNotHeldAgain() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-release-arrival-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var child = Settings()
-        child.mode = .child
-        let settings = child
-        // Hidden first, by an intake that flags it (the stand-in, named so).
-        let vault = try IntakeOffPoolTests.vault(in: folder, crashPoint: nil)
-        let path = folder.appendingPathComponent("Downloads/card.png").path
-        try Data(try IntakeTests.png(card: true)).write(to: URL(fileURLWithPath: path))
-        let arrived = BacklogEntry(path: path, root: folder.appendingPathComponent("Downloads").path, direction: .incoming, identity: try MediaFile(path: path).identity)
-        let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
-        let hid = await Self.lane(vault, flagging).handle(arrived, kind: .image, settings: settings)
-        guard case .hidden(let item, _, _, _) = hid else { Issue.record("\(hid)"); return }
+        let settings = Self.child
+        // Hidden first, by a lane that flags it.
+        guard let hidden = try await Self.hidden("card.png", card: true, in: folder) else { return }
+        let (vault, item, arrived, flagging) = hidden
+        let path = arrived.path
         #expect(flagging.calls.withLock { $0 } == 1)
 
         // Released by another program (the same database), which stops for a moment right after
@@ -41,8 +59,7 @@ struct ReleaseArrivalTests {
         let arrival = Locked<Task<Intake.Outcome, Never>?>(nil)
         let laneStarted = DispatchSemaphore(value: 0)
         let underWay = Locked<Bool?>(nil)
-        let releasing = try Vault(root: folder.appendingPathComponent("vault").path, store: AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path)) { step in
-            guard step == .inPlace else { return }
+        let releasing = try Self.releasing(in: folder) {
             underWay.withLock { $0 = try? vault.store.releaseUnderWay(into: path) }
             let entry = BacklogEntry(path: path, root: arrived.root, direction: .incoming, identity: try MediaFile(path: path).identity)
             arrival.withLock { $0 = Task {
@@ -76,20 +93,13 @@ struct ReleaseArrivalTests {
     func swappedIsJudged() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-release-swap-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        var child = Settings()
-        child.mode = .child
-        let settings = child
-        let vault = try IntakeOffPoolTests.vault(in: folder, crashPoint: nil)
-        let path = folder.appendingPathComponent("Downloads/photo.png").path
-        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
-        let root = folder.appendingPathComponent("Downloads").path
-        let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
+        let settings = Self.child
+        guard let hidden = try await Self.hidden("photo.png", card: false, in: folder) else { return }
+        let (vault, item, arrived, flagging) = hidden
+        let path = arrived.path, root = arrived.root
         let intake = Self.lane(vault, flagging)
-        let hid = await intake.handle(BacklogEntry(path: path, root: root, direction: .incoming, identity: try MediaFile(path: path).identity), kind: .image, settings: settings)
-        guard case .hidden(let item, _, _, _) = hid else { Issue.record("\(hid)"); return }
         // Right after the release put it back, the name gets other bytes (a card, written in place).
-        let releasing = try Vault(root: folder.appendingPathComponent("vault").path, store: AuditStore(path: folder.appendingPathComponent("audit.sqlite3").path)) { step in
-            guard step == .inPlace else { return }
+        let releasing = try Self.releasing(in: folder) {
             let card = try IntakeTests.png(card: true)
             let fd = open(path, O_WRONLY | O_TRUNC)
             _ = card.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
