@@ -75,7 +75,7 @@ struct ReleaseArrivalTests {
         #expect(released.path == path && stat(path, &placed) == 0)
         #expect(underWay.withLock { $0 } == true, "while the release runs, the path is said to be under way")
         #expect(try vault.store.releaseUnderWay(into: path) == false, "and no longer once it is done")
-        let during = await try #require(arrival.withLock { $0 }).value
+        let during = try await #require(arrival.withLock { $0 }).value
         guard case .alreadySeen = during else { Issue.record("arrived during the release: \(during)"); return }
 
         // As inotify reports it after the release: known, not judged, not moved.
