@@ -66,6 +66,9 @@ extension AccountPipeline {
         guard changed else { return }
         logger.error("\(message)\(detail.map { " [\($0)]" } ?? "")")
         _ = systemd?.notify("STATUS=\(message)")
+        // Shown by `status` at once, beside the agent's lock: a publication under way when the
+        // database was locked waits for the busy timeout (10 s) before it fails and tries again.
+        AgentStatus.writeBesideTheLock(currentStatus(readingTheDatabase: false), environment: options.environment)
         publishSoon()
     }
 

@@ -563,22 +563,7 @@ extension AccountPipeline {
 
     func publishNow() {
         noteDatabaseFaults()
-        let depth = (try? vault.store.backlogCount()) ?? -1
-        let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
-        // Asked outside the agent's lock (the engine takes its own).
-        let analysis = Self.analysisDescription(engine, settings: settings)
-        let notificationState = notifications.desk.withLock { $0.description }
-        let work = dispatch.work.withLock { $0 }
-        let gate = databaseGate.gate.withLock { $0 }
-        let configurationProblem = reloads.file.withLock { $0.problem }
-        let status = state.withLock { s -> AgentStatus in
-            AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
-                               roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
-                               inFlight: work.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: work.counters,
-                               problem: [configurationProblem, gate.problem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
-                               notifications: notificationState, databaseFault: gate.fault?.rawValue, analysis: analysis,
-                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
-        }
+        let status = currentStatus()
         // While the database refuses writes (a lock would hold this thread for the busy timeout),
         // the status goes beside the agent's lock, where `quarantine status` looks too.
         if status.databaseFault != nil {
@@ -598,6 +583,29 @@ extension AccountPipeline {
             noteDatabaseFaults()
             if databaseGate.fault != nil { publishSoon() }
         }
+    }
+
+    /// What `quarantine status` shows now; with `readingTheDatabase` false, the backlog's depth
+    /// as last read (no read that a busy database could hold for its timeout).
+    func currentStatus(readingTheDatabase: Bool = true) -> AgentStatus {
+        let depth = readingTheDatabase ? (try? vault.store.backlogCount()) ?? -1 : publication.lastDepth.withLock { $0 }
+        if readingTheDatabase, depth >= 0 { publication.lastDepth.withLock { $0 = depth } }
+        let (engine, settings) = state.withLock { ($0.engine, $0.settings) }
+        // Asked outside the agent's lock (the engine takes its own).
+        let analysis = Self.analysisDescription(engine, settings: settings)
+        let notificationState = notifications.desk.withLock { $0.description }
+        let work = dispatch.work.withLock { $0 }
+        let gate = databaseGate.gate.withLock { $0 }
+        let configurationProblem = reloads.file.withLock { $0.problem }
+        let status = state.withLock { s -> AgentStatus in
+            AgentStatus(pid: getpid(), startedAt: startedAt, updatedAt: Date(), state: s.state, mode: s.settings.mode.rawValue,
+                               roots: s.roots.values.map { var root = $0; root.path = shown(root.path); return root }.sorted { $0.path < $1.path }, queueDepth: depth,
+                               inFlight: work.inFlight.values.map { var work = $0; work.path = shown(work.path); return work }.sorted { $0.startedAt < $1.startedAt }, counters: work.counters,
+                               problem: [configurationProblem, gate.problem, s.problem].compactMap { $0 }.joined(separator: "; ").nilIfEmpty,
+                               notifications: notificationState, databaseFault: gate.fault?.rawValue, analysis: analysis,
+                               unwatched: options.protectedHome.map { Self.unwatched(home: $0, mode: s.settings.mode, media: options.removableMediaFolders, shared: sharedFolders, runtime: options.runtimeFolder) })
+        }
+        return status
     }
 }
 

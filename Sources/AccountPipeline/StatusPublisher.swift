@@ -15,6 +15,8 @@ struct StatusPublisher: AgentService {
         let continuation: AsyncStream<Void>.Continuation
         /// The last publication failed.
         let failing = Locked(false)
+        /// The backlog's depth as last read (for a status written without reading the database).
+        let lastDepth = Locked(-1)
 
         init() {
             (requests, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
