@@ -22,17 +22,31 @@ struct ReleaseArrivalTests {
     /// Child mode (a file is held while it is checked).
     static let child: Settings = { var settings = Settings(); settings.mode = .child; return settings }()
 
-    /// A picture arrived in `folder`'s Downloads as `name` and hidden by a lane whose analysis
-    /// (a stand-in, named so) flags everything; the vault, the item, and that analysis.
-    static func hidden(_ name: String, card: Bool, in folder: URL) async throws -> (vault: Vault, item: VaultItem, entry: BacklogEntry, analysis: IntakeTests.StandInAnalysis)? {
+    /// A picture arrived as `name` in the Downloads of a fresh folder and hidden there by a lane
+    /// whose analysis (a stand-in, named so) flags everything.
+    struct Hidden {
+        let folder: URL
+        let vault: Vault
+        let item: VaultItem
+        let entry: BacklogEntry
+        let analysis: IntakeTests.StandInAnalysis
+        func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    static func hidden(_ name: String, card: Bool) async throws -> Hidden? {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-release-arrival-\(UUID().uuidString)")
         let vault = try IntakeOffPoolTests.vault(in: folder, crashPoint: nil)
         let path = folder.appendingPathComponent("Downloads/" + name).path
         try Data(try IntakeTests.png(card: card)).write(to: URL(fileURLWithPath: path))
         let entry = BacklogEntry(path: path, root: folder.appendingPathComponent("Downloads").path, direction: .incoming, identity: try MediaFile(path: path).identity)
         let flagging = IntakeTests.StandInAnalysis.judging(sensitive: true)
         let hid = await lane(vault, flagging).handle(entry, kind: .image, settings: child)
-        guard case .hidden(let item, _, _, _) = hid else { Issue.record("\(hid)"); return nil }
-        return (vault, item, entry, flagging)
+        guard case .hidden(let item, _, _, _) = hid else {
+            Issue.record("\(hid)")
+            try? FileManager.default.removeItem(at: folder)
+            return nil
+        }
+        return Hidden(folder: folder, vault: vault, item: item, entry: entry, analysis: flagging)
     }
 
     /// A second program on the same vault and database, whose release calls `atPlace` right
@@ -45,12 +59,10 @@ struct ReleaseArrivalTests {
 
     @Test("the version a release puts back is seen: its arrival is neither held nor judged, during the release or after it", .ownThread)
     func releasedIsNotHeldAgain() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-release-arrival-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let settings = Self.child
         // Hidden first, by a lane that flags it.
-        guard let hidden = try await Self.hidden("card.png", card: true, in: folder) else { return }
-        let (vault, item, arrived, flagging) = hidden
+        guard let hidden = try await Self.hidden("card.png", card: true) else { return }
+        defer { hidden.cleanUp() }
+        let (folder, vault, item, arrived, flagging, settings) = (hidden.folder, hidden.vault, hidden.item, hidden.entry, hidden.analysis, Self.child)
         let path = arrived.path
         #expect(flagging.calls.withLock { $0 } == 1)
 
@@ -91,12 +103,10 @@ struct ReleaseArrivalTests {
 
     @Test("another file put under the released name meanwhile is not taken for it: judged as what it is")
     func swappedIsJudged() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("quarantine-release-swap-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let settings = Self.child
-        guard let hidden = try await Self.hidden("photo.png", card: false, in: folder) else { return }
-        let (vault, item, arrived, flagging) = hidden
-        let path = arrived.path, root = arrived.root
+        guard let hidden = try await Self.hidden("photo.png", card: false) else { return }
+        defer { hidden.cleanUp() }
+        let (folder, vault, item, flagging, settings) = (hidden.folder, hidden.vault, hidden.item, hidden.analysis, Self.child)
+        let path = hidden.entry.path, root = hidden.entry.root
         let intake = Self.lane(vault, flagging)
         // Right after the release put it back, the name gets other bytes (a card, written in place).
         let releasing = try Self.releasing(in: folder) {
