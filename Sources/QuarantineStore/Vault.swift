@@ -363,10 +363,11 @@ public final class Vault: Sendable {
                 throw error
             }
         }
-        let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent)
+        let placedName = URL(fileURLWithPath: destination).lastPathComponent
+        let ownerRestored = restoreMetadata(of: item, folder: folderFD, name: placedName)
         // Its other names (hard links), locked while it was held and hidden, reach it again.
         if let arrival { _ = unlockOtherNames(arrival, item: item, mount: folderFD) }
-        let placed = Self.releasedVersion(in: folderFD, name: URL(fileURLWithPath: destination).lastPathComponent, sha256: item.sha256)
+        let placed = Self.releasedVersion(in: folderFD, name: placedName, sha256: item.sha256)
         try? FileManager.default.removeItem(atPath: folder(name))
         item.status = .released
         let renamed = attempt > 0
