@@ -237,6 +237,7 @@ public final class AuditStore: Sendable {
         VideoProgressRecord.registerMigration(&migrator)
         HeldFile.registerIdentityMigration(&migrator)
         registerBasisMigration(&migrator)
+        registerUnfinishedMovesIndex(&migrator)
         return migrator
     }
 
