@@ -191,8 +191,10 @@ ok "guardian status: $out"
 as_child mkdir -p "/home/$child/Pictures/Shared"
 out=$(as_guardian "$q" watch add --outgoing --user "$child" Pictures/Shared) || fail "guardian watch add: $out"
 grep -q "/home/$child/Pictures/Shared" "/etc/quarantine/$child.toml" || fail "the folder is not in the configuration"
-for _ in $(seq 100); do grep -q "watching.*Pictures/Shared" "$work/service.log" && break; sleep 0.1; done
+# The service logs "watching ..." for the new folder before "configuration reloaded": wait for both.
+for _ in $(seq 100); do grep -q "configuration reloaded" "$work/service.log" && break; sleep 0.1; done
 grep -q "configuration reloaded" "$work/service.log" || fail "the service did not reload"
+grep -q "watching.*Pictures/Shared" "$work/service.log" || fail "the service does not watch the new folder"
 ok "the guardian watches another folder of the child's: $out"
 out=$(as_guardian "$q" release 1 --user "$child") || fail "guardian release: $out"
 [ "$(stat -c %U "/home/$child/Downloads/card.png")" = "$child" ] || fail "the released card is not the child's"
