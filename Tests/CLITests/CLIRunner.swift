@@ -8,12 +8,7 @@ struct CLIRunner: Sendable {
     static let photos = repositoryRoot.appendingPathComponent("testdata/photos")
 
     /// The binary `swift build` made next to this test bundle.
-    static var binary: URL {
-        let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
-        let beside = bundle.appendingPathComponent("quarantine")
-        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-        return repositoryRoot.appendingPathComponent(".build/debug/quarantine")
-    }
+    static var binary: URL { BuiltProgram.quarantine }
 
     struct Result: Sendable {
         var status: Int32

@@ -4,20 +4,16 @@ import Foundation
 import GRDB
 import SensitivityAnalysis
 import Testing
+import TestSupport
 
 /// A browser's history is the protected account's, and it may craft it: the guardian service
 /// copies its bytes (no SQLite) and its sandboxed analysis worker parses them (the journal, the
 /// WAL, the b-trees), never the service (issue 26, point 6).
 @Suite("Browser history parsed in the analysis worker", .serialized)
 struct HistoryInWorkerTests {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The binary `swift build` made next to this test bundle.
-    static var binary: String {
-        let beside = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("quarantine").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        return repositoryRoot.appendingPathComponent(".build/debug/quarantine").path
-    }
+    static var binary: String { BuiltProgram.quarantine.path }
 
     static let site = "https://wal.example.invalid"
 

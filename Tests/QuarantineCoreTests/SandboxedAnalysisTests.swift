@@ -3,20 +3,16 @@ import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
 import Testing
+import TestSupport
 @testable import AnalysisWorker
 
 /// The confined analysis worker, as the agent and the guardian service run it: the built
 /// `quarantine analysis-worker` with the real models, handed descriptors over its socket.
 @Suite("Sandboxed analysis")
 struct SandboxedAnalysisTests {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The binary `swift build` made next to this test bundle.
-    static var binary: String {
-        let beside = Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("quarantine").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        return repositoryRoot.appendingPathComponent(".build/debug/quarantine").path
-    }
+    static var binary: String { BuiltProgram.quarantine.path }
 
     static let marker = "QUARANTINE-TEST-ONLY-POISON"
 
