@@ -122,8 +122,8 @@ TEST_WIDTH ?= 6
 # the tests' @testable imports), in a build folder of its own (.build/tested) so that it and
 # `make build` (release without -enable-testing) never rebuild each other. Measured (main suite,
 # quiet machine, width 6, session 41): the debug build 131-145 s of wall time for 238-256 s of
-# CPU; this one 109.6 s for 194 s (every process the tests start is the optimised binary too: a
-# PIN's scrypt, unoptimised in a debug build, took 0.5 s a derivation). It takes longer to build
+# CPU; this one 100.7-105.9 s for 180-187 s (every process the tests start is the optimised binary
+# too: a PIN's scrypt, unoptimised in a debug build, took 0.5 s a derivation). It takes longer to build
 # (about 9 min from nothing against 5; a change to one module rebuilds that module whole).
 # TEST_CONFIGURATION=debug runs it on the debug build `swift build` and `swift test` make.
 TEST_CONFIGURATION ?= release

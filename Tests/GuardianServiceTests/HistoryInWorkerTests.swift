@@ -11,7 +11,6 @@ import TestSupport
 /// WAL, the b-trees), never the service (issue 26, point 6).
 @Suite("Browser history parsed in the analysis worker", .serialized)
 struct HistoryInWorkerTests {
-
     /// The binary `swift build` made next to this test bundle.
     static var binary: String { BuiltProgram.quarantine.path }
 

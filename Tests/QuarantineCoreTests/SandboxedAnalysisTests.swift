@@ -10,7 +10,6 @@ import TestSupport
 /// `quarantine analysis-worker` with the real models, handed descriptors over its socket.
 @Suite("Sandboxed analysis")
 struct SandboxedAnalysisTests {
-
     /// The binary `swift build` made next to this test bundle.
     static var binary: String { BuiltProgram.quarantine.path }
 
