@@ -132,17 +132,17 @@ TEST_BUILD = $(SWIFT) build -c release -Xswiftc -enable-testing --scratch-path .
 else
 TEST_BUILD = $(SWIFT) build
 endif
-# The suites marked `.serialized` (and DatabaseFault's three long waits) run in a process of their
-# own beside the rest, SERIAL_WIDTH tests at once. In one process, each test of a serialized suite
+# The suites marked `.serialized` (found in the sources: an `@Suite(..., .serialized)` line and its
+# `struct`; FolderWatch aside, it runs on its own) and DatabaseFault's three long waits run in a
+# process of their own beside the rest, SERIAL_WIDTH tests at once. In one process, each test of a serialized suite
 # queued for a slot only when the one before it ended, behind every test still waiting: the
 # serialized suites were the last to end in every run, side by side with little else (the rest
 # was done at 78 s of a 97-s run, width 8). Measured (session 41, quiet machine, optimised build):
 # in one process, width 6, 100.7-105.9 s; split, widths 6 and 4, 91.8, 92.8, 96.2 and 104.2 s for
 # the two (176-193 s of CPU; the serialized part ended at 49-56 s); 6 and 3, 94.6 s; 6 and 2,
 # 101.2 s; 8 and 4, 95.4 s with two real-time bounds missed (a stream's 0.5 s, an idle worker's
-# 6 s) under twelve tests at once. Both use the same bundle; a suite missing from this list only
-# runs later, in the first part.
-SERIAL_SUITES = \.(DatabaseSetUpTests|BusServiceFileTests|GuardianAnalysisTests|GuardianStreamTests|HistoryInWorkerTests|CrashRecoveryTests|StreamCommandTests|WorkerIdleExitTests|AgentRootsTurnTests|LauncherServiceTests|AgentInProcessTests|CoarseToFineVideoTests|VideoStreamTests|DatabaseFaultTests)(/|$$)
+# 6 s) under twelve tests at once. Both use the same bundle.
+SERIAL_SUITES = \.($(shell grep -rh -A1 '^@Suite.*\.serialized' Tests --include=*.swift | sed -n 's/^struct \([A-Za-z0-9_]*\) .*/\1/p' | grep -vx FolderWatchTests | tr '\n' '|')DatabaseFaultTests)(/|$$)
 SERIAL_WIDTH ?= 4
 test: setup testdata
 	$(TEST_BUILD) --build-tests
