@@ -523,6 +523,11 @@ public final class AccountPipeline: Service, Sendable {
                                                        deadline: .seconds(settings.agent.fileDeadlineSeconds),
                                                        idleExit: settings.agent.workerIdleSeconds > 0 ? .seconds(settings.agent.workerIdleSeconds) : nil)
                 if let executable = options.workerExecutable { worker.executable = executable }
+                // A person's agent starts its worker with the first file: one that sees none
+                // never pays the models' load (about 0.3 s of CPU and 100 MB). A guardian service
+                // starts it at once: the launcher's answer and the worker's confinement are known
+                // before the child's first file.
+                worker.startAtOnce = options.protectedAccount != nil
                 return try SandboxedAnalysis(options: worker)
             }
             let (hadProblem, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
@@ -531,7 +536,12 @@ public final class AccountPipeline: Service, Sendable {
             }
             (old as? SandboxedAnalysis)?.stop()
             if let sandboxed = engine as? SandboxedAnalysis {
-                logger.notice("analysis worker confined: \(sandboxed.confinement)")
+                // Said once per analysis, when its first worker runs (at once, or with the first file).
+                let confinementSaid = Locked(false)
+                if case .running = sandboxed.activity {
+                    confinementSaid.withLock { $0 = true }
+                    logger.notice("analysis worker confined: \(sandboxed.confinement)")
+                }
                 let idle = settings.agent.workerIdleSeconds
                 sandboxed.onActivityChange { [weak self, weak sandboxed] in
                     guard let self, let sandboxed else { return }
@@ -540,19 +550,25 @@ public final class AccountPipeline: Service, Sendable {
                         self.logger.info("analysis worker ended after \(idle) s without a file (agent.worker_idle_seconds); the next file starts it again")
                     case .running(let pids):
                         let took = sandboxed.lastStartDuration.map { " in \(Self.milliseconds($0)) ms" } ?? ""
-                        self.logger.info("analysis worker started again\(took) for a new file (pid \(pids.map(String.init).joined(separator: ", ")))")
-                    case .starting, .none:
+                        let first = confinementSaid.withLock { said in defer { said = true }; return !said }
+                        if first {
+                            self.logger.notice("analysis worker started\(took) for the first file (pid \(pids.map(String.init).joined(separator: ", ")))")
+                            self.logger.notice("analysis worker confined: \(sandboxed.confinement)")
+                        } else {
+                            self.logger.info("analysis worker started again\(took) for a new file (pid \(pids.map(String.init).joined(separator: ", ")))")
+                        }
+                    case .starting, .notStarted, .none:
                         break
                     }
                     self.publishSoon()
                 }
             }
-            if hadProblem { logger.notice("models loaded: analysing again") }
-            else {
-                let place = (engine as? SandboxedAnalysis).map { "in the confined worker process \($0.workerProcesses.map(String.init).joined(separator: ", "))" }
-                    ?? "in this process (agent.sandbox = false)"
-                logger.debug("models loaded: \(settings.analyzer.workers) analysis thread(s), \(place)")
-            }
+            let place = (engine as? SandboxedAnalysis).map { sandboxed -> String in
+                if case .notStarted = sandboxed.activity { return "in a confined worker process started with the first file (runtime and models checked)" }
+                return "in the confined worker process \(sandboxed.workerProcesses.map(String.init).joined(separator: ", "))"
+            } ?? "in this process (agent.sandbox = false)"
+            if hadProblem { logger.notice("analysis ready: analysing again, \(place)") }
+            else { logger.debug("analysis ready: \(settings.analyzer.workers) analysis thread(s), \(place)") }
         } catch {
             analysisBroke("\(error)")
         }
@@ -587,6 +603,8 @@ public final class AccountPipeline: Service, Sendable {
             return "worker starting for a new file"
         case .idle(let since):
             return "worker idle since \(Self.clockTime(since)) (ended after \(idle) s without a file; the next file starts it again\(start))"
+        case .notStarted:
+            return "worker not started yet (the first file starts it\(ends))"
         case .none:
             return "no worker running (the next file starts one)"
         }

@@ -39,6 +39,11 @@ public final class SandboxedAnalysis: Sendable {
         /// The primary worker ends after this long with no file to judge (it holds the models,
         /// about 145 MB); the next file starts one again. nil: it runs as long as the analysis.
         public var idleExit: Duration?
+        /// Whether the first worker starts with the analysis (true) or with the first file
+        /// (false: an agent that sees no file never loads the models; only what is needed to
+        /// start one, the runtime and both models, is checked at once, so a missing one is said
+        /// at start all the same).
+        public var startAtOnce = true
 
         /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
         /// ``account`` set, workers are asked of the launcher, which starts them as the account's
@@ -126,6 +131,8 @@ public final class SandboxedAnalysis: Sendable {
         var lastStart: Duration?
         /// How the last primary said it is confined.
         var confinement: String?
+        /// No worker started yet: the first file starts it (``Options/startAtOnce`` false).
+        var notStarted = false
         /// Told when the primary ends idle or starts again (the agent publishes its status).
         var onChange: (@Sendable () -> Void)?
         /// Workers started so far (primaries and solo retries).
@@ -140,6 +147,8 @@ public final class SandboxedAnalysis: Sendable {
         case starting
         /// Ended on purpose after ``Options/idleExit`` without a file; the next file starts one.
         case idle(since: Date)
+        /// None started yet (``Options/startAtOnce`` false): the first file starts one.
+        case notStarted
         /// None runs: the last start failed (see ``problem``).
         case none
     }
@@ -161,20 +170,26 @@ public final class SandboxedAnalysis: Sendable {
     /// Files judged at once.
     public var workers: Int { options.configuration.workers }
 
-    /// Starts the first worker; throws what keeps it from analysing.
+    /// Starts the first worker (or, with ``Options/startAtOnce`` false, checks what it needs and
+    /// leaves it to the first file); throws what keeps it from analysing.
     public init(options: Options) throws(Problem) {
         self.options = options
         (identity, identityProblem) = try Self.identity(for: options.workerUser)
         pool = WorkerPool(threads: max(1, options.configuration.workers), name: "open", lowPriority: options.configuration.lowPriority)
         videoPool = WorkerPool(threads: max(1, options.configuration.workers / 2), name: "open-video", lowPriority: options.configuration.lowPriority)
-        let clock = ContinuousClock.now
-        let first = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
-        let took = ContinuousClock.now - clock
-        state.withLock { s in
-            s.primary = first
-            s.confinement = first.confinement
-            s.lastStart = took
-            s.lastActive = .now
+        if options.startAtOnce {
+            let clock = ContinuousClock.now
+            let first = try launcher.runWaiting { () throws(Problem) in try self.spawn() }
+            let took = ContinuousClock.now - clock
+            state.withLock { s in
+                s.primary = first
+                s.confinement = first.confinement
+                s.lastStart = took
+                s.lastActive = .now
+            }
+        } else {
+            try Self.checkArtifacts(options)
+            state.withLock { $0.notStarted = true }
         }
         // The watch looks every 200 ms while files are being judged; otherwise it sleeps until the
         // idle exit is due, or until a file comes (no wake-ups at all while nothing happens).
@@ -217,6 +232,7 @@ public final class SandboxedAnalysis: Sendable {
             if s.spawning != nil { return .starting }
             if let primary = s.primary, primary.isAlive { return .running(live) }
             if let since = s.idleSince { return .idle(since: since) }
+            if s.notStarted && live.isEmpty { return .notStarted }
             return live.isEmpty ? .none : .running(live)
         }
     }
@@ -362,6 +378,20 @@ public final class SandboxedAnalysis: Sendable {
         return connection
     }
 
+    /// What a worker started here needs, checked without starting one: the runtime and both
+    /// models, present and as pinned (their sha256, or the record of it beside them). A guardian
+    /// service's worker is the launcher's to start: its socket is what is checked.
+    static func checkArtifacts(_ options: Options) throws(Problem) {
+        if options.account != nil {
+            guard let launcher = options.launcher, isSocket(launcher) else { throw Problem(launcherMissing(options.launcher)) }
+            return
+        }
+        let catalog = ModelCatalog.standard(environment: options.environment)
+        for artifact in ModelCatalog.all {
+            do { _ = try catalog.verified(artifact) } catch { throw Problem("\(error)") }
+        }
+    }
+
     /// Why a guardian service's analysis has no worker while its launcher's socket is missing.
     static func launcherMissing(_ launcher: String?) -> String {
         "the worker launcher is not running (nothing listens on \(launcher ?? "its socket: none is configured")); no analysis worker starts "
@@ -436,8 +466,8 @@ public final class SandboxedAnalysis: Sendable {
                 s.confinement = connection.confinement
                 s.lastActive = .now
                 if s.spawning == task { s.spawning = nil }
-                defer { s.idleSince = nil }
-                return s.idleSince == nil ? nil : s.onChange
+                defer { s.idleSince = nil; s.notStarted = false }
+                return s.idleSince == nil && !s.notStarted ? nil : s.onChange
             }
             changed?()
             return connection
@@ -446,6 +476,7 @@ public final class SandboxedAnalysis: Sendable {
                 s.problem = "\(error)"
                 // Not idle any more: broken (``activity`` says none, ``problem`` why).
                 s.idleSince = nil
+                s.notStarted = false
                 if s.spawning == task { s.spawning = nil }
             }
             throw error

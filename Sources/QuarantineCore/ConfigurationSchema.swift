@@ -153,9 +153,10 @@ extension ConfigurationSchema {
             "replaced; the file is tried once more, alone, then handled by its policy's on_error.",
         ], apply: { v, s in s.agent.fileDeadlineSeconds = v.int ?? 120 }, value: { .int($0.agent.fileDeadlineSeconds) }),
         ConfigurationKey("worker_idle_seconds", .whole(0...86_400, unit: "seconds"), comment: [
-            "The analysis worker (the confined process that holds the models, about 100 MB) ends after",
-            "this many seconds without a file to check, and the next file starts it again (a fraction of",
-            "a second; docs/performance.md, \"What it costs while nothing happens\"). 0 keeps it for as long as the agent runs.",
+            "The analysis worker (the confined process that holds the models, about 100 MB) starts with",
+            "the first file, ends after this many seconds without a file to check, and the next file",
+            "starts it again (a fraction of a second; docs/performance.md, \"What it costs while nothing",
+            "happens\"). 0 keeps it, once started, for as long as the agent runs.",
         ], apply: { v, s in s.agent.workerIdleSeconds = v.int ?? 60 }, value: { .int($0.agent.workerIdleSeconds) },
         shown: { s, _ in (.int(s.agent.workerIdleSeconds), s.agent.workerIdleSeconds == 0 ? "the worker is never ended" : nil) }),
         ConfigurationKey("hold_while_checking", .flag, comment: [

@@ -513,7 +513,7 @@ struct AgentTests {
         let pid = try #require(agent.process?.processIdentifier)
         func threads() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? -1 }
         func reloads() -> Int { agent.logText.components(separatedBy: "configuration reloaded").count - 1 }
-        func loads() -> Int { agent.logText.components(separatedBy: "models loaded").count - 1 }
+        func loads() -> Int { agent.logText.components(separatedBy: "analysis ready").count - 1 }
         let before = threads()
         #expect(loads() == 1)
         // Thresholds go with each file: no new models, no new threads.
@@ -896,6 +896,10 @@ struct AgentTests {
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         agent.extraEnvironment["QUARANTINE_DATA_DIR"] = empty.path
         try await agent.start()
+        // Said at start, before any file (the worker itself starts with the first file: what it
+        // needs is checked at once).
+        let atStart = try await agent.run(["status"])
+        #expect(atStart.stdout.contains("problem: cannot analyse") && atStart.stdout.contains("is not installed"), "\(atStart.stdout)")
         try await agent.writeCard(agent.downloads.appendingPathComponent("card.jpg"))
         #expect(await agent.wait(timeout: 10) { (try await agent.queueDepth()) == 1 })
         let status = try await agent.run(["status"])

@@ -5,21 +5,36 @@ import Testing
 /// and the next file starts it again (issue 27, "What it costs while nothing happens").
 @Suite("Worker idle exit")
 struct WorkerIdleTests {
-    @Test("with worker_idle_seconds = 2 the worker process ends after about 2 s of nothing; status says idle, not broken; a card arriving then is hidden by a worker started again, and child mode never holds a file for want of a worker meanwhile")
+    @Test("a person's agent starts no worker before the first file (status: not started yet); the first card starts it and is hidden; with worker_idle_seconds = 2 the worker ends about 2 s after; status says idle, not broken; a card arriving then is hidden by a worker started again, and child mode never holds a file for want of a worker meanwhile")
     func idleWorkerEndsAndComesBack() async throws {
         let agent = try AgentHarness(config: nil); defer { agent.cleanUp() }
         // Child mode: there, a service that cannot analyse holds what waits ("nothing can analyse
-        // it now"); an idle worker must not count as that.
+        // it now"); an idle worker, or one not started yet, must not count as that.
         try "mode = \"child\"\n[watch]\nincoming = [\"\(agent.downloads.path)\"]\n[agent]\nworker_idle_seconds = 2\n"
             .write(to: agent.cli.home.appendingPathComponent(".config/quarantine/config.toml"), atomically: true, encoding: .utf8)
         try await agent.start()
-        let first = try #require(agent.workerProcesses().first, "a worker runs once the agent is ready; log:\n\(agent.logText)")
-        let born = try #require(Self.startedSecondsSinceBoot(first))
+        // Ready, and no worker: the models are loaded for the first file, not at start.
+        #expect(agent.workerProcesses().isEmpty, "a worker runs before any file; log:\n\(agent.logText)")
+        let waiting = try #require((try await agent.status()["last_status"] as? [String: Any])?["analysis"] as? String)
+        #expect(waiting.hasPrefix("worker not started yet (the first file starts it"), "\(waiting)")
+        #expect(!agent.logText.contains("analysis worker confined"), "log:\n\(agent.logText)")
+        #expect((try await agent.status()["last_status"] as? [String: Any])?["problem"] == nil)
 
-        // Gone after about 2 s with nothing to judge (the idle time counts from its hello).
+        // The first card starts one, which says how it is confined, and is hidden.
+        let opening = agent.downloads.appendingPathComponent("first.jpg")
+        try await agent.writeCard(opening)
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(!FileManager.default.fileExists(atPath: opening.path))
+        #expect(agent.logText.contains("analysis worker started in ") && agent.logText.contains(" for the first file (pid "), "log:\n\(agent.logText)")
+        #expect(agent.logText.contains("analysis worker confined: "), "log:\n\(agent.logText)")
+        let first = try #require(agent.workerProcesses().first, "a worker runs right after the first card; log:\n\(agent.logText)")
+        let born = try #require(Self.startedSecondsSinceBoot(first))
+        let judged = Self.secondsSinceBoot()
+
+        // Gone about 2 s after the card with nothing more to judge.
         #expect(await agent.wait(timeout: 6) { kill(first, 0) != 0 && errno == ESRCH }, "worker \(first) still runs; log:\n\(agent.logText)")
-        let lived = Self.secondsSinceBoot() - born
-        #expect(lived >= 2 && lived < 6, "the worker lived \(lived) s, not its start and the 2 s idle time")
+        let (lived, after) = (Self.secondsSinceBoot() - born, Self.secondsSinceBoot() - judged)
+        #expect(lived >= 2 && after < 6, "the worker lived \(lived) s, \(after) s after its card: not its start, the card and the 2 s idle time")
         #expect(agent.workerProcesses().isEmpty)
 
         // The status says so, and no problem.
@@ -34,7 +49,7 @@ struct WorkerIdleTests {
         // A card arriving now: a worker starts again and it is hidden.
         let card = agent.downloads.appendingPathComponent("card.jpg")
         try await agent.writeCard(card)
-        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 1 }, "log:\n\(agent.logText)")
+        #expect(await agent.wait(timeout: 20) { try await agent.items().count == 2 }, "log:\n\(agent.logText)")
         #expect(!FileManager.default.fileExists(atPath: card.path))
         #expect(agent.logText.contains("analysis worker started again in "), "log:\n\(agent.logText)")
         #expect(!agent.logText.contains("nothing can analyse it now"), "held as if nothing could analyse; log:\n\(agent.logText)")
