@@ -165,7 +165,8 @@ public struct AgentStatus: Codable, Sendable, Equatable {
     /// What the account can write that is not watched, each with its reason (the guardian
     /// service says so in `guardian status`); nil for a person's own agent.
     public var unwatched: [String]?
-    /// What analyses files: the worker running (its pid), idle on purpose (it ended after
+    /// What analyses files: the worker running (its pid), not started yet (a person's agent
+    /// starts it with the first file), idle on purpose (it ended after
     /// `agent.worker_idle_seconds` without a file and starts again with the next one: not a
     /// problem), or the models in the agent's own process; nil while nothing can (see ``problem``).
     public var analysis: String?
