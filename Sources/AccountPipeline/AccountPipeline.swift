@@ -530,11 +530,6 @@ public final class AccountPipeline: Service, Sendable {
                 worker.startAtOnce = options.protectedAccount != nil
                 return try SandboxedAnalysis(options: worker)
             }
-            let (hadProblem, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
-                defer { s.engine = engine; s.problem = nil }
-                return (s.problem != nil, s.engine)
-            }
-            (old as? SandboxedAnalysis)?.stop()
             if let sandboxed = engine as? SandboxedAnalysis {
                 // Said once per analysis, when its first worker runs (at once, or with the first file).
                 let confinementSaid = Locked(false)
@@ -563,9 +558,15 @@ public final class AccountPipeline: Service, Sendable {
                     self.publishSoon()
                 }
             }
+            // In force only now, its watcher told: no file reaches it before its first start can be said.
+            let (hadProblem, old) = state.withLock { s -> (Bool, (any AnalysisEngine)?) in
+                defer { s.engine = engine; s.problem = nil }
+                return (s.problem != nil, s.engine)
+            }
+            (old as? SandboxedAnalysis)?.stop()
             let place = (engine as? SandboxedAnalysis).map { sandboxed -> String in
-                if case .notStarted = sandboxed.activity { return "in a confined worker process started with the first file (runtime and models checked)" }
-                return "in the confined worker process \(sandboxed.workerProcesses.map(String.init).joined(separator: ", "))"
+                guard case .running(let pids) = sandboxed.activity else { return "in a confined worker process started with the first file (runtime and models checked)" }
+                return "in the confined worker process \(pids.map(String.init).joined(separator: ", "))"
             } ?? "in this process (agent.sandbox = false)"
             if hadProblem { logger.notice("analysis ready: analysing again, \(place)") }
             else { logger.debug("analysis ready: \(settings.analyzer.workers) analysis thread(s), \(place)") }
