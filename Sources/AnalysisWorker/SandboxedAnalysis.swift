@@ -188,7 +188,7 @@ public final class SandboxedAnalysis: Sendable {
                 s.lastActive = .now
             }
         } else {
-            try Self.checkArtifacts(options)
+            try checkBeforeWorker()
             state.withLock { $0.notStarted = true }
         }
         // The watch looks every 200 ms while files are being judged; otherwise it sleeps until the
@@ -352,7 +352,7 @@ public final class SandboxedAnalysis: Sendable {
         // unreachable, there is no worker now (the files stay held), never one started here
         // instead: this service's own user owns every account's database, PIN hash and vault.
         if let account = options.account {
-            guard let launcher = options.launcher, Self.isSocket(launcher) else { throw Problem(Self.launcherMissing(options.launcher)) }
+            let launcher = try launcherInPlace()
             let connection: WorkerConnection
             do { connection = try WorkerConnection.launch(launcher: launcher, account: account, environment: options.environment, limits: limits) } catch {
                 // A start that failed because the launcher went away meanwhile (a worker it killed
@@ -367,10 +367,9 @@ public final class SandboxedAnalysis: Sendable {
             }
             return connection
         }
-        let runtime = identity == nil || identity?.uid == getuid() ? nil : options.environment["QUARANTINE_DATA_DIR"]
         let connection = try WorkerConnection.spawn(executable: options.executable, arguments: options.arguments,
                                                     environment: options.environment, limits: limits,
-                                                    identity: identity?.uid == getuid() ? nil : identity, runtimeFolder: runtime)
+                                                    identity: identity?.uid == getuid() ? nil : identity, runtimeFolder: runtimeFolder)
         state.withLock { s in
             s.connections.append(connection)
             s.starts += 1
@@ -378,18 +377,28 @@ public final class SandboxedAnalysis: Sendable {
         return connection
     }
 
-    /// What a worker started here needs, checked without starting one: the runtime and both
-    /// models, present and as pinned (their sha256, or the record of it beside them). A guardian
-    /// service's worker is the launcher's to start: its socket is what is checked.
-    static func checkArtifacts(_ options: Options) throws(Problem) {
+    /// The data folder passed to a worker that takes another user (it may not reach the models
+    /// and the runtime by path); nil when it runs as this process's user.
+    var runtimeFolder: String? {
+        identity == nil || identity?.uid == getuid() ? nil : options.environment["QUARANTINE_DATA_DIR"]
+    }
+
+    /// The worker launcher's socket, for a guardian service's worker; throws when none is there.
+    func launcherInPlace() throws(Problem) -> String {
+        guard let launcher = options.launcher, Self.isSocket(launcher) else { throw Problem(Self.launcherMissing(options.launcher)) }
+        return launcher
+    }
+
+    /// What the first worker needs, checked without starting one (``Options/startAtOnce`` false):
+    /// the launcher's socket for a guardian service's worker; for one started here, the runtime
+    /// and both models (``ModelCatalog/checkBeforeWorker()``, on the catalog ``spawn()`` records for).
+    func checkBeforeWorker() throws(Problem) {
         if options.account != nil {
-            guard let launcher = options.launcher, isSocket(launcher) else { throw Problem(launcherMissing(options.launcher)) }
+            _ = try launcherInPlace()
             return
         }
-        let catalog = ModelCatalog.standard(environment: options.environment)
-        for artifact in ModelCatalog.all {
-            do { _ = try catalog.verified(artifact) } catch { throw Problem("\(error)") }
-        }
+        let catalog = WorkerConnection.catalog(runtimeFolder: runtimeFolder, environment: options.environment)
+        do { try catalog.checkBeforeWorker() } catch { throw Problem("\(error)") }
     }
 
     /// Why a guardian service's analysis has no worker while its launcher's socket is missing.

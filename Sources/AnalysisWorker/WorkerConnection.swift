@@ -138,6 +138,11 @@ final class WorkerConnection: Sendable {
 
     // MARK: - Starting
 
+    /// Where a worker started with `runtimeFolder` and `environment` finds its runtime and models.
+    static func catalog(runtimeFolder: String?, environment: [String: String]) -> ModelCatalog {
+        runtimeFolder.map(ModelCatalog.init(dataFolder:)) ?? ModelCatalog.standard(environment: environment)
+    }
+
     /// Starts a worker and waits for its hello. Throws when it cannot start, or says it cannot
     /// analyse (the models are missing, say): the worker's own words.
     /// With `identity`, the worker takes that user and group before it loads anything, and
@@ -150,7 +155,7 @@ final class WorkerConnection: Sendable {
         do { (mine, theirs) = try LocalSocket.pair() } catch { throw .init("cannot make the worker's socket pair: \(error)") }
         // The models are hashed here, where a record of it can be kept (ModelDigestRecord), not
         // at every start of a sandboxed worker that cannot write one.
-        (runtimeFolder.map(ModelCatalog.init(dataFolder:)) ?? ModelCatalog.standard(environment: environment)).recordDigests()
+        catalog(runtimeFolder: runtimeFolder, environment: environment).recordDigests()
         var environment = environment
         var folder: Int32 = -1
         defer { if folder >= 0 { close(folder) } }

@@ -47,9 +47,27 @@ extension ModelCatalog {
     /// where this process keeps no record is left to the worker too (hashing it here would be in vain).
     public func recordDigests() {
         for artifact in Self.all {
-            guard let path = locate(artifact), ModelDigestRecord.canRecord(inFolder: ModelDigestRecord.recordPath(forFileAt: path).folder) else { continue }
+            guard let path = locate(artifact), Self.keepsRecord(forFileAt: path) else { continue }
             _ = try? verified(artifact)
         }
+    }
+
+    /// What a worker's start needs, checked without starting one: every pinned file present, and
+    /// verified where ``recordDigests()`` would verify it (so a mismatch there is said now and its
+    /// record serves the worker); a file in a folder where this process keeps no record (a
+    /// package's, under /usr) is only looked for, and left to the worker to hash, as
+    /// ``recordDigests()`` leaves it: hashing it here too would be the same work twice at every start.
+    /// Throws the first file missing or not as pinned, in ``verified(_:trustingRecord:)``'s words.
+    public func checkBeforeWorker(_ artifacts: [Artifact] = Self.all) throws(InferenceError) {
+        for artifact in artifacts {
+            if let path = locate(artifact), !Self.keepsRecord(forFileAt: path) { continue }
+            _ = try verified(artifact)
+        }
+    }
+
+    /// Whether this process keeps a digest record beside the file at `path` (``ModelDigestRecord/canRecord(inFolder:)``).
+    static func keepsRecord(forFileAt path: String) -> Bool {
+        ModelDigestRecord.canRecord(inFolder: ModelDigestRecord.recordPath(forFileAt: path).folder)
     }
 
     /// Streams a file through SHA-256.

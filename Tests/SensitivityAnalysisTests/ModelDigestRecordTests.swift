@@ -49,6 +49,20 @@ struct ModelDigestRecordTests {
         #expect(try place.catalog.verification(of: place.artifact, trustingRecord: false).hashed == true)
     }
 
+    @Test("the check before a worker's start: a missing or changed file is said where records are kept; in a folder where none is (others may write it) the file is only looked for, its hashing left to the worker")
+    func checkBeforeWorker() throws {
+        let place = try Place()
+        defer { place.remove() }
+        try place.catalog.checkBeforeWorker([place.artifact])
+        try Data(Array(repeating: 8, count: 100_000)).write(to: place.model)
+        #expect { try place.catalog.checkBeforeWorker([place.artifact]) } throws: { ($0 as? InferenceError)?.code == .modelMismatch }
+        // A folder this process keeps no record in: the changed file is not hashed here.
+        #expect(chmod(place.folder.path, 0o777) == 0)
+        try place.catalog.checkBeforeWorker([place.artifact])
+        try FileManager.default.removeItem(at: place.model)
+        #expect { try place.catalog.checkBeforeWorker([place.artifact]) } throws: { ($0 as? InferenceError)?.code == .modelMissing }
+    }
+
     @Test("a model rewritten in place with the same size and its modification time put back is hashed again and refused")
     func rewrittenInPlace() throws {
         let place = try Place()
