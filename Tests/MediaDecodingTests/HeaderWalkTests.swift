@@ -39,7 +39,12 @@ import TestSupport
         try JPEGCodec.encode(Fixtures.quadrants(width: 320, height: 240), quality: 90)
     }
 
-    static func run(_ tool: String, _ arguments: [String]) throws {
+    /// Runs `tool` to make `output` (cached by content: ``FixtureCache``).
+    static func run(_ tool: String, _ arguments: [String], output: URL) throws {
+        try FixtureCache.make(program: tool, arguments: arguments, output: output.path) { try runUncached(tool, arguments) }
+    }
+
+    static func runUncached(_ tool: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -68,7 +73,7 @@ import TestSupport
         if kind == "progressive" {
             let plain = dir.appendingPathComponent("plain.jpg"), progressive = dir.appendingPathComponent("progressive.jpg")
             try Fixtures.write(jpeg, to: plain)
-            try Self.run("/usr/bin/jpegtran", ["-progressive", "-outfile", progressive.path, plain.path])
+            try Self.run("/usr/bin/jpegtran", ["-progressive", "-outfile", progressive.path, plain.path], output: progressive)
             jpeg = try Fixtures.read(progressive)
         }
         let url = dir.appendingPathComponent("edited.jpg")
@@ -148,7 +153,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("q.png"), simple = dir.appendingPathComponent("simple.webp")
         try Fixtures.write(try PNGEncoder.encode(Fixtures.quadrants(width: 320, height: 240)), to: png)
-        try Self.run("/usr/bin/cwebp", ["-quiet", "-q", "90", png.path, "-o", simple.path])
+        try Self.run("/usr/bin/cwebp", ["-quiet", "-q", "90", png.path, "-o", simple.path], output: simple)
         let vp8 = Array(try Fixtures.read(simple)[12...]) // the VP8 chunk, whole
         func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8((v >> (8 * $0)) & 0xFF) } }
         func extended(canvas: (Int, Int)) -> [UInt8] {
@@ -208,7 +213,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("q.png"), plain = dir.appendingPathComponent("plain.jxl")
         try Fixtures.write(try PNGEncoder.encode(Fixtures.quadrants(width: 320, height: 240)), to: png)
-        try Self.run("/usr/bin/cjxl", ["--quiet", "-d", "1", "--container=1", png.path, plain.path])
+        try Self.run("/usr/bin/cjxl", ["--quiet", "-d", "1", "--container=1", png.path, plain.path], output: plain)
         let container = try Fixtures.read(plain)
         // Its boxes: the signature, ftyp, then (at least) jxlc with the codestream.
         var boxes: [(type: String, payload: [UInt8])] = []

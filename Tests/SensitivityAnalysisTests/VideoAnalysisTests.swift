@@ -121,8 +121,16 @@ struct VideoAnalysisTests {
         let url = dir.appendingPathComponent("p.mp4")
         try VideoFixtures.make(url, seconds: 10, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
         let handler = try analyzer().videoAnalysis(forFileAt: url.path)
-        let seen = Locked<[VideoProgress]>([])
-        let watcher = Task { for await p in handler.progressUpdates { seen.withLock { $0.append(p) } } }
+        let seen = Locked<[VideoProgress]>([]), listening = Locked(false)
+        let watcher = Task {
+            listening.withLock { $0 = true }
+            for await p in handler.progressUpdates { seen.withLock { $0.append(p) } }
+        }
+        // The stream keeps only the newest value for a reader that lags (bufferingNewest(1)): a
+        // reader not yet waiting when the analysis ends (the pool busy with other tests) would see
+        // the last one alone. So the analysis starts once the reader waits for its first value.
+        while !listening.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
         _ = try await handler.hasSensitiveContent()
         await watcher.value
         let updates = seen.withLock { $0 }

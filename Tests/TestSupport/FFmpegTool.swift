@@ -6,28 +6,18 @@ import Foundation
 public enum FFmpegTool {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Runs `ffmpeg -hide_banner -loglevel error -y ARGUMENTS` (the last argument is the output
     /// file), throwing ffmpeg's own message on failure.
     ///
-    /// Outputs are cached by content: the key is the arguments (the output by its extension only)
-    /// and the sha256 of every input file they name, so a fixture is encoded once per machine
-    /// (`${XDG_CACHE_HOME:-~/.cache}/quarantine/test-fixtures`) and later runs copy it.
+    /// Outputs are cached by content (``FixtureCache``: the arguments, the output by its extension
+    /// only, and the sha256 of every input file they name), so a fixture is encoded once per
+    /// machine and later runs copy it.
     public static func run(_ arguments: [String]) throws {
-        guard let output = arguments.last, let cache = cacheDirectory() else { return try encode(arguments) }
-        let key = cacheKey(arguments)
-        let cached = cache.appendingPathComponent(key + "." + (output as NSString).pathExtension)
-        if FileManager.default.fileExists(atPath: cached.path) {
-            try? FileManager.default.removeItem(atPath: output)
-            try FileManager.default.copyItem(atPath: cached.path, toPath: output)
-            return
-        }
-        try encode(arguments)
-        let partial = cache.appendingPathComponent(key + ".\(getpid()).\(UUID().uuidString).part") // two tests of one process may make the same fixture at once
-        if (try? FileManager.default.copyItem(atPath: output, toPath: partial.path)) != nil {
-            rename(partial.path, cached.path)
-        }
+        guard let output = arguments.last else { return try encode(arguments) }
+        try FixtureCache.make(program: "/usr/bin/ffmpeg", arguments: arguments, output: output) { try encode(arguments) }
     }
 
     static func encode(_ arguments: [String]) throws {
@@ -42,31 +32,6 @@ public enum FFmpegTool {
         guard process.terminationStatus == 0 else {
             throw Failure(description: "ffmpeg \(arguments.joined(separator: " ")) failed: \(String(decoding: message, as: UTF8.self))")
         }
-    }
-
-    static func cacheDirectory() -> URL? {
-        let environment = ProcessInfo.processInfo.environment
-        if environment["QUARANTINE_TEST_FIXTURE_CACHE"] == "off" { return nil }
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory() + "/.cache"
-        let url = URL(fileURLWithPath: base).appendingPathComponent("quarantine/test-fixtures")
-        return (try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)) != nil ? url : nil
-    }
-
-    /// The arguments with the output reduced to its extension and each input file to its hash.
-    static func cacheKey(_ arguments: [String]) -> String {
-        var hasher = SHA256()
-        func add(_ text: String) { hasher.update(data: Data(text.utf8)) }
-        for (index, argument) in arguments.enumerated() {
-            if index == arguments.count - 1 {
-                add("out." + (argument as NSString).pathExtension)
-            } else if argument.hasPrefix("/"), let data = FileManager.default.contents(atPath: argument) {
-                add("file:"); hasher.update(data: data)
-            } else {
-                add(argument)
-            }
-            add("\u{0}")
-        }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }
 

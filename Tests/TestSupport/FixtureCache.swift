@@ -1,0 +1,76 @@
+import Crypto
+import Foundation
+
+/// Fixtures made by outside programs (ffmpeg, heif-enc, avifenc, cjxl, img2webp, a Python maker),
+/// cached by content so each is made once per machine (issue 27, the suite's own time).
+///
+/// The key is the program (its path, size and modification time, so an upgraded encoder makes
+/// new fixtures), the arguments with the output reduced to its extension, and the sha256 of every
+/// other argument that names a file (an input picture, a script). A cached output is copied to
+/// where the test asked for it; a folder output is copied whole. The cache is
+/// `${XDG_CACHE_HOME:-~/.cache}/quarantine/test-fixtures`; `QUARANTINE_TEST_FIXTURE_CACHE=off`
+/// makes every fixture afresh.
+public enum FixtureCache {
+    /// Makes `output` with `make` unless a fixture of the same key is cached, in which case it is
+    /// copied there. `arguments` (with `output` among them) are what `make` runs `program` with.
+    public static func make(program: String, arguments: [String], output: String, _ make: () throws -> Void) throws {
+        guard let cache = directory() else { return try make() }
+        let key = self.key(program: program, arguments: arguments, output: output)
+        let ext = (output as NSString).pathExtension
+        let cached = cache.appendingPathComponent(ext.isEmpty ? key : key + "." + ext)
+        if FileManager.default.fileExists(atPath: cached.path) {
+            try? FileManager.default.removeItem(atPath: output)
+            try FileManager.default.copyItem(atPath: cached.path, toPath: output)
+            return
+        }
+        try make()
+        // Two tests (or two test processes) may make the same fixture at once: each copies to a
+        // name of its own, and the rename puts one whole copy in place.
+        let partial = cache.appendingPathComponent(key + ".\(getpid()).\(UUID().uuidString).part")
+        if (try? FileManager.default.copyItem(atPath: output, toPath: partial.path)) != nil,
+           rename(partial.path, cached.path) != 0 {
+            try? FileManager.default.removeItem(at: partial)  // a folder already there: keep the first
+        }
+    }
+
+    /// The cache folder, or nil when caching is off or the folder cannot be made.
+    public static func directory() -> URL? {
+        let environment = ProcessInfo.processInfo.environment
+        if environment["QUARANTINE_TEST_FIXTURE_CACHE"] == "off" { return nil }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory() + "/.cache"
+        let url = URL(fileURLWithPath: base).appendingPathComponent("quarantine/test-fixtures")
+        return (try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)) != nil ? url : nil
+    }
+
+    /// The program's identity, the arguments with the output reduced to its extension, and each
+    /// other argument naming a regular file reduced to its hash.
+    public static func key(program: String, arguments: [String], output: String) -> String {
+        var hasher = SHA256()
+        func add(_ text: String) { hasher.update(data: Data(text.utf8)); hasher.update(data: Data([0])) }
+        var info = stat()
+        add(stat(program, &info) == 0 ? "\(program) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : program)
+        for argument in arguments {
+            if argument == output {
+                add("out." + (argument as NSString).pathExtension)
+            } else if argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                      let data = FileManager.default.contents(atPath: argument) {
+                add("file:"); hasher.update(data: data)
+            } else {
+                add(argument)
+            }
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// File digests for tests, in process (swift-crypto: BoringSSL's SHA extensions where the CPU has them).
+public enum FileDigest {
+    /// The sha256 of the file at `path`, hex, read in 1-MiB blocks.
+    public static func sha256(ofFileAt path: String) throws -> String {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty { hasher.update(data: block) }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
