@@ -538,8 +538,13 @@ public final class AccountPipeline: Service, Sendable {
                     logger.notice("analysis worker confined: \(sandboxed.confinement)")
                 }
                 let idle = settings.agent.workerIdleSeconds
+                let againSaid = Locked(0)
                 sandboxed.onActivityChange { [weak self, weak sandboxed] in
                     guard let self, let sandboxed else { return }
+                    let again = sandboxed.startsAgainAfterEnd
+                    if againSaid.withLock({ said in defer { said = again }; return again > said }) {
+                        self.logger.warning("the analysis worker ended before it was ready (its standard error above says how) and was started again at once (\(again) time(s) since the agent started)")
+                    }
                     switch sandboxed.activity {
                     case .idle:
                         self.logger.info("analysis worker ended after \(idle) s without a file (agent.worker_idle_seconds); the next file starts it again")

@@ -17,7 +17,13 @@ public final class SandboxedAnalysis: Sendable {
     /// Why the worker cannot analyse, in its words (models missing, sandbox refused).
     public struct Problem: Error, Sendable, CustomStringConvertible {
         public var description: String
-        init(_ description: String) { self.description = description }
+        /// The worker ended before its hello without saying why: a crash or a kill from outside,
+        /// not a worker that said it cannot analyse (``spawn()`` starts it again once at once).
+        var endedBeforeHello = false
+        init(_ description: String, endedBeforeHello: Bool = false) {
+            self.description = description
+            self.endedBeforeHello = endedBeforeHello
+        }
     }
 
     public struct Options: Sendable {
@@ -137,6 +143,8 @@ public final class SandboxedAnalysis: Sendable {
         var onChange: (@Sendable () -> Void)?
         /// Workers started so far (primaries and solo retries).
         var starts = 0
+        /// Workers started again at once because the one before ended before its hello.
+        var startsAgainAfterEnd = 0
     }
 
     /// What the primary worker is doing, for status.
@@ -244,6 +252,9 @@ public final class SandboxedAnalysis: Sendable {
     /// Workers started so far, primaries and solo retries (for tests).
     var starts: Int { state.withLock { $0.starts } }
 
+    /// Workers started again at once because the one before ended before its hello (``spawn()``).
+    public var startsAgainAfterEnd: Int { state.withLock { $0.startsAgainAfterEnd } }
+
     /// Calls `handler` (on a thread of its own choosing, never under a lock) whenever the primary
     /// worker ends idle or starts again.
     public func onActivityChange(_ handler: @escaping @Sendable () -> Void) {
@@ -345,7 +356,26 @@ public final class SandboxedAnalysis: Sendable {
         return bits & (1 << 6) != 0 && bits & (1 << 7) != 0
     }
 
+    /// Starts a worker (``spawnOnce()``); one that ends before its hello without saying why is
+    /// started again once, at once. Found so: a worker killed by libdispatch's thread-pool
+    /// monitor (SIGILL) during its start, on a machine whose two cores were saturated and the
+    /// agent held to a quarter of one, left a person's agent without analysis (a card not
+    /// hidden) until the next try 30 s later. A worker that says it cannot analyse (a model
+    /// missing, the sandbox refused) is not started again here: that would fail the same way.
     func spawn() throws(Problem) -> WorkerConnection {
+        do {
+            return try spawnOnce()
+        } catch let problem where problem.endedBeforeHello {
+            state.withLock { $0.startsAgainAfterEnd += 1 }
+            do {
+                return try spawnOnce()
+            } catch let again where again.endedBeforeHello {
+                throw Problem("\(again.description), twice in a row (the first: \(problem.description))")
+            }
+        }
+    }
+
+    func spawnOnce() throws(Problem) -> WorkerConnection {
         let limits = WorkerConnection.Limits(deadline: options.deadline, absoluteDeadline: options.absoluteDeadline)
         // A guardian service (a protected account): the launcher starts the worker as the
         // account's worker user (this service cannot change its user). Missing, refused or

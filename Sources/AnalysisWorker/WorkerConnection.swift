@@ -243,7 +243,7 @@ final class WorkerConnection: Sendable {
               message.bytes.first == WorkerMessage.Kind.hello.rawValue, message.descriptors.isEmpty else {
             pending.killWorker()
             let death = pending.waitForWorkerEnd()
-            throw .init("the analysis worker ended before it was ready (\(death))")
+            throw .init("the analysis worker ended before it was ready (\(death))", endedBeforeHello: true)
         }
         if let error = hello.error {
             pending.killWorker()

@@ -104,6 +104,10 @@ final class VideoRun: @unchecked Sendable {
         let job: @Sendable () -> Void = { [self, analyzer] in
             defer { inFlight.signal(); pending.leave() }
             do {
+                // A file that changed (size or modification time, one fstat) stops here, at its
+                // next sample, not after every sample of a file that will be refused anyway
+                // (`changedDuringRead`; the check after the last sample stays).
+                try file.verifyUnchanged()
                 if judging == .none {
                     state.withLock { s in s.judged += 1; judged(&s, false) }
                     return

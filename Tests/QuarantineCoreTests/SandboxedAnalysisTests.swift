@@ -61,6 +61,36 @@ struct SandboxedAnalysisTests {
         #expect(await sandboxed.previewFrame(forFileAt: text) == nil)
     }
 
+    @Test("a worker that ends before its hello without saying why (killed at its start) is started again at once and judges; two such ends in a row are a problem that names both")
+    func startedAgainAfterEndBeforeHello() async throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let tried = place.folder.appendingPathComponent("tried").path
+        var configuration = SensitivityAnalyzer.Configuration(workers: 2)
+        configuration.lowPriority = false
+        // A stand-in start (a shell, not the real worker): the first time, it dies of SIGILL before
+        // any hello, as libdispatch's thread-pool monitor killed a real worker during its start
+        // (two saturated cores, the agent held to a quarter of one); after that, the real worker.
+        let once = "if [ -e '\(tried)' ]; then exec '\(Self.binary)' analysis-worker; fi; : > '\(tried)'; kill -ILL $$"
+        let sandboxed = try SandboxedAnalysis(options: .init(executable: "/bin/sh", arguments: ["-c", once], environment: ProcessInfo.processInfo.environment,
+                                                             configuration: configuration, deadline: .seconds(60)))
+        defer { sandboxed.stop() }
+        #expect(FileManager.default.fileExists(atPath: tried), "the first start did not run")
+        #expect(sandboxed.startsAgainAfterEnd == 1 && sandboxed.starts == 1, "\(sandboxed.startsAgainAfterEnd) starts again, \(sandboxed.starts) started")
+        let card = try place.write("card.png", try Self.card())
+        let flagged = await sandboxed.report(forFileAt: card, policy: .defaults(for: .adult), video: VideoOptions())
+        #expect(flagged.failure == nil && flagged.isSensitive, "\(String(describing: flagged.failure))")
+        // Every start ends so: not started a third time; the problem says what happened, twice.
+        do {
+            let never = try SandboxedAnalysis(options: .init(executable: "/bin/sh", arguments: ["-c", "kill -ILL $$"], environment: ProcessInfo.processInfo.environment,
+                                                             configuration: configuration, deadline: .seconds(60)))
+            never.stop()
+            Issue.record("a worker that always ends before its hello was taken as started")
+        } catch {
+            #expect(error.description.contains("ended before it was ready") && error.description.contains("twice in a row")
+                    && error.description.contains("signal 4"), "\(error)")
+        }
+    }
+
     @Test("the worker judges what it is handed: the card flagged with its frame for the preview, a grey picture clean; it holds no capability and runs under seccomp")
     func judges() async throws {
         let place = try Place(); defer { place.cleanUp() }

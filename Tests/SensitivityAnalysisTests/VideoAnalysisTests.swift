@@ -244,9 +244,12 @@ struct VideoAnalysisTests {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("growing.mp4")
-        // 40 samples at the 0.5-s gap: the change comes after the first, long before the last
-        // (a 60-s clip made this the longest test of its suite, 19 s alone).
-        try VideoFixtures.make(url, seconds: 20, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        // 180 samples at the 0.5-s gap: the change comes after the first, long before the last,
+        // however starved this test's task is (with 40, a loaded run once finished the analysis
+        // before the test could append). The analysis stops at the change, so the length costs
+        // nothing (a 60-s clip made this the longest test of its suite, 19 s alone, when the
+        // change was only found after the last sample).
+        try VideoFixtures.make(url, seconds: 90, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
         let handler = try analyzer(gap: 0.5).videoAnalysis(forFileAt: url.path)
         let task = Task { try await handler.hasSensitiveContent() }
         while handler.progress.samples < 1 { try await Task.sleep(for: .milliseconds(10)) }
@@ -254,12 +257,17 @@ struct VideoAnalysisTests {
         try append.seekToEnd()
         try append.write(contentsOf: Data(repeating: 0, count: 4096))
         try append.close()
+        let atChange = handler.progress.samples
         do {
             _ = try await task.value
             Issue.record("a file that changed during analysis was judged")
         } catch let error as MediaError {
             #expect(error.code == .changedDuringRead)
         }
+        // Stopped at the change, not after the last of its 40 samples (each sample checks the
+        // file before the models): at most those decoded ahead of the models (3) and a few more
+        // before the decoder sees the failure come after it.
+        #expect(handler.progress.samples <= atChange + 8, "\(atChange) samples at the change, \(handler.progress.samples) at the end")
     }
 
     @Test("an animated GIF goes through the video path")
