@@ -354,9 +354,12 @@ struct ReviewPageSecurityTests {
                 }
                 return false
             }
+            // `gone` is the proof: the page ended while refused requests still came. Its task ends
+            // after that; the bound here is the sibling test's (6.2 s was seen on two saturated
+            // cores, the server's own start included).
             #expect(gone, "refused requests kept the page alive")
             try await place.task?.value
-            #expect(Date().timeIntervalSince(started) < 6)
+            #expect(Date().timeIntervalSince(started) < 10)
         }
     }
 }

@@ -105,19 +105,35 @@ struct VideoStreamTests {
         #expect(judged == judged.sorted(), "frames judged out of order: \(judged)")
     }
 
+    /// A stand-in judge (not the real analyzer) that holds each frame until the test lets it go,
+    /// and says when it has one: the moment a judgement is under way is the test's, not the load's.
+    final class GatedStandInJudge: VideoFrameJudge {
+        let entered = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        let judgedTimes = Mutex<[Double]>([])
+        func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
+            judgedTimes.withLock { $0.append(frame.time ?? -1) }
+            entered.signal()
+            gate.wait()
+            return VideoFrameVerdict(isSensitive: true, reasons: ["RED"])
+        }
+    }
+
     @Test("cancel() stops at once: the waiting frame is discarded, the verdict under way is not applied, nothing is published, the changes finish")
     func cancelStopsAtOnce() async throws {
-        let judge = SlowStandInJudge(delay: 0.3)
+        // Gated, not timed: with a judge that slept 0.3 s, a loaded run let the verdict land
+        // before the test's cancel() (the test's task starved past the sleep).
+        let judge = GatedStandInJudge()
         let stream = VideoStreamAnalyzer(participantUUID: "gone", streamDirection: .incoming, judge: judge, policy: .defaults(for: .child))
         let collector = Task { var all: [VideoStreamAnalysis] = []; for await change in stream.analysisChanges { all.append(change) }; return all }
         let red = RGBImage(width: 16, height: 16, filledWith: (255, 0, 0))
         stream.analyze(VideoStreamFrame(red, time: 0))
-        try await Task.sleep(nanoseconds: 50_000_000)  // the first is being judged
+        await offPool("judge-entered") { judge.entered.wait() }  // the first is being judged
         stream.analyze(VideoStreamFrame(red, time: 0.1))
         stream.cancel()
         stream.cancel()
         stream.analyze(VideoStreamFrame(red, time: 0.2))  // ignored
         stream.continueStream()                             // nothing to publish
+        judge.gate.signal()                                 // the verdict under way returns now
         let changes = await collector.value
         let statistics = await stream.end()
         #expect(changes.isEmpty, "a cancelled stream publishes nothing: \(changes)")
