@@ -366,7 +366,12 @@ public final class SandboxedAnalysis: Sendable {
         do {
             return try spawnOnce()
         } catch let problem where problem.endedBeforeHello {
-            state.withLock { $0.startsAgainAfterEnd += 1 }
+            // Not while stopping: the worker may have ended because the service is going.
+            let stopped = state.withLock { s -> Bool in
+                if !s.stopped { s.startsAgainAfterEnd += 1 }
+                return s.stopped
+            }
+            if stopped { throw problem }
             do {
                 return try spawnOnce()
             } catch let again where again.endedBeforeHello {
