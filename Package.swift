@@ -178,7 +178,7 @@ let package = Package(
         // The Python helpers are run by path (a pty driver, the unit-sandbox runner), not built.
         // The agent and the commands that change something run as the built binary; the polls of
         // the agent's state (status, list, ...) run in process through QuarantineCLI (InProcessCLI).
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "QuarantineCLI", "QuarantineBackend", "QuarantineStore",
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "QuarantineCLI", "QuarantineBackend", "QuarantineStore", "SensitivityAnalysis",
                                                      .product(name: "ArgumentParser", package: "swift-argument-parser")], exclude: ["pty_driver.py", "sandbox_exec.py", "guardian_e2e.sh", "analysis_bus_client.py", "guarded_bus.sh", "fake_v4l2_output.c"]),
         .testTarget(name: "FolderWatchTests", dependencies: ["FolderWatch", "Locking"]),
         .testTarget(name: "DownloadOriginsTests", dependencies: ["DownloadOrigins", "CSQLiteHarden", .product(name: "GRDB", package: "GRDB.swift"),

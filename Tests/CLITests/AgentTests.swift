@@ -779,13 +779,8 @@ struct AgentTests {
         let made = agent.cli.home.appendingPathComponent("made")
         let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py")
         try await offPool("make-containers") {
-            let arguments = [script.path, card.path, Self.benign.path, made.path]
-            try FixtureCache.make(program: "/usr/bin/python3", arguments: arguments, output: made.path) {
-                let maker = try Spawned.run("/usr/bin/python3", arguments, environment: ProcessInfo.processInfo.environment, timeout: 120)
-                guard maker.status == 0 else {
-                    throw FFmpegTool.Failure(description: "make_containers.py (needs bsdtar and qpdf: make setup): \(String(decoding: maker.stderr, as: UTF8.self))")
-                }
-            }
+            try FixtureCache.run("/usr/bin/python3", [script.path, card.path, Self.benign.path, made.path], output: made.path,
+                                 setUp: "make_containers.py needs bsdtar and qpdf: make setup")
         }
         try await agent.start()
         let names = ["card.pdf", "card.zip", "clean.pdf", "clean.zip"]

@@ -8,7 +8,6 @@ import TestSupport
 /// TIFF IFD at the end, a JPEG XL codestream after large boxes), with a few small reads; hostile
 /// structures are refused quickly, saying why. Every file is made in the test.
 @Suite struct HeaderWalkTests {
-    struct ToolFailure: Error, CustomStringConvertible { var description: String }
 
     static let request = DecodeRequest(minimumLongSide: 320, minimumShortSide: 256, limits: .default)
 
@@ -39,22 +38,6 @@ import TestSupport
         try JPEGCodec.encode(Fixtures.quadrants(width: 320, height: 240), quality: 90)
     }
 
-    /// Runs `tool` to make `output` (cached by content: ``FixtureCache``).
-    static func run(_ tool: String, _ arguments: [String], output: URL) throws {
-        try FixtureCache.make(program: tool, arguments: arguments, output: output.path) { try runUncached(tool, arguments) }
-    }
-
-    static func runUncached(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ToolFailure(description: "\(tool) \(arguments) failed") }
-    }
-
     /// Decodes the file as analysis does and checks it is the 320x240 quadrants picture.
     static func expectQuadrants(_ url: URL, _ what: String) throws {
         let decoded = try ImageDecoder().decode(try MediaFile(path: url.path))
@@ -73,7 +56,7 @@ import TestSupport
         if kind == "progressive" {
             let plain = dir.appendingPathComponent("plain.jpg"), progressive = dir.appendingPathComponent("progressive.jpg")
             try Fixtures.write(jpeg, to: plain)
-            try Self.run("/usr/bin/jpegtran", ["-progressive", "-outfile", progressive.path, plain.path], output: progressive)
+            try FixtureCache.run("/usr/bin/jpegtran", ["-progressive", "-outfile", progressive.path, plain.path], output: progressive.path)
             jpeg = try Fixtures.read(progressive)
         }
         let url = dir.appendingPathComponent("edited.jpg")
@@ -153,7 +136,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("q.png"), simple = dir.appendingPathComponent("simple.webp")
         try Fixtures.write(try PNGEncoder.encode(Fixtures.quadrants(width: 320, height: 240)), to: png)
-        try Self.run("/usr/bin/cwebp", ["-quiet", "-q", "90", png.path, "-o", simple.path], output: simple)
+        try FixtureCache.run("/usr/bin/cwebp", ["-quiet", "-q", "90", png.path, "-o", simple.path], output: simple.path)
         let vp8 = Array(try Fixtures.read(simple)[12...]) // the VP8 chunk, whole
         func le(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8((v >> (8 * $0)) & 0xFF) } }
         func extended(canvas: (Int, Int)) -> [UInt8] {
@@ -213,7 +196,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let png = dir.appendingPathComponent("q.png"), plain = dir.appendingPathComponent("plain.jxl")
         try Fixtures.write(try PNGEncoder.encode(Fixtures.quadrants(width: 320, height: 240)), to: png)
-        try Self.run("/usr/bin/cjxl", ["--quiet", "-d", "1", "--container=1", png.path, plain.path], output: plain)
+        try FixtureCache.run("/usr/bin/cjxl", ["--quiet", "-d", "1", "--container=1", png.path, plain.path], output: plain.path)
         let container = try Fixtures.read(plain)
         // Its boxes: the signature, ftyp, then (at least) jxlc with the codestream.
         var boxes: [(type: String, payload: [UInt8])] = []

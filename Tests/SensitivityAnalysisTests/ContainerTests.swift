@@ -15,13 +15,9 @@ struct ContainerTests {
         let card = folder.appendingPathComponent("card.jpg")
         try Data(JPEGCodec.encode(TestCard.render(width: 768, height: 768), quality: 90)).write(to: card)
         let photo = TestEnvironment.photos.appendingPathComponent("astronaut__q50.jpg")
-        // posix_spawn, not Foundation's Process (which can crash while other tests open descriptors).
         let output = folder.appendingPathComponent("made").path
         let arguments = [TestEnvironment.repositoryRoot.appendingPathComponent("Tests/Fixtures/make_containers.py").path, card.path, photo.path, output]
-        try FixtureCache.make(program: "/usr/bin/python3", arguments: arguments, output: output) {  // made once per machine
-            let made = try Spawned.run("/usr/bin/python3", arguments, environment: ProcessInfo.processInfo.environment, timeout: 120)
-            guard made.status == 0 else { throw MediaError(.io, "make_containers.py failed (needs python3, bsdtar, qpdf: make setup)") }
-        }
+        try FixtureCache.run("/usr/bin/python3", arguments, output: output, setUp: "make_containers.py needs python3, bsdtar, qpdf: make setup")
         return URL(fileURLWithPath: output)
     }
 

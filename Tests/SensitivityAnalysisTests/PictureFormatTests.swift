@@ -9,7 +9,7 @@ import TestSupport
 @Suite("Picture formats", .ownThread)
 struct PictureFormatTests {
     static func heifEncode(_ inputs: [URL], to output: URL, lossless: Bool = false) throws {
-        try run("/usr/bin/heif-enc", (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path], output: output)
+        try FixtureCache.run("/usr/bin/heif-enc", (lossless ? ["-L", "-p", "chroma=444"] : ["-q", "80"]) + inputs.map(\.path) + ["-o", output.path], output: output.path)
     }
 
     @Test("HEIC and AVIF stills are pictures (sniffed by their ftyp brands, never the video path); the card is flagged in both, also as avifenc writes it")
@@ -27,7 +27,7 @@ struct PictureFormatTests {
             #expect(report.isSensitive, "\(name): \(String(describing: report.failure))")
         }
         let avifenc = dir.appendingPathComponent("avifenc.avif")
-        try Self.run("/usr/bin/avifenc", [card.path, avifenc.path], output: avifenc)
+        try FixtureCache.run("/usr/bin/avifenc", [card.path, avifenc.path], output: avifenc.path)
         let report = analyzer.reportSynchronously(forFileAt: avifenc.path)
         #expect(report.type == .avif && report.isSensitive, "\(String(describing: report.failure))")
     }
@@ -43,8 +43,8 @@ struct PictureFormatTests {
         try FFmpegTool.run(["-i", card.path, "-vf", "hflip,transpose=1,pad=iw+64:ih+64:32:32:color=gray", stored.path])
         let script = TestEnvironment.repositoryRoot.appendingPathComponent("scripts/heic-grid.py").path
         let transformed = dir.appendingPathComponent("transformed.heic"), plain = dir.appendingPathComponent("plain.heic")
-        try Self.run("/usr/bin/python3", [script, stored.path, transformed.path, "--rotate", "90", "--mirror", "1", "--crop", "900", "1200"], output: transformed)
-        try Self.run("/usr/bin/python3", [script, stored.path, plain.path], output: plain)
+        try FixtureCache.run("/usr/bin/python3", [script, stored.path, transformed.path, "--rotate", "90", "--mirror", "1", "--crop", "900", "1200"], output: transformed.path)
+        try FixtureCache.run("/usr/bin/python3", [script, stored.path, plain.path], output: plain.path)
         let report = analyzer.reportSynchronously(forFileAt: transformed.path)
         #expect(report.type == .heif && report.isSensitive, "\(String(describing: report.failure))")
         #expect(report.analysis?.width == 1200 && report.analysis?.height == 900, "cropped, then turned: \(String(describing: report.analysis?.width))x\(String(describing: report.analysis?.height))")
@@ -92,8 +92,8 @@ struct PictureFormatTests {
         let card = dir.appendingPathComponent("card.png"), frame1 = dir.appendingPathComponent("frame1.png"), frame2 = dir.appendingPathComponent("frame2.png")
         try Data(try PNGEncoder.encode(TestCard.render(width: 800, height: 600))).write(to: card)
         let cardJXL = dir.appendingPathComponent("card.jxl"), benignJXL = dir.appendingPathComponent("astronaut.jxl")
-        try Self.run("/usr/bin/cjxl", [card.path, cardJXL.path, "-q", "85"], output: cardJXL)
-        try Self.run("/usr/bin/cjxl", [benign.path, benignJXL.path, "-d", "0"], output: benignJXL)
+        try FixtureCache.run("/usr/bin/cjxl", [card.path, cardJXL.path, "-q", "85"], output: cardJXL.path)
+        try FixtureCache.run("/usr/bin/cjxl", [benign.path, benignJXL.path, "-d", "0"], output: benignJXL.path)
         let flagged = await analyzer.report(forFileAt: cardJXL.path)
         #expect(flagged.type == .jxl && flagged.isSensitive, "\(String(describing: flagged.failure))")
         try Self.expectSameScores(await analyzer.report(forFileAt: benignJXL.path), as: await analyzer.report(forFileAt: benign.path), "lossless JPEG XL")
@@ -103,11 +103,11 @@ struct PictureFormatTests {
         try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: frame2)
         let gif = dir.appendingPathComponent("anim.gif"), animation = dir.appendingPathComponent("anim.jxl")
         try FFmpegTool.run(["-framerate", "2", "-i", dir.appendingPathComponent("frame%d.png").path, "-f", "gif", gif.path])
-        try Self.run("/usr/bin/cjxl", [gif.path, animation.path, "-d", "1"], output: animation)
+        try FixtureCache.run("/usr/bin/cjxl", [gif.path, animation.path, "-d", "1"], output: animation.path)
         let animated = await analyzer.report(forFileAt: animation.path)
         #expect(animated.isSensitive && animated.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: animated.analysis?.reasons)) \(String(describing: animated.failure))")
         let firstFrame = dir.appendingPathComponent("first.jxl")
-        try Self.run("/usr/bin/cjxl", [frame1.path, firstFrame.path, "-d", "1"], output: firstFrame)
+        try FixtureCache.run("/usr/bin/cjxl", [frame1.path, firstFrame.path, "-d", "1"], output: firstFrame.path)
         #expect(!(await analyzer.report(forFileAt: firstFrame.path)).isSensitive)
 
         let bytes = try Data(contentsOf: cardJXL)
@@ -203,7 +203,7 @@ struct PictureFormatTests {
         let first = dir.appendingPathComponent("first.tif"), second = dir.appendingPathComponent("second.tif"), both = dir.appendingPathComponent("both.tif")
         try FFmpegTool.run(["-i", benignPNG.path, first.path])
         try FFmpegTool.run(["-i", card.path, second.path])
-        try Self.run("/usr/bin/tiffcp", [first.path, second.path, both.path], output: both)
+        try FixtureCache.run("/usr/bin/tiffcp", [first.path, second.path, both.path], output: both.path)
         let report = analyzer.reportSynchronously(forFileAt: both.path)
         #expect(report.isSensitive && report.analysis?.reasons.first?.contains("image 2 of 2") == true, "\(String(describing: report.analysis?.reasons)) \(String(describing: report.failure))")
         #expect(!analyzer.reportSynchronously(forFileAt: first.path).isSensitive)
@@ -248,24 +248,6 @@ struct PictureFormatTests {
         #expect(!analyzer.reportSynchronously(forFileAt: without.path).isSensitive)
     }
 
-    /// Runs `program` to make `output` (cached by content: ``FixtureCache``).
-    static func run(_ program: String, _ arguments: [String], output: URL) throws {
-        try FixtureCache.make(program: program, arguments: arguments, output: output.path) { try runUncached(program, arguments) }
-    }
-
-    static func runUncached(_ program: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {  // thrown, so that nothing is cached
-            throw FFmpegTool.Failure(description: "\(program) \(arguments) failed (make setup installs it)")
-        }
-    }
-
     @Test("animations whose second frame is the card: an APNG and an AVIF image sequence (sampled as a video is, ten times a second) and an animated WebP (every frame, composed by libwebp)")
     func animations() async throws {
         let dir = try TestEnvironment.temporaryDirectory()
@@ -278,8 +260,8 @@ struct PictureFormatTests {
         try Data(try PNGEncoder.encode(TestCard.render(width: 640, height: 480))).write(to: card)
         let apng = dir.appendingPathComponent("anim.png"), webp = dir.appendingPathComponent("anim.webp"), still = dir.appendingPathComponent("still.webp")
         try FFmpegTool.run(["-framerate", "2", "-i", dir.appendingPathComponent("frame%d.png").path, "-plays", "0", "-f", "apng", apng.path])
-        try Self.run("/usr/bin/img2webp", ["-loop", "0", "-d", "500", "-lossy", benign.path, card.path, "-o", webp.path], output: webp)
-        try Self.run("/usr/bin/img2webp", ["-lossy", benign.path, "-o", still.path], output: still)
+        try FixtureCache.run("/usr/bin/img2webp", ["-loop", "0", "-d", "500", "-lossy", benign.path, card.path, "-o", webp.path], output: webp.path)
+        try FixtureCache.run("/usr/bin/img2webp", ["-lossy", benign.path, "-o", still.path], output: still.path)
         let head = Array(try Data(contentsOf: apng).prefix(4096))
         let acTL = try #require((0..<(head.count - 4)).first { head[$0..<($0 + 4)].elementsEqual(Array("acTL".utf8)) })
         #expect(acTL > 2048, "the animation control chunk is past ffmpeg's first probe")
@@ -290,7 +272,7 @@ struct PictureFormatTests {
                 "\(String(describing: animatedWebP.analysis?.reasons)) \(String(describing: animatedWebP.failure))")
         // An AVIF image sequence (ftyp avis) takes the video path, sampled as an animation.
         let sequence = dir.appendingPathComponent("anim.avif")
-        try Self.run("/usr/bin/avifenc", ["--fps", "2", benign.path, card.path, sequence.path], output: sequence)
+        try FixtureCache.run("/usr/bin/avifenc", ["--fps", "2", benign.path, card.path, sequence.path], output: sequence.path)
         let avis = await analyzer.report(forFileAt: sequence.path)
         #expect(avis.kind == .video && avis.isSensitive && avis.analysis?.frameTime == 0.5, "\(String(describing: avis.analysis?.frameTime)) \(String(describing: avis.failure))")
         let first = await analyzer.report(forFileAt: still.path)

@@ -1,12 +1,10 @@
 import CSystemShims
-import Crypto
 import Foundation
 
 /// The ffmpeg command-line tool (installed by `make setup`), which tests use to make media.
 public enum FFmpegTool {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
-        public init(description: String) { self.description = description }
     }
 
     /// Runs `ffmpeg -hide_banner -loglevel error -y ARGUMENTS` (the last argument is the output

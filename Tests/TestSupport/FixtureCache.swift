@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 
 /// Fixtures made by outside programs (ffmpeg, heif-enc, avifenc, cjxl, img2webp, a Python maker),
-/// cached by content so each is made once per machine (issue 27, the suite's own time).
+/// cached by content so each is made once per machine (issue 27, the suite's own time);
+/// ``run(_:_:output:setUp:)`` runs such a program.
 ///
 /// The key is the program (its path, size and modification time, so an upgraded encoder makes
 /// new fixtures), the arguments with the output reduced to its extension, and the sha256 of every
@@ -30,6 +31,19 @@ public enum FixtureCache {
         if (try? FileManager.default.copyItem(atPath: output, toPath: partial.path)) != nil,
            rename(partial.path, cached.path) != 0 {
             try? FileManager.default.removeItem(at: partial)  // a folder already there: keep the first
+        }
+    }
+
+    /// Runs `program` with `arguments` (the caller's environment, posix_spawn: ``Spawned``) to make
+    /// `output`, unless it is cached (``make(program:arguments:output:_:)``). Throws with the
+    /// program's own errors and `setUp` (what installs it) when it fails; nothing is cached then.
+    public static func run(_ program: String, _ arguments: [String], output: String, setUp: String = "make setup installs it") throws {
+        try make(program: program, arguments: arguments, output: output) {
+            let run = try Spawned.run(program, arguments, environment: ProcessInfo.processInfo.environment, timeout: 300)
+            guard run.status == 0, !run.timedOut else {
+                throw Spawned.Failure(description: "\(program) \(arguments.joined(separator: " ")) failed (status \(run.status)\(run.timedOut ? ", killed after 300 s" : ""); "
+                                      + "\(setUp)): \(String(decoding: run.stderr, as: UTF8.self))")
+            }
         }
     }
 
@@ -63,14 +77,3 @@ public enum FixtureCache {
     }
 }
 
-/// File digests for tests, in process (swift-crypto: BoringSSL's SHA extensions where the CPU has them).
-public enum FileDigest {
-    /// The sha256 of the file at `path`, hex, read in 1-MiB blocks.
-    public static func sha256(ofFileAt path: String) throws -> String {
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty { hasher.update(data: block) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
-    }
-}
