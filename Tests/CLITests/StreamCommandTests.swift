@@ -80,6 +80,20 @@ struct StreamCommandTests {
 
     /// The luma planes of every frame of `path`, decoded by ffmpeg (as YUV 4:2:0: its `gray`
     /// output rescales the levels).
+    /// `small.mkv` in the home of `cli`: 160x120 at 10 fps for 2 s, the card (100x75, from
+    /// `quarantine testcard`) from 1 s to the end, frames 10 to 19. What the tests using it check
+    /// is where the video goes and the blur from the card on: a card shown for 0.45 s was missed
+    /// once with both cores saturated (0.5 s per judgement, 5 of 20 frames judged); the y4m test's
+    /// card and the live-stream suites check timing.
+    static func cardFromOneSecond(_ cli: CLIRunner) async throws -> String {
+        let card = cli.home.appendingPathComponent("card.png").path
+        #expect(try await cli.run(["testcard", "--size", "100x75", card]).status == 0)
+        let clip = cli.home.appendingPathComponent("small.mkv").path
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=2", "-i", card, "-filter_complex",
+                            "[0][1]overlay=x=30:y=22:enable='between(t,1.0,2.0)'", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        return clip
+    }
+
     static func lumaFrames(_ path: String, width: Int, height: Int) throws -> [[UInt8]] {
         let decoded = try Spawned.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"],
                                       environment: ProcessInfo.processInfo.environment, timeout: 60)
@@ -165,13 +179,7 @@ struct StreamCommandTests {
     @Test("--blur-to - in child mode: the video on standard output (YUV4MPEG), the lines on standard error; blurred from the card to the end (not acknowledged)")
     func blurToStandardOutputChild() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
-        let card = cli.home.appendingPathComponent("card.png").path
-        #expect(try await cli.run(["testcard", "--size", "100x75", card]).status == 0)
-        // 160x120 at 10 fps for 2 s; the card from 1 s to the end (frames 10 to 19: a card of
-        // 0.45 s can be missed with both cores saturated, as in blurToDevice).
-        let clip = cli.home.appendingPathComponent("small.mkv").path
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=2", "-i", card, "-filter_complex",
-                            "[0][1]overlay=x=30:y=22:enable='between(t,1.0,2.0)'", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let clip = try await Self.cardFromOneSecond(cli)
         let run = try await offPool("stream-stdout") {
             try Spawned.run(CLIRunner.binary.path, ["stream", "--json", "--mode", "child", "--blur-to", "-", clip], environment: cli.environment([:]), timeout: 60)
         }
@@ -247,15 +255,7 @@ struct StreamCommandTests {
                             environment: ProcessInfo.processInfo.environment, timeout: 60)
         }
         try #require(built.status == 0, "\(String(decoding: built.stderr, as: UTF8.self))")
-        let card = cli.home.appendingPathComponent("card.png").path
-        #expect(try await cli.run(["testcard", "--size", "100x75", card]).status == 0)
-        let clip = cli.home.appendingPathComponent("small.mkv").path
-        // The card from 1.0 s to the end (frames 10-19): what is checked here is the device and
-        // the blur from the card on. A card shown for 0.45 s was missed once with both cores
-        // saturated (0.5 s per judgement, 5 of 20 frames judged); the y4m test's card, and the
-        // live-stream suites, check timing.
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=160x120:r=10:d=2", "-i", card, "-filter_complex",
-                            "[0][1]overlay=x=30:y=22:enable='between(t,1.0,2.0)'", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", clip])
+        let clip = try await Self.cardFromOneSecond(cli)
         let log = cli.home.appendingPathComponent("v4l2.log").path, written = cli.home.appendingPathComponent("frames.yuv").path
         let run = try await cli.run(["stream", "--json", "--mode", "child", "--blur-to", "/dev/null", clip],
                                     environment: ["LD_PRELOAD": shim, "FAKE_V4L2_LOG": log, "FAKE_V4L2_FRAMES": written])
