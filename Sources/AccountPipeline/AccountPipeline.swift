@@ -528,6 +528,9 @@ public final class AccountPipeline: Service, Sendable {
                 // starts it at once: the launcher's answer and the worker's confinement are known
                 // before the child's first file.
                 worker.startAtOnce = options.protectedAccount != nil
+                worker.onStartedAgain = { [weak self] why in
+                    self?.logger.warning("\(why); the analysis worker was started again at once")
+                }
                 return try SandboxedAnalysis(options: worker)
             }
             if let sandboxed = engine as? SandboxedAnalysis {
@@ -538,13 +541,8 @@ public final class AccountPipeline: Service, Sendable {
                     logger.notice("analysis worker confined: \(sandboxed.confinement)")
                 }
                 let idle = settings.agent.workerIdleSeconds
-                let againSaid = Locked(0)
                 sandboxed.onActivityChange { [weak self, weak sandboxed] in
                     guard let self, let sandboxed else { return }
-                    let again = sandboxed.startsAgainAfterEnd
-                    if againSaid.withLock({ said in defer { said = again }; return again > said }) {
-                        self.logger.warning("the analysis worker ended before it was ready (its standard error above says how) and was started again at once (\(again) time(s) since the agent started)")
-                    }
                     switch sandboxed.activity {
                     case .idle:
                         self.logger.info("analysis worker ended after \(idle) s without a file (agent.worker_idle_seconds); the next file starts it again")

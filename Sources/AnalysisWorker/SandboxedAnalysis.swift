@@ -50,6 +50,9 @@ public final class SandboxedAnalysis: Sendable {
         /// start one, the runtime and both models, is checked at once, so a missing one is said
         /// at start all the same).
         public var startAtOnce = true
+        /// Told, with why, when a worker that ended before its hello without saying why was
+        /// started again at once (``spawn()``): the service logs it.
+        public var onStartedAgain: (@Sendable (_ why: String) -> Void)?
 
         /// The worker launcher's socket (a guardian service's), from ``launcherVariable``: with
         /// ``account`` set, workers are asked of the launcher, which starts them as the account's
@@ -252,8 +255,8 @@ public final class SandboxedAnalysis: Sendable {
     /// Workers started so far, primaries and solo retries (for tests).
     var starts: Int { state.withLock { $0.starts } }
 
-    /// Workers started again at once because the one before ended before its hello (``spawn()``).
-    public var startsAgainAfterEnd: Int { state.withLock { $0.startsAgainAfterEnd } }
+    /// Workers started again at once because the one before ended before its hello (``spawn()``; for tests).
+    var startsAgainAfterEnd: Int { state.withLock { $0.startsAgainAfterEnd } }
 
     /// Calls `handler` (on a thread of its own choosing, never under a lock) whenever the primary
     /// worker ends idle or starts again.
@@ -373,7 +376,9 @@ public final class SandboxedAnalysis: Sendable {
             }
             if stopped { throw problem }
             do {
-                return try spawnOnce()
+                let connection = try spawnOnce()
+                options.onStartedAgain?(problem.description)
+                return connection
             } catch let again where again.endedBeforeHello {
                 throw Problem("\(again.description), twice in a row (the first: \(problem.description))")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import MediaDecoding
 import SensitivityAnalysis
 import ServiceSupport
@@ -71,10 +72,15 @@ struct SandboxedAnalysisTests {
         // any hello, as libdispatch's thread-pool monitor killed a real worker during its start
         // (two saturated cores, the agent held to a quarter of one); after that, the real worker.
         let once = "if [ -e '\(tried)' ]; then exec '\(Self.binary)' analysis-worker; fi; : > '\(tried)'; kill -ILL $$"
-        let sandboxed = try SandboxedAnalysis(options: .init(executable: "/bin/sh", arguments: ["-c", once], environment: ProcessInfo.processInfo.environment,
-                                                             configuration: configuration, deadline: .seconds(60)))
+        var options = SandboxedAnalysis.Options(executable: "/bin/sh", arguments: ["-c", once], environment: ProcessInfo.processInfo.environment,
+                                                configuration: configuration, deadline: .seconds(60))
+        let told = Locked<[String]>([])
+        options.onStartedAgain = { why in told.withLock { $0.append(why) } }
+        let sandboxed = try SandboxedAnalysis(options: options)
         defer { sandboxed.stop() }
         #expect(FileManager.default.fileExists(atPath: tried), "the first start did not run")
+        let reasons = told.withLock { $0 }
+        #expect(reasons.count == 1 && reasons.first?.contains("ended before it was ready") == true && reasons.first?.contains("signal 4") == true, "\(reasons)")
         #expect(sandboxed.startsAgainAfterEnd == 1 && sandboxed.starts == 1, "\(sandboxed.startsAgainAfterEnd) starts again, \(sandboxed.starts) started")
         let card = try place.write("card.png", try Self.card())
         let flagged = await sandboxed.report(forFileAt: card, policy: .defaults(for: .adult), video: VideoOptions())
