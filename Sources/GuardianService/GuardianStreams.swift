@@ -87,8 +87,9 @@ final class GuardianStreams: Sendable {
         let policy = AnalysisPolicy(mode: settings.mode)
         let judge = GuardianFrameJudge(engine: engine, settings: settings, gate: gate)
         let participant = String((request.participant ?? "").prefix(GuardianWire.LiveStream.Limits.maxParticipant))
+        // The gate spaces the judgements of all the account's streams together: none here too.
         let analyzer = VideoStreamAnalyzer(participantUUID: participant, streamDirection: request.direction ?? .incoming, judge: judge,
-                                           policy: settings.policy, analysisPolicy: policy)
+                                           policy: settings.policy, analysisPolicy: policy, spacing: nil)
         let id = state.withLock { s -> UInt64? in
             guard !s.stopped, s.open.count < maxStreams else { return nil }
             s.next += 1

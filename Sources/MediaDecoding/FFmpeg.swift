@@ -5,14 +5,23 @@ import Locking
 /// frame conversion with swscale.
 enum FFmpeg {
     /// libav* print to stderr by default; quarantine reports errors itself. And no single
-    /// libav* allocation may exceed ``defaultAllocationCap`` (or what ``raiseAllocationCap(to:)`` set) (libavutil's own default is 2 GiB).
-    static let loggingConfigured: Void = {
-        av_log_set_level(AV_LOG_QUIET)
-        av_max_alloc(defaultAllocationCap)
-    }()
+    /// libav* allocation may exceed ``defaultAllocationCap`` (or what ``raiseAllocationCap(to:)``
+    /// set; libavutil's own default is 2 GiB). Both are told at the first use of libav*, which
+    /// opens FFmpeg (``configureLogging()``), not before: a process that decodes only JPEGs
+    /// (libturbojpeg) never loads FFmpeg's libraries and their 150 dependencies (about 45 ms of
+    /// CPU here, a tenth of a `quarantine scan` of one JPEG; it was loaded by every
+    /// ``ImageDecoder``'s creation).
+    private static let state = Locked((cap: defaultAllocationCap, told: false))
 
-    /// Called before any use of libav*.
-    static func configureLogging() { _ = loggingConfigured }
+    /// Called before any use of libav*: opens FFmpeg (the first time) and tells it the above.
+    static func configureLogging() {
+        state.withLock { state in
+            guard !state.told else { return }
+            av_log_set_level(AV_LOG_QUIET)
+            av_max_alloc(state.cap)
+            state.told = true
+        }
+    }
 
     /// The largest single allocation libav* may make: 256 MiB, the default decode memory budget
     /// (a picture that needs more is refused by ``ImageDecoder`` before any decoding, and a 4K
@@ -22,16 +31,15 @@ enum FFmpeg {
     /// fails and the file is refused as needing too much memory. Raised, never lowered, by
     /// ``raiseAllocationCap(to:)`` when a larger decode budget is configured.
     static let defaultAllocationCap = 256 << 20
-    private static let allocationCap = Locked(defaultAllocationCap)
 
     /// Lets libav* allocate up to `bytes` at once (a configured `analysis.decode_memory_mib` over
-    /// the default): pictures within the budget must still decode.
+    /// the default): pictures within the budget must still decode. Told to libav* now if it is
+    /// in use, else at its first use.
     static func raiseAllocationCap(to bytes: Int) {
-        configureLogging()
-        allocationCap.withLock { cap in
-            guard bytes > cap else { return }
-            cap = bytes
-            av_max_alloc(bytes)
+        state.withLock { state in
+            guard bytes > state.cap else { return }
+            state.cap = bytes
+            if state.told { av_max_alloc(bytes) }
         }
     }
 

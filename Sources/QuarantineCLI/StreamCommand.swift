@@ -63,6 +63,9 @@ struct StreamCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Frames judged at once, each on its own thread (default 1).", valueName: "n"))
     var judges = 1
 
+    @Option(name: .long, help: ArgumentHelp("At most this many judgements a second, the newest frame each time (default 8; 0: as fast as the judges go).", valueName: "n"))
+    var maxRate = 8.0
+
     @Flag(name: .long, help: "Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).")
     var noPacing = false
 
@@ -74,6 +77,7 @@ struct StreamCommand: AsyncParsableCommand {
 
     mutating func validate() throws {
         guard (1...8).contains(judges) else { throw ValidationError("--judges must be 1 to 8") }
+        guard maxRate >= 0 && maxRate <= 1000 else { throw ValidationError("--max-rate must be 0 (no limit) to 1000 judgements a second") }
     }
 
     func run() async throws {
@@ -135,9 +139,10 @@ struct StreamCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let stream = analyzer.videoStreamAnalyzer(participantUUID: "local", streamDirection: .outgoing, judges: judges)
+        let spacing = maxRate > 0 ? Duration.nanoseconds(Int64(1e9 / maxRate)) : nil
+        let stream = analyzer.videoStreamAnalyzer(participantUUID: "local", streamDirection: .outgoing, judges: judges, spacing: spacing)
         let output = StreamOutput(json: json, input: input, policy: stream.analysisPolicy, toStandardError: destination?.url == "pipe:1")
-        output.started(source.info, judges: judges, writing: sink)
+        output.started(source.info, judges: judges, maxRate: maxRate, writing: sink)
         let writer = sink.map { BlurredStreamWriter(sink: $0) }
         if let writer { stream.observeJudgements { writer.judged($0) } }
 
@@ -236,23 +241,25 @@ struct StreamOutput {
         say(String(decoding: (try? encoder.encode(record)) ?? Data("{}".utf8), as: UTF8.self))
     }
 
-    func started(_ info: LiveVideoSource.Info, judges: Int, writing sink: LiveVideoSink? = nil) {
+    func started(_ info: LiveVideoSource.Info, judges: Int, maxRate: Double, writing sink: LiveVideoSink? = nil) {
         struct BlurTo: Encodable { var target: String, kind: String, container: String }
         struct Record: Encodable {
             var event = "started"
             var input: String, kind: String, width: Int, height: Int, codec: String, container: String
-            var frame_rate: Double?, paced: Bool, policy: String, judges: Int
+            var frame_rate: Double?, paced: Bool, policy: String, judges: Int, max_rate: Double?
             var blur_to: BlurTo?
         }
         let blurTo = sink.map { BlurTo(target: $0.destination.target, kind: $0.destination.kind.rawValue, container: $0.destination.container.rawValue) }
         if json {
             line(Record(input: input, kind: info.kind.rawValue, width: info.width, height: info.height, codec: info.codec, container: info.container,
-                        frame_rate: info.frameRate.map { Self.rounded($0, 100) }, paced: info.paced, policy: policy.rawValue, judges: judges, blur_to: blurTo))
+                        frame_rate: info.frameRate.map { Self.rounded($0, 100) }, paced: info.paced, policy: policy.rawValue, judges: judges,
+                        max_rate: maxRate > 0 ? maxRate : nil, blur_to: blurTo))
         } else {
             let rate = info.frameRate.map { String(format: " %.4g fps", $0) } ?? ""
             let pacing = info.kind == .file ? (info.paced ? ", played at its own rate" : ", as fast as it decodes") : ""
             let writing = blurTo.map { ", writing it blurred while flagged to \($0.target) (\($0.kind), \($0.container))" } ?? ""
-            say("analysing \(input) (\(info.kind.rawValue), \(info.width)x\(info.height) \(info.codec)\(rate)\(pacing)) with \(policy.rawValue) interventions\(writing)")
+            let judging = maxRate > 0 ? String(format: ", at most %g judgements a second", maxRate) : ""
+            say("analysing \(input) (\(info.kind.rawValue), \(info.width)x\(info.height) \(info.codec)\(rate)\(pacing)) with \(policy.rawValue) interventions\(judging)\(writing)")
         }
     }
 

@@ -31,11 +31,12 @@ extension SensitivityAnalyzer: VideoFrameJudge {
     }
 
     /// A stream analyzer that judges with this analyzer, in this process, by its policy (or
-    /// `policy`): see ``VideoStreamAnalyzer``.
+    /// `policy`), its judgements begun at least `spacing` apart: see ``VideoStreamAnalyzer``.
     public func videoStreamAnalyzer(participantUUID: String, streamDirection: VideoStreamAnalyzer.StreamDirection,
                                     policy: SensitivityPolicy? = nil, interventions: StreamInterventions? = nil,
-                                    judges: Int = 1, slotCapacity: Int = 1) -> VideoStreamAnalyzer {
+                                    judges: Int = 1, slotCapacity: Int = 1,
+                                    spacing: Duration? = VideoStreamAnalyzer.defaultSpacing) -> VideoStreamAnalyzer {
         VideoStreamAnalyzer(participantUUID: participantUUID, streamDirection: streamDirection, judge: self, policy: policy ?? self.policy,
-                            interventions: interventions, judges: judges, slotCapacity: slotCapacity)
+                            interventions: interventions, judges: judges, slotCapacity: slotCapacity, spacing: spacing)
     }
 }

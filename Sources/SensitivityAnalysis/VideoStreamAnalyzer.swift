@@ -13,6 +13,11 @@ import MediaDecoding
 /// concerns what is on screen now. Judged frames are applied in arrival order to the policy's
 /// ``StreamInterventions`` rule; each change of advice is one value of ``analysisChanges``.
 ///
+/// Judgements are spaced: each begins at least ``spacing`` after the one before (125 ms by
+/// default, so at most 8 a second, as the guardian service holds a child's streams to), and the
+/// frame judged is the newest that arrived meanwhile. A stream costs a share of a core, not all
+/// of it, whatever its frame rate; nil judges as fast as the judging threads go.
+///
 /// ``analyze(_:)`` never blocks; judging runs on the analyzer's own threads, never on Swift's
 /// cooperative pool. ``end()`` judges what is still waiting and finishes ``analysisChanges``;
 /// ``cancel()`` stops at once (a caller that went away).
@@ -65,6 +70,10 @@ public final class VideoStreamAnalyzer: Sendable {
     public let policy: SensitivityPolicy
     public let interventions: StreamInterventions
     public let slotCapacity: Int
+    /// The least time between the starts of two judgements (nil: none).
+    public let spacing: Duration?
+    /// ``spacing``'s default: 8 judgements a second at most.
+    public static let defaultSpacing: Duration = .milliseconds(125)
     /// The advice, one value per change; finishes after ``end()``. Only the latest values are
     /// kept for a slow reader (each carries the whole advice in force).
     public let analysisChanges: AsyncStream<VideoStreamAnalysis>
@@ -72,9 +81,11 @@ public final class VideoStreamAnalyzer: Sendable {
 
     /// A stream analyzer judging with `judge` by `policy`. `analysisPolicy` defaults to the one
     /// that follows the policy's mode; `.disabled` judges nothing (frames are only counted).
-    /// `judges` threads judge at once (frames beyond them wait in the slot of `slotCapacity`).
+    /// `judges` threads judge at once (frames beyond them wait in the slot of `slotCapacity`),
+    /// their judgements begun at least `spacing` apart.
     public init(participantUUID: String, streamDirection: StreamDirection, judge: any VideoFrameJudge, policy: SensitivityPolicy,
-                analysisPolicy: AnalysisPolicy? = nil, interventions: StreamInterventions? = nil, judges: Int = 1, slotCapacity: Int = 1) {
+                analysisPolicy: AnalysisPolicy? = nil, interventions: StreamInterventions? = nil, judges: Int = 1, slotCapacity: Int = 1,
+                spacing: Duration? = VideoStreamAnalyzer.defaultSpacing) {
         let analysisPolicy = analysisPolicy ?? AnalysisPolicy(mode: policy.mode)
         self.participantUUID = participantUUID
         self.streamDirection = streamDirection
@@ -82,10 +93,11 @@ public final class VideoStreamAnalyzer: Sendable {
         self.policy = policy
         self.interventions = interventions ?? .defaults(for: analysisPolicy)
         self.slotCapacity = max(1, slotCapacity)
+        self.spacing = spacing.flatMap { $0 > .zero ? $0 : nil }
         let (changes, continuation) = AsyncStream.makeStream(of: VideoStreamAnalysis.self, bufferingPolicy: .bufferingNewest(32))
         analysisChanges = changes
         core = Core(judge: judge, policy: policy, rules: self.interventions, capacity: self.slotCapacity,
-                    judging: analysisPolicy != .disabled, continuation: continuation)
+                    judging: analysisPolicy != .disabled, spacing: self.spacing, continuation: continuation)
         core.start(threads: analysisPolicy == .disabled ? 0 : max(1, judges), name: "stream-\(participantUUID.prefix(8))")
     }
 
@@ -132,6 +144,8 @@ extension VideoStreamAnalyzer {
         let rules: StreamInterventions
         let capacity: Int
         let judging: Bool
+        /// The least nanoseconds between two judgements' starts (0: none).
+        let spacingNanoseconds: UInt64
         let continuation: AsyncStream<VideoStreamAnalysis>.Continuation
         /// Guards everything below; judging threads wait on it.
         let lock = NSCondition()
@@ -156,6 +170,8 @@ extension VideoStreamAnalyzer {
         /// The newest arrived frame's media time.
         var newestTime: Double?
         var lastJudged: UInt64?
+        /// When the latest judgement began.
+        var lastStart: UInt64?
         /// Tickets in dispatch order: verdicts are applied in that order.
         var nextTicket = 0
         var nextToApply = 0
@@ -164,12 +180,13 @@ extension VideoStreamAnalyzer {
         var judgementObserver: (@Sendable (Judgement) -> Void)?
 
         init(judge: any VideoFrameJudge, policy: SensitivityPolicy, rules: StreamInterventions, capacity: Int, judging: Bool,
-             continuation: AsyncStream<VideoStreamAnalysis>.Continuation) {
+             spacing: Duration?, continuation: AsyncStream<VideoStreamAnalysis>.Continuation) {
             self.judge = judge
             self.policy = policy
             self.rules = rules
             self.capacity = capacity
             self.judging = judging
+            spacingNanoseconds = spacing.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) } ?? 0
             self.continuation = continuation
         }
 
@@ -246,17 +263,27 @@ extension VideoStreamAnalyzer {
             }
         }
 
-        /// A judging thread: takes the oldest waiting frame, judges it outside the lock, applies
-        /// the verdicts in ticket order.
+        /// A judging thread: takes the oldest waiting frame once the spacing since the latest
+        /// judgement's start has passed (also after ``finish(_:)``; not after ``cancel()``, which
+        /// empties the slot), judges it outside the lock, applies the verdicts in ticket order.
         func loop() {
             lock.lock()
             while true {
                 while slot.isEmpty && !ended { lock.wait() }
+                if !slot.isEmpty, spacingNanoseconds > 0, let last = lastStart {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if now < last + spacingNanoseconds {
+                        // Newer frames may replace the waiting one meanwhile: the newest is judged.
+                        _ = lock.wait(until: Date(timeIntervalSinceNow: Double(last + spacingNanoseconds - now) / 1e9))
+                        continue
+                    }
+                }
                 guard let waiting = slot.popFirst() else { break }
                 let ticket = nextTicket
                 nextTicket += 1
-                lock.unlock()
                 let started = DispatchTime.now().uptimeNanoseconds
+                lastStart = started
+                lock.unlock()
                 let verdict = Result { try judge.judge(waiting.frame, policy: policy) }
                 let now = DispatchTime.now().uptimeNanoseconds
                 lock.lock()

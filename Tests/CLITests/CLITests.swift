@@ -35,13 +35,18 @@ struct CLITests {
         #expect(symbols.status == 0 && !exported.contains("avcodec_open2") && !exported.contains("poppler_page_render"), "\(exported.prefix(2000))")
     }
 
-    @Test("a start that decodes nothing opens none of the media libraries; one that decodes opens them then")
+    @Test("a start that decodes nothing opens none of the media libraries; a scan of a JPEG (libturbojpeg) opens no FFmpeg; one that decodes a PNG and a video opens it then")
     func mediaLibrariesOnFirstUse() async throws {
         let cli = try CLIRunner(); defer { cli.cleanUp() }
         // LD_DEBUG=files names every library the loader opens, at the start and at each dlopen.
         let listed = try await cli.run(["list"], environment: ["LD_DEBUG": "files"])
         #expect(listed.status == 0)
         #expect(!listed.stderr.contains("libavcodec") && !listed.stderr.contains("libpoppler"), "\(listed.stderr.suffix(3000))")
+        let jpeg = cli.home.appendingPathComponent("card.jpg").path
+        #expect(try await cli.run(["testcard", "--size", "256x256", jpeg]).status == 0)
+        let jpegOnly = try await cli.run(["scan", jpeg], environment: ["LD_DEBUG": "files"])
+        #expect(jpegOnly.status == 1 && jpegOnly.stdout.contains("FLAGGED"), "\(jpegOnly.stdout)")
+        #expect(!jpegOnly.stderr.contains("libavcodec") && jpegOnly.stderr.contains("libonnxruntime"), "\(jpegOnly.stderr.suffix(3000))")
         let card = cli.home.appendingPathComponent("card.png").path
         #expect(try await cli.run(["testcard", "--size", "256x256", card]).status == 0)
         let video = cli.home.appendingPathComponent("clip.mp4").path

@@ -56,7 +56,9 @@ struct VideoStreamTests {
         let last = try #require(changes.last)
         #expect(last.cause == .cleared && !last.isSensitive, "the last change: \(last)")
         let cleared = try #require(last.mediaTime)
-        #expect(cleared >= 4.5 + 1 - 0.001 && cleared <= 4.5 + 2.5, "card gone at 4.5 s, cleared at \(cleared) s")
+        // Lifted 1 s after the last flagged judgement, which is within a spacing (125 ms) and a
+        // frame of the card's end.
+        #expect(cleared >= 4.5 + 1 - 0.125 - 1.0 / 30 - 0.001 && cleared <= 4.5 + 2.5, "card gone at 4.5 s, cleared at \(cleared) s")
         #expect(!changes.contains { ($0.mediaTime ?? 0) < 2.5 - 0.001 }, "a change before the card: \(changes)")
         print("stream 720p30 (card): \(statistics.judged) judged, \(statistics.dropped) dropped of \(statistics.seen) in \(statistics.seconds) s, "
               + "\(statistics.judgedPerSecond) judged/s, \(statistics.secondsPerJudgement) s per judgement, signalled at +\(signalled - 2.5) s of media time")
@@ -105,6 +107,44 @@ struct VideoStreamTests {
         #expect(judged == judged.sorted(), "frames judged out of order: \(judged)")
     }
 
+    /// A stand-in judge (not the real analyzer) that judges at once and records when each
+    /// judgement began and which frame it was given.
+    final class TimedStandInJudge: VideoFrameJudge {
+        let starts = Mutex<[(at: ContinuousClock.Instant, frame: Double)]>([])
+        func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
+            starts.withLock { $0.append((ContinuousClock.now, frame.time ?? -1)) }
+            return VideoFrameVerdict(isSensitive: false)
+        }
+    }
+
+    @Test("judgements begin at least 125 ms apart by default (8 a second), each on the newest frame; without spacing every frame a fast judge can take is judged")
+    func spacing() async throws {
+        let grey = RGBImage(width: 16, height: 16, filledWith: (128, 128, 128))
+        /// 100 frames 10 ms apart (about a second); the judge's starts, and the stream's counts.
+        func feed(spacing: Duration?) async throws -> ([(at: ContinuousClock.Instant, frame: Double)], VideoStreamAnalyzer.Statistics) {
+            let judge = TimedStandInJudge()
+            let stream = VideoStreamAnalyzer(participantUUID: "spaced", streamDirection: .incoming, judge: judge, policy: .defaults(for: .adult),
+                                             spacing: spacing)
+            for i in 0..<100 {
+                stream.analyze(VideoStreamFrame(grey, time: Double(i) / 100))
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let statistics = await stream.end()
+            return (judge.starts.withLock { $0 }, statistics)
+        }
+        let (spaced, counts) = try await feed(spacing: VideoStreamAnalyzer.defaultSpacing)
+        let gaps = zip(spaced.dropFirst(), spaced).map { ($0.at - $1.at) }
+        #expect(gaps.allSatisfy { $0 >= .milliseconds(124) }, "judgements closer than 125 ms: \(gaps)")
+        #expect(counts.judged == spaced.count && counts.judged + counts.dropped == 100, "\(counts)")
+        // The frames fed took at least a second: at most one judgement per 125 ms of it and the
+        // one judged at the end (what was still waiting).
+        let fed = try #require(spaced.last).at - spaced[0].at
+        #expect(Double(spaced.count) <= 2 + (Double(fed.components.seconds) + Double(fed.components.attoseconds) / 1e18) / 0.125, "\(spaced.count) judged in \(fed)")
+        #expect(spaced.map(\.frame) == spaced.map(\.frame).sorted() && spaced.last?.frame == 0.99, "the newest frame is judged last: \(spaced.map(\.frame))")
+        let (unspaced, _) = try await feed(spacing: nil)
+        #expect(unspaced.count > spaced.count * 2, "unspaced: \(unspaced.count) judged, spaced: \(spaced.count)")
+    }
+
     /// A stand-in judge (not the real analyzer) that holds each frame until the test lets it go,
     /// and says when it has one: the moment a judgement is under way is the test's, not the load's.
     final class GatedStandInJudge: VideoFrameJudge {
@@ -145,8 +185,9 @@ struct VideoStreamTests {
     @Test("with a slot of 4 and two judging threads, verdicts are still applied in frame order")
     func orderWithTwoJudges() async throws {
         let judge = SlowStandInJudge(delay: 0.01)
+        // Unspaced: the two threads judge side by side, which is what the order is checked against.
         let stream = VideoStreamAnalyzer(participantUUID: "two", streamDirection: .outgoing, judge: judge, policy: .defaults(for: .child),
-                                         judges: 2, slotCapacity: 4)
+                                         judges: 2, slotCapacity: 4, spacing: nil)
         let collector = Task { var all: [VideoStreamAnalysis] = []; for await change in stream.analysisChanges { all.append(change) }; return all }
         let grey = RGBImage(width: 16, height: 16, filledWith: (128, 128, 128)), red = RGBImage(width: 16, height: 16, filledWith: (255, 0, 0))
         for i in 0..<120 {

@@ -314,7 +314,7 @@ _quarantine_stream() {
     repeating_flags=()
     non_repeating_flags=(--json --no-pacing --version -h --help)
     repeating_options=()
-    non_repeating_options=(--mode --config --judges --blur-to)
+    non_repeating_options=(--mode --config --judges --max-rate --blur-to)
     __quarantine_offer_flags_options 1
 
     # Offer option value completions
@@ -327,6 +327,9 @@ _quarantine_stream() {
         return
         ;;
     '--judges')
+        return
+        ;;
+    '--max-rate')
         return
         ;;
     '--blur-to')

@@ -211,6 +211,7 @@ _quarantine_stream() {
         '--mode[Policy to judge by\: adult or child (default\: the config file'\''s mode).]:mode:{__quarantine_complete "${___mode[@]}"}'
         '--config[Configuration file (default\: ~/.config/quarantine/config.toml).]:file:'
         '--judges[Frames judged at once, each on its own thread (default 1).]:n:'
+        '--max-rate[At most this many judgements a second, the newest frame each time (default 8; 0\: as fast as the judges go).]:n:'
         '--no-pacing[Decode a file as fast as possible instead of at its own rate (frames the judges cannot keep up with are dropped).]'
         '--blur-to[Write every frame, blurred while flagged, to a v4l2loopback device (/dev/videoM), a file or '\''-'\'' (YUV4MPEG; .nut\: NUT).]:target:'
         ':input:'
