@@ -24,7 +24,7 @@ GROUPS = {
         ["libavformat/avformat.h", "libavcodec/avcodec.h", "libavutil/avutil.h", "libavutil/display.h", "libavutil/imgutils.h",
          "libavutil/opt.h", "libswscale/swscale.h"], [],
         [('"libavutil.so." QLAZY_STR(LIBAVUTIL_VERSION_MAJOR)',
-          "av_d2q av_dict_free av_dict_set av_display_rotation_get av_frame_alloc av_frame_free av_frame_get_buffer av_frame_unref "
+          "av_d2q av_dict_free av_dict_set av_display_rotation_get av_frame_alloc av_frame_free av_frame_get_buffer av_frame_ref av_frame_unref "
           "av_free av_freep av_log_set_level av_malloc av_max_alloc av_pix_fmt_desc_get av_strerror"),
          ('"libswscale.so." QLAZY_STR(LIBSWSCALE_VERSION_MAJOR)', "sws_freeContext sws_getContext sws_scale"),
          ('"libavcodec.so." QLAZY_STR(LIBAVCODEC_VERSION_MAJOR)',

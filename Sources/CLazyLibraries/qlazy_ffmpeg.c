@@ -19,6 +19,7 @@ static __typeof__(av_display_rotation_get) *qlazy_ffmpeg_av_display_rotation_get
 static __typeof__(av_frame_alloc) *qlazy_ffmpeg_av_frame_alloc;
 static __typeof__(av_frame_free) *qlazy_ffmpeg_av_frame_free;
 static __typeof__(av_frame_get_buffer) *qlazy_ffmpeg_av_frame_get_buffer;
+static __typeof__(av_frame_ref) *qlazy_ffmpeg_av_frame_ref;
 static __typeof__(av_frame_unref) *qlazy_ffmpeg_av_frame_unref;
 static __typeof__(av_free) *qlazy_ffmpeg_av_free;
 static __typeof__(av_freep) *qlazy_ffmpeg_av_freep;
@@ -86,6 +87,7 @@ static void qlazy_ffmpeg_open(void) {
     if (!(qlazy_ffmpeg_av_frame_alloc = (__typeof__(av_frame_alloc) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_frame_alloc", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
     if (!(qlazy_ffmpeg_av_frame_free = (__typeof__(av_frame_free) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_frame_free", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
     if (!(qlazy_ffmpeg_av_frame_get_buffer = (__typeof__(av_frame_get_buffer) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_frame_get_buffer", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
+    if (!(qlazy_ffmpeg_av_frame_ref = (__typeof__(av_frame_ref) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_frame_ref", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
     if (!(qlazy_ffmpeg_av_frame_unref = (__typeof__(av_frame_unref) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_frame_unref", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
     if (!(qlazy_ffmpeg_av_free = (__typeof__(av_free) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_free", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
     if (!(qlazy_ffmpeg_av_freep = (__typeof__(av_freep) *)qlazy_symbol(qlazy_ffmpeg_handles[0], "av_freep", qlazy_ffmpeg_error, sizeof qlazy_ffmpeg_error))) return;
@@ -178,6 +180,10 @@ void av_frame_free(AVFrame **a0) {
 int av_frame_get_buffer(AVFrame *a0, int a1) {
     if (qlazy_load_ffmpeg()) qlazy_missing("av_frame_get_buffer", qlazy_ffmpeg_error);
     return qlazy_ffmpeg_av_frame_get_buffer(a0, a1);
+}
+int av_frame_ref(AVFrame *a0, const AVFrame *a1) {
+    if (qlazy_load_ffmpeg()) qlazy_missing("av_frame_ref", qlazy_ffmpeg_error);
+    return qlazy_ffmpeg_av_frame_ref(a0, a1);
 }
 void av_frame_unref(AVFrame *a0) {
     if (qlazy_load_ffmpeg()) qlazy_missing("av_frame_unref", qlazy_ffmpeg_error);

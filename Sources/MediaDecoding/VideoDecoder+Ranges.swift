@@ -68,6 +68,13 @@ extension VideoDecoder {
     /// when `sampleKeyframe` (otherwise it was analysed already, at `start`). Intra frames met on
     /// the way (scene cuts the index does not list) are sampled too. Damaged data ends the stretch
     /// early, without throwing: ``Stretch/damage`` says why.
+    ///
+    /// Each sample is the latest decoded frame still within the gap of the one before: the frame
+    /// last decoded is held (a reference, not converted) until the next one would leave more than
+    /// the gap, and only then converted and handed over. So samples are as far apart as the gap
+    /// allows (every 6th frame at 25 fps for a 0.25-s gap), not aimed short of it by a safety
+    /// margin for frames that might not come (every 4th frame before: half as many samples again
+    /// for a short clip's dense plan).
     public func fill(fromKeyframe index: Int, start: Double, end: Double, maxGap: Double, sampleKeyframe: Bool,
                      body: (Sample) throws -> Bool) throws -> Stretch {
         guard let fmt = format, let ctx = codecContext else { throw MediaError(.io, "the video is closed", path: file.path) }
@@ -85,7 +92,11 @@ extension VideoDecoder {
         guard let pkt = packet, let frm = frame else { throw MediaError(.io, "out of memory", path: file.path) }
         var reorder: Double { Double(max(ctx.pointee.has_b_frames, 0) + 1) * frameDuration }
         var lastSample: Double? = sampleKeyframe ? nil : start
-        var nextTarget = sampleKeyframe ? -Double.infinity : start + max(gap - reorder - frameDuration, frameDuration)
+        // The latest decoded frame not taken yet, and its time.
+        var held = av_frame_alloc()
+        defer { av_frame_free(&held) }
+        guard let hold = held else { throw MediaError(.io, "out of memory", path: file.path) }
+        var heldTime: Double? = nil
         var position = keyframes[index].time - frameDuration
         var first = true
         ctx.pointee.skip_frame = AVDISCARD_NONREF
@@ -93,22 +104,60 @@ extension VideoDecoder {
         /// Whether the stretch is closed: the next analysed point is near enough.
         func closed() -> Bool { lastSample.map { end - $0 <= gap } ?? false }
 
-        /// Takes the frame if it is the next sample; false when the stretch is done.
+        /// Whether a frame at `time` would leave more than the gap after the last sample.
+        func beyondGap(_ time: Double) -> Bool { lastSample.map { time > $0 + gap + 1e-6 } ?? true }
+
+        /// Converts `frame` and hands it over; false when the body asks to stop.
+        func take(_ frame: UnsafeMutablePointer<AVFrame>, at time: Double) throws -> Bool {
+            let sample = try makeSample(frame, time: time)
+            stretch.largestGap = max(stretch.largestGap, time - (lastSample ?? time))
+            lastSample = time
+            stretch.samples += 1
+            heldTime = nil
+            av_frame_unref(hold)
+            return try body(sample)
+        }
+
+        /// Takes the held frame when it is later than the last sample; false when the body asks
+        /// to stop.
+        func takeHeld() throws -> Bool {
+            guard let time = heldTime, time > (lastSample ?? -.infinity) + 1e-6 else { return true }
+            return try take(hold, at: time)
+        }
+
+        /// Takes, holds or passes the decoded frame; false when the stretch is done.
         func consider(_ time: Double) throws -> Bool {
             position = max(position, time)
             stretch.reachedTime = max(stretch.reachedTime, time)
             let isFirst = first
             first = false
-            if time >= end - frameDuration / 2 { stretch.complete = true; return false }
+            if time >= end - frameDuration / 2 {
+                // The next analysed point: the frame held closes the gap before it if need be.
+                if beyondGap(end) { guard try takeHeld() else { stretch.stopped = true; return false } }
+                stretch.complete = true
+                return false
+            }
+            if beyondGap(time) {
+                // This frame would leave too wide a gap: the latest one within it goes first.
+                guard try takeHeld() else { stretch.stopped = true; return false }
+                if closed() { stretch.complete = true; return false }
+            }
             let sceneCut = !isFirst && frm.pointee.pict_type == AV_PICTURE_TYPE_I && time - (lastSample ?? -.infinity) >= 0.5
-            guard (isFirst && sampleKeyframe) || (!isFirst && time >= nextTarget - frameDuration / 2) || sceneCut else { return true }
-            let sample = try makeSample(frm, time: time)
-            stretch.largestGap = max(stretch.largestGap, time - (lastSample ?? time))
-            lastSample = time
-            stretch.samples += 1
-            nextTarget = time + max(gap - reorder - frameDuration, frameDuration)
-            guard try body(sample) else { stretch.stopped = true; return false }
-            if closed() { stretch.complete = true; return false }
+            if (isFirst && sampleKeyframe) || sceneCut || beyondGap(time) {
+                // The keyframe asked for, a scene cut, or a frame after a gap no decoded frame
+                // could close: taken as it is.
+                guard try take(frm, at: time) else { stretch.stopped = true; return false }
+                if closed() { stretch.complete = true; return false }
+                return true
+            }
+            av_frame_unref(hold)
+            guard av_frame_ref(hold, frm) >= 0 else {
+                // No reference to hold: the frame is taken now (closer than needed, never wider).
+                guard try take(frm, at: time) else { stretch.stopped = true; return false }
+                if closed() { stretch.complete = true; return false }
+                return true
+            }
+            heldTime = time
             return true
         }
 
@@ -118,8 +167,10 @@ extension VideoDecoder {
             if stopRequested.load(ordering: .relaxed) { throw MediaError(.cancelled, "analysis was cancelled", path: file.path) }
             if !draining {
                 let fed = feedNextPacket(fmt, ctx, pkt, position: position) { time in
-                    // The loop filter runs only within a few frames of the next sample.
-                    ctx.pointee.skip_loop_filter = time < nextTarget - reorder && !(first && sampleKeyframe) ? AVDISCARD_ALL : AVDISCARD_DEFAULT
+                    // The loop filter runs only on the frames that may be taken: within a few
+                    // frames of the gap's end (the frame held then is the latest within it).
+                    let window = (lastSample ?? -.infinity) + gap - reorder - 3 * frameDuration
+                    ctx.pointee.skip_loop_filter = time < window && !(first && sampleKeyframe) ? AVDISCARD_ALL : AVDISCARD_DEFAULT
                 }
                 switch fed {
                 case .otherStream: continue

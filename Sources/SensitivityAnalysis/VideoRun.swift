@@ -216,7 +216,8 @@ final class VideoRun: @unchecked Sendable {
                 } else {
                     planned += 1
                 }
-                if !s.stretchDone[j] { planned += max(0, Int(((high - low) / max(gap / 2, gap - 0.2)).rounded(.up)) - 1) }
+                // A fill's samples are the gap apart, less a frame at most (each is the latest frame within it).
+                if !s.stretchDone[j] { planned += max(0, Int(((high - low) / max(gap / 2, gap - frameDuration)).rounded(.up)) - 1) }
             }
             s.planned = max(1, planned)
         }

@@ -60,6 +60,12 @@ struct ShortClipTests {
         #expect(result.coverage == 1)
         #expect(result.largestGap <= 0.25 + 1e-6, "\(seconds) s: largest gap \(result.largestGap)")
         #expect(result.samples >= seconds * 4, "\(seconds) s: \(result.samples) samples")
+        // No denser than the gap needs: each sample the latest frame within 0.25 s of the one
+        // before, so at most one per 0.21 s (the gap less a frame), besides the keyframes (every
+        // 2 s, analysed first) and the ends. Aimed a margin short of the gap, as before, the
+        // clips took 18, 60 and 270 samples.
+        let most = Double(seconds) / (0.25 - 1.0 / 25) + Double(seconds) / 2 + 2
+        #expect(Double(result.samples) <= most, "\(seconds) s: \(result.samples) samples, at most \(Int(most)) needed")
     }
 
     @Test("over a still picture, where most samples skip the models, the brief card is still flagged")
