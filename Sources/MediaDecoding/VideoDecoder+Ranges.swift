@@ -125,6 +125,14 @@ extension VideoDecoder {
             return try take(hold, at: time)
         }
 
+        /// After a sample was handed over (`handedOver`: the body's answer): whether the stretch
+        /// goes on, or stopped (the body asked) or complete (the next analysed point is near).
+        func goesOn(_ handedOver: Bool) -> Bool {
+            guard handedOver else { stretch.stopped = true; return false }
+            if closed() { stretch.complete = true; return false }
+            return true
+        }
+
         /// Takes, holds or passes the decoded frame; false when the stretch is done.
         func consider(_ time: Double) throws -> Bool {
             position = max(position, time)
@@ -137,26 +145,15 @@ extension VideoDecoder {
                 stretch.complete = true
                 return false
             }
-            if beyondGap(time) {
-                // This frame would leave too wide a gap: the latest one within it goes first.
-                guard try takeHeld() else { stretch.stopped = true; return false }
-                if closed() { stretch.complete = true; return false }
-            }
+            // This frame would leave too wide a gap: the latest one within it goes first.
+            if beyondGap(time) { guard goesOn(try takeHeld()) else { return false } }
             let sceneCut = !isFirst && frm.pointee.pict_type == AV_PICTURE_TYPE_I && time - (lastSample ?? -.infinity) >= 0.5
-            if (isFirst && sampleKeyframe) || sceneCut || beyondGap(time) {
-                // The keyframe asked for, a scene cut, or a frame after a gap no decoded frame
-                // could close: taken as it is.
-                guard try take(frm, at: time) else { stretch.stopped = true; return false }
-                if closed() { stretch.complete = true; return false }
-                return true
-            }
+            // The keyframe asked for, a scene cut, or a frame after a gap no decoded frame could
+            // close: taken as it is.
+            if (isFirst && sampleKeyframe) || sceneCut || beyondGap(time) { return goesOn(try take(frm, at: time)) }
             av_frame_unref(hold)
-            guard av_frame_ref(hold, frm) >= 0 else {
-                // No reference to hold: the frame is taken now (closer than needed, never wider).
-                guard try take(frm, at: time) else { stretch.stopped = true; return false }
-                if closed() { stretch.complete = true; return false }
-                return true
-            }
+            // No reference to hold: the frame is taken now (closer than needed, never wider).
+            guard av_frame_ref(hold, frm) >= 0 else { return goesOn(try take(frm, at: time)) }
             heldTime = time
             return true
         }

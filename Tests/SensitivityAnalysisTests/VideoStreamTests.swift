@@ -139,7 +139,7 @@ struct VideoStreamTests {
         // The frames fed took at least a second: at most one judgement per 125 ms of it and the
         // one judged at the end (what was still waiting).
         let fed = try #require(spaced.last).at - spaced[0].at
-        #expect(Double(spaced.count) <= 2 + (Double(fed.components.seconds) + Double(fed.components.attoseconds) / 1e18) / 0.125, "\(spaced.count) judged in \(fed)")
+        #expect(Double(spaced.count) <= 2 + fed / VideoStreamAnalyzer.defaultSpacing, "\(spaced.count) judged in \(fed)")
         #expect(spaced.map(\.frame) == spaced.map(\.frame).sorted() && spaced.last?.frame == 0.99, "the newest frame is judged last: \(spaced.map(\.frame))")
         let (unspaced, _) = try await feed(spacing: nil)
         #expect(unspaced.count > spaced.count * 2, "unspaced: \(unspaced.count) judged, spaced: \(spaced.count)")
