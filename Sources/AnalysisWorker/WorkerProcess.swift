@@ -211,15 +211,12 @@ public enum AnalysisWorkerProcess {
         thread.start()
     }
 
-    /// The warm-up's plan for its clip: the first frame and the last, not every 0.25 s (the
-    /// short-clip rule): the pipeline, its decoders and both models run all the same, in 70 ms
-    /// instead of 190 (debug build; a worker's start is paid again after each idle exit).
-    static let warmUpVideo = VideoOptions(maxGap: 60, denseShortClips: false)
-
     /// Decodes each of ``WarmUpSamples`` once, from a memfd passed as if the service had sent
-    /// it: a picture for the preview (no model run), and for the MP4 a whole analysis (both
-    /// models run once, before the seal). The pictures' model run is left to the first file: a
-    /// PNG analysed here too made each start 40 to 80 ms longer and the first picture no faster.
+    /// it, as a preview: no model runs. ONNX Runtime's first run of a session costs what any
+    /// later run does (320n.onnx 30-34 ms, open-nsfw.onnx 24-31 ms, the first of four runs
+    /// included) and opens no file, so the first file judged loses nothing; judging the clip here
+    /// as well made each start about 80 ms longer (ready median 398 ms against 310 here,
+    /// docs/performance.md). The Landlock test judges every sample, the clip too, after the seal.
     /// Returns how long each sample took.
     @discardableResult
     static func warmUp(_ analyzer: SensitivityAnalyzer) async -> [(name: String, took: Duration)] {
@@ -236,9 +233,7 @@ public enum AnalysisWorkerProcess {
             let path = "/quarantine-warm-up/" + sample.name
             guard MediaFile.PassedDescriptors.add(fd, for: path) else { continue }
             defer { MediaFile.PassedDescriptors.remove(path) }
-            if sample.name.hasSuffix(".mp4") {
-                _ = await analyzer.report(forFileAt: path, policy: .defaults(for: .child), videoOptions: warmUpVideo) { _ in }
-            } else if sample.name.hasSuffix(".pdf") {
+            if sample.name.hasSuffix(".pdf") {
                 // Poppler's set-up and its font match, without a model run.
                 if let file = try? MediaFile(path: path), let document = try? PDFDocument(descriptor: file.descriptor, path: path),
                    let area = try? document.pageArea(0) {
