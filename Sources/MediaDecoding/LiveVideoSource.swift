@@ -27,9 +27,10 @@ public final class LiveVideoSource: @unchecked Sendable {
         case file
     }
 
-    /// One decoded frame, upright, at analysis size.
+    /// One decoded frame: upright, at analysis size when asked (``image()``).
     public struct Frame: Sendable {
-        public var image: RGBImage
+        /// The frame as a picture, converted at the first ask (``FramePicture``).
+        public var picture: FramePicture
         /// Media time, seconds from the stream's first frame.
         public var time: Double
         /// The frame's own size.
@@ -41,6 +42,23 @@ public final class LiveVideoSource: @unchecked Sendable {
         /// when the source keeps originals (``LiveVideoSource/keepsOriginals``): what a
         /// ``LiveVideoSink`` writes.
         public var original: RawVideoFrame?
+
+        /// A frame whose picture is already converted.
+        public init(image: RGBImage, time: Double, width: Int, height: Int, index: Int, original: RawVideoFrame?) {
+            self.init(picture: FramePicture(image), time: time, width: width, height: height, index: index, original: original)
+        }
+
+        public init(picture: FramePicture, time: Double, width: Int, height: Int, index: Int, original: RawVideoFrame?) {
+            self.picture = picture
+            self.time = time
+            self.width = width
+            self.height = height
+            self.index = index
+            self.original = original
+        }
+
+        /// Upright RGB at analysis size (converted now if nobody asked before).
+        public func image() throws(MediaError) -> RGBImage { try picture.image() }
     }
 
     /// What the input turned out to be.
@@ -222,11 +240,13 @@ public final class LiveVideoSource: @unchecked Sendable {
                 }
             }
             if stopFlag.value.load(ordering: .relaxed) { return false }
-            let image = try convert(frm)
-            let swaps = rotation == 90 || rotation == 270
             let w = Int(frm.pointee.width), h = Int(frm.pointee.height)
+            // Checked now (a frame over the limits is skipped); converted when a judge asks.
+            try limits.check(width: w, height: h)
+            let picture = try FramePicture(referencing: frm, conversion: conversion)
+            let swaps = rotation == 90 || rotation == 270
             let original = keepsOriginals ? try LiveVideoSink.yuv420p(frm, width: w, height: h) : nil
-            let handed = Frame(image: image, time: time, width: swaps ? h : w, height: swaps ? w : h, index: summary.frames, original: original)
+            let handed = Frame(picture: picture, time: time, width: swaps ? h : w, height: swaps ? w : h, index: summary.frames, original: original)
             summary.frames += 1
             summary.mediaTime = time
             return try body(handed)
@@ -267,20 +287,9 @@ public final class LiveVideoSource: @unchecked Sendable {
         return summary
     }
 
-    /// Converts a frame to upright RGB at analysis size in one swscale pass.
-    func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> RGBImage {
-        let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
-        try limits.check(width: w, height: h)
-        let swaps = rotation == 90 || rotation == 270
-        let target = FFmpeg.reducedSize(width: swaps ? h : w, height: swaps ? w : h, minimumLongSide: minimumLongSide,
-                                        minimumShortSide: minimumShortSide, alwaysShrink: true)
-        let image = try FFmpeg.convertToRGB(frame, width: swaps ? target.height : target.width, height: swaps ? target.width : target.height, fast: true)
-        switch rotation {
-        case 90: return image.applyingOrientation(6)
-        case 180: return image.applyingOrientation(3)
-        case 270: return image.applyingOrientation(8)
-        default: return image
-        }
+    /// How this source's frames become pictures.
+    var conversion: FramePicture.Conversion {
+        FramePicture.Conversion(rotation: rotation, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide)
     }
 
     /// The kind of `input` and the URL libavformat opens for it (`file:` prefixed, so that a

@@ -47,6 +47,8 @@ final class WorkerFrameJudge: VideoFrameJudge {
             return try raw.analysisImage().image.bitmapFile()
         case .rgb(let image, _, _):
             return image.bitmapFile()
+        case .picture(let picture, _, _):
+            return try picture.image().bitmapFile()
         }
     }
 }

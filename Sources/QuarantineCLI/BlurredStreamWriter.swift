@@ -172,12 +172,12 @@ final class BlurredStreamWriter: @unchecked Sendable {
 
     func write(_ frame: LiveVideoSource.Frame, blurred: Bool) throws(MediaError) {
         if blurred {
-            try sink.write(BlurredPreview.image(from: frame.image), time: frame.time)
+            try sink.write(BlurredPreview.image(from: frame.image()), time: frame.time)
         } else if let original = frame.original, original.width == sink.width, original.height == sink.height {
             try sink.write(original, time: frame.time)
         } else {
             // A frame of another size than the first (a camera that changed resolution): scaled.
-            try sink.write(frame.image, time: frame.time)
+            try sink.write(frame.image(), time: frame.time)
         }
     }
 }

@@ -9,13 +9,15 @@ extension SensitivityAnalyzer: VideoFrameJudge {
     public var analysisPolicy: AnalysisPolicy { AnalysisPolicy(mode: policy.mode) }
 
     /// Judges one stream frame on the calling thread: decoded to RGB at analysis size when it is
-    /// raw or encoded, then the test card, both models and the policy's decision rules, as any
+    /// raw, encoded or not yet converted, then the test card, both models and the policy's decision rules, as any
     /// picture.
     public func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
         let decoded: DecodedImage
         switch frame.content {
         case .rgb(let image, let width, let height):
             decoded = DecodedImage(image: image, originalWidth: max(width, 1), originalHeight: max(height, 1), type: .other)
+        case .picture(let picture, let width, let height):
+            decoded = DecodedImage(image: try picture.image(), originalWidth: max(width, 1), originalHeight: max(height, 1), type: .other)
         case .raw(let raw):
             decoded = try raw.analysisImage(minimumLongSide: Self.shrinkFloorFactor * NudeDetector.inputSize,
                                             minimumShortSide: Self.shrinkFloorFactor * NSFWClassifier.resizeSide)

@@ -7,6 +7,9 @@ public struct VideoStreamFrame: Sendable {
         /// RGB pixels (any size: the models scale them), with the frame's own size when these
         /// were shrunk from it (detections are reported in it).
         case rgb(RGBImage, originalWidth: Int, originalHeight: Int)
+        /// A frame read by a ``LiveVideoSource``, converted to RGB at analysis size only if it is
+        /// judged (most frames of a stream are not), with the frame's own size.
+        case picture(FramePicture, originalWidth: Int, originalHeight: Int)
         /// An uncompressed frame as a camera or a decoder gives it.
         case raw(RawVideoFrame)
         /// The bytes of one encoded picture, decoded as `quarantine scan` decodes pictures.
@@ -27,8 +30,8 @@ public struct VideoStreamFrame: Sendable {
         self.init(.rgb(image, originalWidth: image.width, originalHeight: image.height), time: time)
     }
 
-    /// A frame read by ``LiveVideoSource`` (already at analysis size).
+    /// A frame read by ``LiveVideoSource`` (converted to analysis size when judged).
     public init(_ frame: LiveVideoSource.Frame) {
-        self.init(.rgb(frame.image, originalWidth: frame.width, originalHeight: frame.height), time: frame.time)
+        self.init(.picture(frame.picture, originalWidth: frame.width, originalHeight: frame.height), time: frame.time)
     }
 }

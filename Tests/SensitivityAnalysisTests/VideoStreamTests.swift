@@ -78,6 +78,34 @@ struct VideoStreamTests {
         #expect(statistics.judged + statistics.dropped == statistics.seen)
     }
 
+    @Test("a live source's frames are converted to RGB only when judged: the frames the spacing passes over never are")
+    func convertedOnlyWhenJudged() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("small.mp4")
+        try VideoFixtures.make(url, seconds: 2, encoder: ["-c:v", "libx264", "-preset", "ultrafast"])
+        let stream = try TestEnvironment.sharedAnalyzer().videoStreamAnalyzer(participantUUID: "test", streamDirection: .incoming)
+        // Read as fast as it decodes: far more frames than 8 judgements a second can take.
+        let source = try LiveVideoSource(input: url.path, paced: false)
+        let pictures = Mutex<[FramePicture]>([])
+        _ = try await offPool("stream-source") {
+            try source.run { frame in
+                pictures.withLock { $0.append(frame.picture) }
+                stream.analyze(VideoStreamFrame(frame))
+                return true
+            }
+        }
+        let statistics = await stream.end()
+        let all = pictures.withLock { $0 }
+        #expect(all.count == 50 && statistics.seen == 50)
+        #expect(statistics.judged >= 1 && statistics.judged < statistics.seen, "\(statistics)")
+        #expect(all.filter(\.isConverted).count == statistics.judged, "\(all.filter(\.isConverted).count) converted, \(statistics)")
+        // One never asked for converts when asked: upright, at analysis size (a 320x240 frame stays so).
+        let unasked = try #require(all.first { !$0.isConverted })
+        let image = try unasked.image()
+        #expect(image.width == 320 && image.height == 240 && unasked.isConverted)
+    }
+
     /// A stand-in judge (not the real analyzer): sleeps `delay` per frame, flags red frames,
     /// and records which frames it was given, in order.
     final class SlowStandInJudge: VideoFrameJudge {
