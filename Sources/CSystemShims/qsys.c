@@ -23,6 +23,12 @@ int qsys_limit_malloc_arenas(int count) {
 #endif
 }
 
+int qsys_set_malloc_thresholds(size_t mmap_threshold, size_t trim_threshold) {
+    int mmap_set = mallopt(M_MMAP_THRESHOLD, (int)mmap_threshold);
+    int trim_set = mallopt(M_TRIM_THRESHOLD, (int)trim_threshold);
+    return mmap_set && trim_set;
+}
+
 int qsys_release_free_memory(void) { return malloc_trim(0); }
 
 int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {

@@ -5,6 +5,8 @@
 /// Caps glibc's number of malloc arenas (mallopt M_ARENA_MAX); returns 1 on success.
 int qsys_limit_malloc_arenas(int count);
 /// Returns the free memory at the top of malloc's heaps to the kernel (malloc_trim(0)); 1 when some was.
+/* mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD); 1 when both were taken. */
+int qsys_set_malloc_thresholds(size_t mmap_threshold, size_t trim_threshold);
 int qsys_release_free_memory(void);
 /// renameat2(..., RENAME_NOREPLACE): fails with EEXIST instead of replacing anything.
 int qsys_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
