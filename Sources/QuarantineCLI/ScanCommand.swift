@@ -62,7 +62,9 @@ struct Scan: AsyncParsableCommand {
         do {
             var video = settings.video
             video.allFlaggedRanges = all
-            analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: video)
+            // The models are loaded at the first picture that needs them: none for test cards,
+            // files that are no picture, or an empty folder.
+            analyzer = try SensitivityAnalyzer(policy: settings.policy, configuration: settings.analyzer, videoOptions: video, loading: .atFirstUse)
         } catch {
             printError("quarantine: cannot analyse: \(error)")
             throw ExitCode(2)

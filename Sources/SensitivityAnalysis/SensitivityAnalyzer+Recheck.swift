@@ -19,7 +19,7 @@ extension SensitivityAnalyzer {
         ]
         var scores: [Double] = []
         for (copy, expected) in copies {
-            let found = try detector.detect(DecodedImage(image: copy, originalWidth: copy.width, originalHeight: copy.height, type: decoded.type))
+            let found = try models.get().detector.detect(DecodedImage(image: copy, originalWidth: copy.width, originalHeight: copy.height, type: decoded.type))
             scores.append(found.filter { $0.label == part.label && $0.box.iou(expected) >= SensitivityPolicy.recheckIoU }.map(\.score).max() ?? 0)
         }
         return scores

@@ -1,5 +1,6 @@
 import Foundation
 import MediaDecoding
+import Synchronization
 
 /// Analyses files for nudity on this machine: decode, the test card, NudeNet and open_nsfw,
 /// then the policy of the current mode. Both models are loaded once and shared by all workers;
@@ -36,9 +37,9 @@ public final class SensitivityAnalyzer: Sendable {
     /// The policy used where a call names none.
     public let policy: SensitivityPolicy
     public let configuration: Configuration
-    public let runtime: OnnxRuntime
-    let detector: NudeDetector
-    let classifier: NSFWClassifier
+    /// The runtime and both models: loaded in the initializer, or at the first picture that
+    /// needs them (``ModelLoading``).
+    let models: LoadedModels
     let decoder: ImageDecoder
     let pool: WorkerPool
     /// Videos run on their own threads (half the workers, at least one), so a long video is
@@ -46,33 +47,89 @@ public final class SensitivityAnalyzer: Sendable {
     let videoPool: WorkerPool
     public let videoOptions: VideoOptions
 
-    /// Loads the runtime and both models from `catalog`, verifying every sha256.
+    /// When the runtime and the models are loaded (their files are verified in the initializer
+    /// either way, so that a missing or damaged one is said at once).
+    public enum ModelLoading: Sendable {
+        /// In the initializer: the analysis worker, which loads everything before it gives up the
+        /// file system.
+        case atOnce
+        /// At the first picture that needs them. A test card, a file that is no picture and a
+        /// folder with nothing to judge never load them (`quarantine scan` of the test card:
+        /// 267-368 ms of CPU before, 31-39 ms after, 5 interleaved runs each).
+        case atFirstUse
+    }
+
+    /// Verifies the runtime and both models from `catalog` (every sha256) and loads them, at
+    /// once or at their first use (`loading`).
     public init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), videoOptions: VideoOptions = VideoOptions(),
-                catalog: ModelCatalog = .standard()) throws(InferenceError) {
+                catalog: ModelCatalog = .standard(), loading: ModelLoading = .atOnce) throws(InferenceError) {
         self.policy = policy
         self.configuration = configuration
         self.videoOptions = videoOptions
         let runtimePath = try catalog.verified(ModelCatalog.runtime)
-        let runtime = try OnnxRuntime(path: runtimePath)
-        self.runtime = runtime
-        // The two models at once, each verified then loaded on a thread of its own: an analysis
-        // worker does this at every start (again after each idle exit), and the two take about
-        // the same time (measured: 180 ms one after the other, 110 ms side by side on 2 cores).
-        let threads = configuration.intraOpThreads
-        let classifierLoad = Self.onThread(named: "load-open-nsfw") { () throws(InferenceError) in
-            try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.openNSFW), intraOpThreads: threads)
-        }
-        let detectorSession = Result { () throws(InferenceError) in
-            try InferenceSession(runtime: runtime, modelPath: try catalog.verified(ModelCatalog.nudeNet), intraOpThreads: threads)
-        }
-        let classifierSession = classifierLoad()
-        detector = try NudeDetector(session: detectorSession.get())
-        classifier = try NSFWClassifier(session: classifierSession.get())
+        let detectorPath = try catalog.verified(ModelCatalog.nudeNet)
+        let classifierPath = try catalog.verified(ModelCatalog.openNSFW)
+        models = LoadedModels(runtimePath: runtimePath, detectorPath: detectorPath, classifierPath: classifierPath,
+                              intraOpThreads: configuration.intraOpThreads)
+        if loading == .atOnce { _ = try models.get() }
         decoder = ImageDecoder(limits: configuration.limits,
                                minimumLongSide: Self.shrinkFloorFactor * NudeDetector.inputSize,
                                minimumShortSide: Self.shrinkFloorFactor * NSFWClassifier.resizeSide)
         pool = WorkerPool(threads: configuration.workers, name: "analysis", lowPriority: configuration.lowPriority)
         videoPool = WorkerPool(threads: max(1, configuration.workers / 2), name: "video", lowPriority: configuration.lowPriority)
+    }
+
+    /// Whether the runtime and the models are loaded (or their loading failed).
+    public var modelsLoaded: Bool { models.isLoaded }
+
+    /// The runtime and both models, loaded once, by the first caller that needs them (the others
+    /// wait for it); a failure is kept and given to every later caller.
+    final class LoadedModels: Sendable {
+        struct Loaded: Sendable {
+            let runtime: OnnxRuntime
+            let detector: NudeDetector
+            let classifier: NSFWClassifier
+        }
+
+        let runtimePath: String, detectorPath: String, classifierPath: String
+        let intraOpThreads: Int
+        private let state = Mutex<Result<Loaded, InferenceError>?>(nil)
+
+        init(runtimePath: String, detectorPath: String, classifierPath: String, intraOpThreads: Int) {
+            self.runtimePath = runtimePath
+            self.detectorPath = detectorPath
+            self.classifierPath = classifierPath
+            self.intraOpThreads = intraOpThreads
+        }
+
+        var isLoaded: Bool { state.withLock { $0 != nil } }
+
+        func get() throws(InferenceError) -> Loaded {
+            let result = state.withLock { current in
+                if let current { return current }
+                let loaded = Result { () throws(InferenceError) in try load() }
+                current = loaded
+                return loaded
+            }
+            return try result.get()
+        }
+
+        /// The two models at once, each loaded on a thread of its own: an analysis worker does
+        /// this at every start (again after each idle exit), and the two take about the same
+        /// time (measured: 180 ms one after the other, 110 ms side by side on 2 cores).
+        private func load() throws(InferenceError) -> Loaded {
+            let runtime = try OnnxRuntime(path: runtimePath)
+            let threads = intraOpThreads, classifierPath = classifierPath
+            let classifierLoad = SensitivityAnalyzer.onThread(named: "load-open-nsfw") { () throws(InferenceError) in
+                try InferenceSession(runtime: runtime, modelPath: classifierPath, intraOpThreads: threads)
+            }
+            let detectorSession = Result { () throws(InferenceError) in
+                try InferenceSession(runtime: runtime, modelPath: detectorPath, intraOpThreads: threads)
+            }
+            let classifierSession = classifierLoad()
+            return Loaded(runtime: runtime, detector: try NudeDetector(session: detectorSession.get()),
+                          classifier: try NSFWClassifier(session: classifierSession.get()))
+        }
     }
 
     /// Starts `work` on a thread of its own; the returned function waits for its result.
@@ -130,8 +187,9 @@ public final class SensitivityAnalyzer: Sendable {
             func y(_ v: Double) -> Double { v * Double(decoded.originalHeight) / Double(decoded.image.height) }
             detections = [Detection(label: TestCard.label, score: 1, box: Box(x: x(card.x), y: y(card.y), width: x(card.width), height: y(card.height)))]
         } else {
-            detections = try detector.detect(decoded)
-            nsfw = try classifier.score(decoded.image)
+            let models = try models.get()
+            detections = try models.detector.detect(decoded)
+            nsfw = try models.classifier.score(decoded.image)
         }
         // The rules judge the raw output; the raw detections and score are kept as they are.
         var recheckError: InferenceError?

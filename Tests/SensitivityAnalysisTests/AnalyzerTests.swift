@@ -12,8 +12,10 @@ struct AnalyzerTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("card.jpg")
         try Data(try JPEGCodec.encode(TestCard.render(width: 800, height: 600), quality: 80)).write(to: url)
-        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: mode), configuration: .init(workers: 1))
+        // Models loaded at their first use: the card needs neither, so neither is loaded.
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: mode), configuration: .init(workers: 1), loading: .atFirstUse)
         let analysis = try await analyzer.analyzeImage(at: url)
+        #expect(!analyzer.modelsLoaded, "the test card loaded the models")
         #expect(analysis.isSensitive)
         #expect(analysis.detections.map(\.label) == [TestCard.label])
         #expect(analysis.reasons == ["TEST_CARD 1.00"])
@@ -34,6 +36,24 @@ struct AnalyzerTests {
         let box = try #require(analysis.detections.first?.box)
         let expected = [700.0, 500, 800, 600], got = [box.x, box.y, box.width, box.height]
         #expect(zip(expected, got).allSatisfy { abs($0 - $1) <= 16 }, "box \(box)")
+    }
+
+    @Test("models loaded at first use: a file that is no picture leaves them unloaded; the first photo loads them and is judged as by an analyzer that loaded them at once")
+    func modelsAtFirstUse() async throws {
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let text = dir.appendingPathComponent("notes.txt")
+        try Data("not a picture".utf8).write(to: text)
+        let lazy = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1), loading: .atFirstUse)
+        #expect(!lazy.modelsLoaded)
+        let other = await lazy.report(forFileAt: text.path)
+        #expect(other.kind == .other && !lazy.modelsLoaded)
+        let photo = TestEnvironment.photos.appendingPathComponent("astronaut.png").path
+        let judged = try await lazy.analyzeImage(at: photo)
+        #expect(lazy.modelsLoaded)
+        let eager = try await TestEnvironment.sharedAnalyzer().analyzeImage(at: photo)
+        #expect(judged.detections == eager.detections && judged.nsfwScore == eager.nsfwScore && judged.reasons == eager.reasons)
+        #expect(judged.nsfwScore != nil && !judged.detections.isEmpty)
     }
 
     @Test("a benign photo is analysed by both models and left alone")
