@@ -333,8 +333,8 @@ extension AuditStore {
     public func carrySeen(from path: String, identity: FileIdentity, to newPath: String, identity newIdentity: FileIdentity) throws {
         try write { db in
             try db.execute(sql: """
-                INSERT INTO seenFile (path, device, inode, size, mtimeNs, ctimeNs, sha256, mode, verdict, itemId, at)
-                SELECT ?, ?, ?, ?, ?, ?, sha256, mode, verdict, itemId, ? FROM seenFile
+                INSERT INTO seenFile (path, device, inode, size, mtimeNs, ctimeNs, sha256, mode, verdict, itemId, basis, at)
+                SELECT ?, ?, ?, ?, ?, ?, sha256, mode, verdict, itemId, basis, ? FROM seenFile
                 WHERE path = ? AND device = ? AND inode = ? AND ctimeNs = ? ORDER BY id DESC LIMIT 1
                 """, arguments: [newPath, Int64(bitPattern: newIdentity.device), Int64(bitPattern: newIdentity.inode), newIdentity.size,
                                  newIdentity.modificationNanoseconds, newIdentity.changeNanoseconds, Date(),

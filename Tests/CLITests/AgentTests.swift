@@ -432,7 +432,17 @@ struct AgentTests {
         // Judged once the lane frees (the hanging worker is replaced at its deadline): hidden.
         #expect(await agent.wait(timeout: 60) { try await agent.items().contains { ($0["original_path"] as? String)?.hasSuffix("card.jpg") == true } },
                 "log tail:\n\(agent.logText.suffix(3000))")
-        #expect(await agent.stop().status == 0)
+        // The hanging file, given up (tried twice, each time to the deadline), is back where it
+        // was (adult mode: on_error leaves it) and stays: its put-back is not taken for a new
+        // arrival and judged again (was: held and judged again and again, 12 s a round, and a
+        // stop waited for the round under way).
+        let hang = agent.downloads.appendingPathComponent("hang.png").path
+        #expect(await agent.wait(timeout: 20) { FileManager.default.fileExists(atPath: hang) }, "log tail:\n\(agent.logText.suffix(3000))")
+        try await Task.sleep(for: .seconds(1))
+        #expect(FileManager.default.fileExists(atPath: hang), "held again after it was given up:\n\(agent.logText.suffix(3000))")
+        let stopped = await agent.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 5, "stopped in \(stopped.seconds) s:\n\(agent.logText.suffix(3000))")
+        #expect(agent.logText.components(separatedBy: "could not check").count - 1 == 1, "given up more than once:\n\(agent.logText.suffix(3000))")
     }
 
     @Test("status, watch add/list/remove and config show; a running agent picks up a new folder without a restart; workers run at low priority")
