@@ -220,7 +220,7 @@ struct IntakeTests {
     @Test("the real analyzer: the test card is hidden, a plain picture is left alone")
     func realAnalyzer() async throws {
         let place = try Place(); defer { place.cleanUp() }
-        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1))
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1), loading: .atFirstUse)
         let intake = Intake(vault: place.vault, engine: analyzer)
         let card = try place.arrive("card.png", try Self.png(card: true))
         guard case .hidden(let item, .quarantined, let reasons, _) = await intake.handle(card, kind: .image, settings: settings(.adult)) else {

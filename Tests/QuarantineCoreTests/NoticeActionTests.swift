@@ -97,7 +97,7 @@ struct NoticeActionTests {
     @Test("a file hidden on sight because its site is blocked still gets a blurred preview, decoded from the vault's copy, and says why")
     func blockedSiteGetsPreview() async throws {
         let place = try IntakeTests.Place(); defer { place.cleanUp() }
-        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1))
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1), loading: .atFirstUse)
         let intake = Intake(vault: place.vault, engine: analyzer)
         try place.vault.store.blockOrigin("blocked.example")
         let entry = try place.arrive("from-site.png", try IntakeTests.png(card: false, width: 200, height: 150))

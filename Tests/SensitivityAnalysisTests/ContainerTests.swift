@@ -149,7 +149,7 @@ struct ContainerTests {
     func entriesBound() async throws {
         var configuration = SensitivityAnalyzer.Configuration(workers: 1)
         configuration.limits.containers.maxEntries = 1
-        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: configuration)
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: configuration, loading: .atFirstUse)
         let report = try await report("clean.zip", analyzer: analyzer)
         #expect(report.failure?.code == MediaError.Code.containerLimit.rawValue)
         #expect(report.failure?.message.contains("containers.entries") == true)
