@@ -12,10 +12,11 @@ public enum MemoryTuning {
     /// most 32 MiB on 64 bits, and the trim threshold to twice that): an mmap threshold of
     /// 32 MiB and a trim threshold of 64 MiB. Loading the models frees buffers of every size
     /// on the way there, each one mapped, zeroed by the kernel and unmapped again; started
-    /// there, a process that loads the models spends less on it. Measured (8 interleaved runs
-    /// each, release build): `quarantine scan` of an empty folder 343 -> 288 ms of CPU
-    /// (median), an analysis worker's start 529 -> 466 ms; over 1,000 pictures the same CPU
-    /// per picture and a peak RSS of 231-242 MB against 207-235 MB (two runs each; the
+    /// there, a process that loads the models spends less on it. Measured (release build): an
+    /// analysis worker's start 516 -> 462 ms of CPU (mean of 10 interleaved runs); with the
+    /// same thresholds given as `GLIBC_TUNABLES`, `quarantine scan` of an empty folder (models
+    /// loaded at once, as then) 343 -> 288 ms (median of 8), and over 1,000 pictures the same
+    /// CPU per picture and a peak RSS of 231-242 MB against 207-235 MB (two runs each; the
     /// target is under 300 MB). What a worker frees after its warm-up still goes back at once
     /// (`malloc_trim`).
     public static func apply() {
