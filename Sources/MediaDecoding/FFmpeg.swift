@@ -157,3 +157,28 @@ enum FFmpeg {
         return RGBImage(width: width, height: height, pixels: pixels)
     }
 }
+
+extension FFmpeg {
+    /// How a decoded video frame becomes an analysis picture: turned upright by its stream's
+    /// display rotation, at analysis size, in one swscale pass (the frame's size is checked
+    /// against the limits by the caller, before).
+    struct Upright: Sendable {
+        var rotation: Int
+        var minimumLongSide: Int
+        var minimumShortSide: Int
+
+        func image(of frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> RGBImage {
+            let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
+            let swaps = rotation == 90 || rotation == 270
+            let target = FFmpeg.reducedSize(width: swaps ? h : w, height: swaps ? w : h, minimumLongSide: minimumLongSide,
+                                            minimumShortSide: minimumShortSide, alwaysShrink: true)
+            let image = try FFmpeg.convertToRGB(frame, width: swaps ? target.height : target.width, height: swaps ? target.width : target.height, fast: true)
+            switch rotation {
+            case 90: return image.applyingOrientation(6)
+            case 180: return image.applyingOrientation(3)
+            case 270: return image.applyingOrientation(8)
+            default: return image
+            }
+        }
+    }
+}

@@ -9,16 +9,9 @@ import Synchronization
 /// before) only when a judge or a blurring writer asks. The reference goes with the conversion,
 /// or with the picture when nobody asked.
 public final class FramePicture: Sendable {
-    /// How a held frame becomes the picture (the source's rotation and analysis size).
-    struct Conversion: Sendable {
-        var rotation: Int
-        var minimumLongSide: Int
-        var minimumShortSide: Int
-    }
-
     /// The frame reference (touched under ``state``'s lock only), or what came of converting it.
     private enum State: @unchecked Sendable {
-        case held(UnsafeMutablePointer<AVFrame>, Conversion)
+        case held(UnsafeMutablePointer<AVFrame>, FFmpeg.Upright)
         case done(Result<RGBImage, MediaError>)
     }
 
@@ -30,7 +23,7 @@ public final class FramePicture: Sendable {
     }
 
     /// A new reference to `frame` (whose size the source already checked against its limits).
-    init(referencing frame: UnsafeMutablePointer<AVFrame>, conversion: Conversion) throws(MediaError) {
+    init(referencing frame: UnsafeMutablePointer<AVFrame>, conversion: FFmpeg.Upright) throws(MediaError) {
         guard let held = av_frame_alloc() else { throw MediaError(.io, "out of memory", operation: "av_frame_alloc") }
         let referenced = av_frame_ref(held, frame)
         guard referenced >= 0 else {
@@ -62,7 +55,7 @@ public final class FramePicture: Sendable {
             case .done(let result):
                 return result
             case .held(let frame, let conversion):
-                let result = Result { () throws(MediaError) in try Self.convert(frame, conversion) }
+                let result = Result { () throws(MediaError) in try conversion.image(of: frame) }
                 var released: UnsafeMutablePointer<AVFrame>? = frame
                 av_frame_free(&released)
                 current = .done(result)
@@ -70,20 +63,5 @@ public final class FramePicture: Sendable {
             }
         }
         return try result.get()
-    }
-
-    /// Converts a frame to upright RGB at analysis size in one swscale pass.
-    static func convert(_ frame: UnsafeMutablePointer<AVFrame>, _ conversion: Conversion) throws(MediaError) -> RGBImage {
-        let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
-        let swaps = conversion.rotation == 90 || conversion.rotation == 270
-        let target = FFmpeg.reducedSize(width: swaps ? h : w, height: swaps ? w : h, minimumLongSide: conversion.minimumLongSide,
-                                        minimumShortSide: conversion.minimumShortSide, alwaysShrink: true)
-        let image = try FFmpeg.convertToRGB(frame, width: swaps ? target.height : target.width, height: swaps ? target.width : target.height, fast: true)
-        switch conversion.rotation {
-        case 90: return image.applyingOrientation(6)
-        case 180: return image.applyingOrientation(3)
-        case 270: return image.applyingOrientation(8)
-        default: return image
-        }
     }
 }

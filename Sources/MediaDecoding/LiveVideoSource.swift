@@ -288,8 +288,8 @@ public final class LiveVideoSource: @unchecked Sendable {
     }
 
     /// How this source's frames become pictures.
-    var conversion: FramePicture.Conversion {
-        FramePicture.Conversion(rotation: rotation, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide)
+    var conversion: FFmpeg.Upright {
+        FFmpeg.Upright(rotation: rotation, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide)
     }
 
     /// The kind of `input` and the URL libavformat opens for it (`file:` prefixed, so that a

@@ -332,19 +332,8 @@ public final class VideoDecoder: @unchecked Sendable {
 
     /// Converts a frame to upright RGB at analysis size in one swscale pass.
     func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(MediaError) -> RGBImage {
-        let w = Int(frame.pointee.width), h = Int(frame.pointee.height)
-        try limits.check(width: w, height: h)
-        let swaps = info.rotation == 90 || info.rotation == 270
-        let displayW = swaps ? h : w, displayH = swaps ? w : h
-        let target = FFmpeg.reducedSize(width: displayW, height: displayH, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide, alwaysShrink: true)
-        let storedW = swaps ? target.height : target.width, storedH = swaps ? target.width : target.height
-        let image = try FFmpeg.convertToRGB(frame, width: storedW, height: storedH, fast: true)
-        switch info.rotation {
-        case 90: return image.applyingOrientation(6)
-        case 180: return image.applyingOrientation(3)
-        case 270: return image.applyingOrientation(8)
-        default: return image
-        }
+        try limits.check(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
+        return try FFmpeg.Upright(rotation: info.rotation, minimumLongSide: minimumLongSide, minimumShortSide: minimumShortSide).image(of: frame)
     }
 
     // MARK: - Container

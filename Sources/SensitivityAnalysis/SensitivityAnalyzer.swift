@@ -85,8 +85,8 @@ public final class SensitivityAnalyzer: Sendable {
     /// The runtime and both models, loaded once, by the first caller that needs them (the others
     /// wait for it); a failure is kept and given to every later caller.
     final class LoadedModels: Sendable {
+        /// The two models (each session keeps the runtime).
         struct Loaded: Sendable {
-            let runtime: OnnxRuntime
             let detector: NudeDetector
             let classifier: NSFWClassifier
         }
@@ -127,8 +127,7 @@ public final class SensitivityAnalyzer: Sendable {
                 try InferenceSession(runtime: runtime, modelPath: detectorPath, intraOpThreads: threads)
             }
             let classifierSession = classifierLoad()
-            return Loaded(runtime: runtime, detector: try NudeDetector(session: detectorSession.get()),
-                          classifier: try NSFWClassifier(session: classifierSession.get()))
+            return Loaded(detector: try NudeDetector(session: detectorSession.get()), classifier: try NSFWClassifier(session: classifierSession.get()))
         }
     }
 

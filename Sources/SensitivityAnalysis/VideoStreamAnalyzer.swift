@@ -144,8 +144,8 @@ extension VideoStreamAnalyzer {
         let rules: StreamInterventions
         let capacity: Int
         let judging: Bool
-        /// The least nanoseconds between two judgements' starts (0: none).
-        let spacingNanoseconds: UInt64
+        /// The least time between two judgements' starts (nil: none).
+        let spacing: Duration?
         let continuation: AsyncStream<VideoStreamAnalysis>.Continuation
         /// Guards everything below; judging threads wait on it.
         let lock = NSCondition()
@@ -186,7 +186,7 @@ extension VideoStreamAnalyzer {
             self.rules = rules
             self.capacity = capacity
             self.judging = judging
-            spacingNanoseconds = spacing.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) } ?? 0
+            self.spacing = spacing
             self.continuation = continuation
         }
 
@@ -270,11 +270,11 @@ extension VideoStreamAnalyzer {
             lock.lock()
             while true {
                 while slot.isEmpty && !ended { lock.wait() }
-                if !slot.isEmpty, spacingNanoseconds > 0, let last = lastStart {
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    if now < last + spacingNanoseconds {
+                if !slot.isEmpty, let spacing, let last = lastStart {
+                    let since = Duration.nanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - last))
+                    if since < spacing {
                         // Newer frames may replace the waiting one meanwhile: the newest is judged.
-                        _ = lock.wait(until: Date(timeIntervalSinceNow: Double(last + spacingNanoseconds - now) / 1e9))
+                        _ = lock.wait(until: Date(timeIntervalSinceNow: (spacing - since) / .seconds(1)))
                         continue
                     }
                 }
