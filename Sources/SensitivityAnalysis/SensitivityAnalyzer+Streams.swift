@@ -9,7 +9,8 @@ extension SensitivityAnalyzer: VideoFrameJudge {
     public var analysisPolicy: AnalysisPolicy { AnalysisPolicy(mode: policy.mode) }
 
     /// Judges one stream frame on the calling thread: decoded to RGB at analysis size when it is
-    /// raw, encoded or not yet converted, then the test card, both models and the policy's decision rules, as any
+    /// raw, encoded or not yet converted, then the test card, both models (at once, the score on
+    /// a second thread: a frame's verdict is wanted soon) and the policy's decision rules, as any
     /// picture.
     public func judge(_ frame: VideoStreamFrame, policy: SensitivityPolicy) throws -> VideoFrameVerdict {
         let decoded: DecodedImage
@@ -28,7 +29,7 @@ extension SensitivityAnalyzer: VideoFrameJudge {
             decoded = try decoder.decode(bytes)
         }
         let identity = FileIdentity(device: 0, inode: 0, size: Int64(decoded.image.pixels.count), modificationNanoseconds: 0)
-        let analysis = try analyze(decoded, path: "stream", identity: identity, policy: policy)
+        let analysis = try analyze(decoded, path: "stream", identity: identity, policy: policy, modelsAtOnce: true)
         return VideoFrameVerdict(isSensitive: analysis.isSensitive, reasons: analysis.reasons, detections: analysis.detections)
     }
 

@@ -56,6 +56,19 @@ struct AnalyzerTests {
         #expect(judged.nsfwScore != nil && !judged.detections.isEmpty)
     }
 
+    @Test("both models at once (a stream frame's judgement): the same detections and score as one after the other, on three photos")
+    func modelsAtOnce() throws {
+        let analyzer = try TestEnvironment.sharedAnalyzer()
+        for name in ["astronaut.png", "coffee.png", "motorcycle_left.png"] {
+            let decoded = try analyzer.decoder.decode(Array(try Data(contentsOf: TestEnvironment.photos.appendingPathComponent(name))))
+            let identity = FileIdentity(device: 0, inode: 0, size: 0, modificationNanoseconds: 0)
+            let atOnce = try analyzer.analyze(decoded, path: name, identity: identity, modelsAtOnce: true)
+            let inTurn = try analyzer.analyze(decoded, path: name, identity: identity)
+            #expect(atOnce.detections == inTurn.detections && atOnce.nsfwScore == inTurn.nsfwScore && atOnce.reasons == inTurn.reasons, "\(name)")
+            #expect(atOnce.nsfwScore != nil)
+        }
+    }
+
     @Test("a benign photo is analysed by both models and left alone")
     func benignPhoto() async throws {
         let analyzer = try TestEnvironment.sharedAnalyzer()
