@@ -46,6 +46,8 @@ public final class SensitivityAnalyzer: Sendable {
     /// analysed beside new pictures, never in front of them.
     let videoPool: WorkerPool
     public let videoOptions: VideoOptions
+    /// Test only: the models' stand-in (see the initializer that takes it).
+    let modelsStandIn: Bool
 
     /// When the runtime and the models are loaded (their files are verified in the initializer
     /// either way, so that a missing or damaged one is said at once).
@@ -61,17 +63,29 @@ public final class SensitivityAnalyzer: Sendable {
 
     /// Verifies the runtime and both models from `catalog` (every sha256) and loads them, at
     /// once or at their first use (`loading`).
-    public init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), videoOptions: VideoOptions = VideoOptions(),
-                catalog: ModelCatalog = .standard(), loading: ModelLoading = .atOnce) throws(InferenceError) {
+    public convenience init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), videoOptions: VideoOptions = VideoOptions(),
+                            catalog: ModelCatalog = .standard(), loading: ModelLoading = .atOnce) throws(InferenceError) {
+        try self.init(policy: policy, configuration: configuration, videoOptions: videoOptions, catalog: catalog, loading: loading,
+                      modelsStandIn: false)
+    }
+
+    /// Test only (internal, reached with `@testable`): with `modelsStandIn`, the models are never
+    /// loaded and never run; the test card is found as always and every other picture is clean.
+    /// A stand-in for the models in the tests of the video plan (which samples are taken, gaps,
+    /// coverage, resuming, where a card is found), whose cost was the models' on every sample;
+    /// the real models judge video frames in the tests beside them.
+    init(policy: SensitivityPolicy, configuration: Configuration = Configuration(), videoOptions: VideoOptions = VideoOptions(),
+         catalog: ModelCatalog = .standard(), loading: ModelLoading = .atOnce, modelsStandIn: Bool) throws(InferenceError) {
         self.policy = policy
         self.configuration = configuration
         self.videoOptions = videoOptions
+        self.modelsStandIn = modelsStandIn
         let runtimePath = try catalog.verified(ModelCatalog.runtime)
         let detectorPath = try catalog.verified(ModelCatalog.nudeNet)
         let classifierPath = try catalog.verified(ModelCatalog.openNSFW)
         models = LoadedModels(runtimePath: runtimePath, detectorPath: detectorPath, classifierPath: classifierPath,
                               intraOpThreads: configuration.intraOpThreads)
-        if loading == .atOnce { _ = try models.get() }
+        if loading == .atOnce && !modelsStandIn { _ = try models.get() }
         decoder = ImageDecoder(limits: configuration.limits,
                                minimumLongSide: Self.shrinkFloorFactor * NudeDetector.inputSize,
                                minimumShortSide: Self.shrinkFloorFactor * NSFWClassifier.resizeSide)
@@ -190,6 +204,8 @@ public final class SensitivityAnalyzer: Sendable {
             func x(_ v: Double) -> Double { v * Double(decoded.originalWidth) / Double(decoded.image.width) }
             func y(_ v: Double) -> Double { v * Double(decoded.originalHeight) / Double(decoded.image.height) }
             detections = [Detection(label: TestCard.label, score: 1, box: Box(x: x(card.x), y: y(card.y), width: x(card.width), height: y(card.height)))]
+        } else if modelsStandIn {
+            detections = []
         } else {
             let models = try models.get()
             if modelsAtOnce {

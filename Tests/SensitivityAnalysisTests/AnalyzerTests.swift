@@ -69,6 +69,20 @@ struct AnalyzerTests {
         }
     }
 
+    @Test("the models' stand-in (video plan tests): the card is flagged as by the real analyzer; a photo is clean with no model loaded or run")
+    func modelsStandIn() async throws {
+        let standIn = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1), modelsStandIn: true)
+        let photo = try await standIn.analyzeImage(at: TestEnvironment.photos.appendingPathComponent("astronaut.png").path)
+        #expect(!photo.isSensitive && photo.detections.isEmpty && photo.nsfwScore == nil)
+        let card = TestCard.render(width: 320, height: 240)
+        let decoded = DecodedImage(image: card, originalWidth: 320, originalHeight: 240, type: .png)
+        let identity = FileIdentity(device: 0, inode: 0, size: 0, modificationNanoseconds: 0)
+        let flagged = try standIn.analyze(decoded, path: "card", identity: identity)
+        let real = try TestEnvironment.sharedAnalyzer().analyze(decoded, path: "card", identity: identity)
+        #expect(flagged.isSensitive && flagged.reasons == real.reasons && flagged.detections == real.detections)
+        #expect(!standIn.modelsLoaded, "the stand-in never loads the models")
+    }
+
     @Test("a benign photo is analysed by both models and left alone")
     func benignPhoto() async throws {
         let analyzer = try TestEnvironment.sharedAnalyzer()

@@ -133,9 +133,16 @@ struct CoarseToFinePlanTests {
 }
 
 /// The same, on real videos and the real models.
-@Suite("Coarse to fine, real videos", .serialized)
+/// The plan on real videos: which samples are taken, gaps, coverage, resuming, where the card is
+/// found. The models' stand-in judges (the test card is found as always, every other frame is
+/// clean, no model runs): the models cost about 50 ms a sample here, and these clips take hundreds
+/// of samples (14 s of the suite's CPU). The real models judge video frames beside it: the picture
+/// beside two videos below, `ShortClipTests`' benign clips, the H.264 clip of `VideoAnalysisTests`,
+/// the container, agent and D-Bus video tests.
+@Suite("Coarse to fine, real videos (the models' stand-in, but for the picture beside two videos)", .serialized)
 struct CoarseToFineVideoTests {
-    static let analyzer = Result { try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2), videoOptions: VideoOptions(maxGap: 2)) }
+    static let analyzer = Result { try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2), videoOptions: VideoOptions(maxGap: 2),
+                                                           modelsStandIn: true) }
 
     /// 120 s of moving test pattern (320x240), keyframes every 8 s and no scene cuts (so nothing
     /// but the plan finds the card), the card from `from` to `to`.
@@ -253,9 +260,9 @@ struct CoarseToFineVideoTests {
         #expect(unskipped.flaggedRanges == result.flaggedRanges)
     }
 
-    @Test("a picture is judged while two long videos are analysed, not after them")
+    @Test("a picture is judged while two long videos are analysed, not after them (the real models, for the videos' frames too)")
     func pictureNotStarved() async throws {
-        let analyzer = try Self.analyzer.get()
+        let analyzer = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2), videoOptions: VideoOptions(maxGap: 2))
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let one = dir.appendingPathComponent("one.mp4"), two = dir.appendingPathComponent("two.mp4")
