@@ -11,6 +11,8 @@ struct GuardedAnalysisBusTests {
           .enabled(if: getuid() == 0, "needs root to make the test's account and list it as protected"))
     func protectedChild() async throws {
         let script = CLIRunner.repositoryRoot.appendingPathComponent("Tests/CLITests/guarded_bus.sh").path
+        let started = Date()
+        defer { print("guarded_bus.sh: started \(started), \(String(format: "%.1f", Date().timeIntervalSince(started))) s") }
         let result = try await offPool {
             try Spawned.run("/usr/bin/flock", ["/tmp/attack.lock", "/bin/bash", script, CLIRunner.binary.path],
                             environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], timeout: 1200)
