@@ -142,7 +142,11 @@ endif
 # the two (176-193 s of CPU; the serialized part ended at 49-56 s); 6 and 3, 94.6 s; 6 and 2,
 # 101.2 s; 8 and 4, 95.4 s with two real-time bounds missed (a stream's 0.5 s, an idle worker's
 # 6 s) under twelve tests at once. Both use the same bundle.
-SERIAL_SUITES = \.($(shell grep -rh -A1 '^@Suite.*\.serialized' Tests --include=*.swift | sed -n 's/^struct \([A-Za-z0-9_]*\) .*/\1/p' | grep -vx FolderWatchTests | tr '\n' '|')DatabaseFaultTests)(/|$$)
+# SIDE_SUITES join them there: suites that mostly wait (9-15 s each, little CPU), which in the
+# main part were started among the last and ended the run alone, the cores idle for their last
+# 5-8 s (session 46: the main part's last 5 s at 0.2-0.7 cores in use; moved, it ends at full load).
+SIDE_SUITES = GuardedAnalysisBusTests|AgentStopTests|AgentHeldAtOnceTests
+SERIAL_SUITES = \.($(shell grep -rh -A1 '^@Suite.*\.serialized' Tests --include=*.swift | sed -n 's/^struct \([A-Za-z0-9_]*\) .*/\1/p' | grep -vx FolderWatchTests | tr '\n' '|')DatabaseFaultTests|$(SIDE_SUITES))(/|$$)
 SERIAL_WIDTH ?= 4
 test: setup testdata
 	$(TEST_BUILD) --build-tests

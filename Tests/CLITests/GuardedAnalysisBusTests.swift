@@ -5,6 +5,8 @@ import TestSupport
 /// The analysis service on the session bus of an account a guardian service protects (issue 31):
 /// `guarded_bus.sh` with a real account, the child trying to get `disabled`. Needs root; takes
 /// /tmp/attack.lock (it lists the account in /etc/quarantine/protected-uids for its run).
+/// `make test` runs it in the side process (the Makefile's SIDE_SUITES): in the main part it was
+/// started among the last and, 9-12 s of mostly waiting, ended the run alone.
 @Suite("The analysis service on a protected account's session bus")
 struct GuardedAnalysisBusTests {
     @Test("on a protected account the agent only forwards: descriptive whatever the child's configuration says, pictures, videos and streams forwarded to the guardian service, the same from a forwarder the child restarts",
