@@ -190,9 +190,10 @@ public final class SensitivityAnalyzer: Sendable {
 
     /// Judges an already decoded picture by `policy` (default: the analyzer's own). With
     /// `modelsAtOnce`, the whole-picture score runs on a thread of its own while the detector runs
-    /// on this one: the answer comes sooner (a live stream's frame, whose latency is the point)
-    /// for the same CPU; files keep one thread a picture (their throughput comes from judging
-    /// several at once).
+    /// on this one (``onThread(named:_:)``, as the two models are loaded): the answer comes sooner
+    /// (a live stream's frame, whose latency is the point) for the same CPU, and on a busy machine
+    /// two runnable threads get two shares of the cores, not one; files keep one thread a picture
+    /// (their throughput comes from judging several at once).
     public func analyze(_ decoded: DecodedImage, path: String, identity: FileIdentity, policy: SensitivityPolicy? = nil,
                         modelsAtOnce: Bool = false) throws(InferenceError) -> SensitivityAnalysis {
         let policy = policy ?? self.policy
@@ -210,9 +211,9 @@ public final class SensitivityAnalyzer: Sendable {
             let models = try models.get()
             if modelsAtOnce {
                 let classifier = models.classifier, image = decoded.image
-                let score = AlongsideThread.start { () throws(InferenceError) in try classifier.score(image) }
+                let score = Self.onThread(named: "stream-score") { () throws(InferenceError) in try classifier.score(image) }
                 let detected = Result { () throws(InferenceError) in try models.detector.detect(decoded) }
-                nsfw = try score.wait().get()
+                nsfw = try score().get()
                 detections = try detected.get()
             } else {
                 detections = try models.detector.detect(decoded)
