@@ -5,7 +5,8 @@ SWIFT ?= swift
 RELEASE_BIN := .build/release/quarantine
 # The program that is installed (make deb, make install): the Swift runtime and Foundation linked in
 # statically (no Debian root has them), no $$ORIGIN search path, bound at start (BIND_NOW).
-# Only the link differs from 'make build', so switching between the two relinks in seconds.
+# Only the link differs from 'make build', so switching between the two relinks in seconds. Every
+# release build (the tested one too) links the runtime statically: Package.swift's "quarantine".
 STATIC_FLAGS := -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker now
 PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.

@@ -158,7 +158,11 @@ let package = Package(
         ]),
 
         // MARK: - Executables
-        .executableTarget(name: "quarantine", dependencies: ["QuarantineCLI"]),
+        // Release builds link the Swift runtime and Foundation in statically, as the package ships
+        // them (make build-static): the tested binary is the shipped one's twin, and each start
+        // skips loading the runtime's shared libraries (issue 27, the suite's own time).
+        .executableTarget(name: "quarantine", dependencies: ["QuarantineCLI"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release))]),
         // The library used as Apple's SensitiveContentAnalysis is: `swift run quarantine-example FILE`.
         .executableTarget(name: "quarantine-example", dependencies: ["SensitivityAnalysis", "MediaDecoding"], path: "Examples/quarantine-example"),
         .executableTarget(name: "quarantine-bench", dependencies: [

@@ -62,6 +62,9 @@ GROUPS = {
 }
 
 
+STATIC_DEFINES = {"jxl": ["JXL_STATIC_DEFINE"], "poppler": ["POPPLER_GLIB_STATIC_DEFINE"]}
+
+
 def prototypes(headers, includes, names):
     with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as f:
         for h in headers:
@@ -114,7 +117,12 @@ def write(group, headers, includes, libraries, words):
     names = [n for _, symbols in libraries for n in symbols.split()]
     found = prototypes(headers, includes, names)
     lines = [f"/* Written by scripts/lazy-libraries.py: do not edit. {words} opened at the first call. */",
-             "#include \"qlazy_common.h\"", "#pragma GCC visibility push(hidden)"]
+             "#include \"qlazy_common.h\""]
+    # libjxl's and Poppler's headers mark each function visibility("default"), which outweighs the
+    # pragma: their own switch for a static build drops that mark, or the statically linked
+    # program (its link exports every default symbol) would offer its stand-ins to the libraries.
+    lines += [f"#define {define}" for define in STATIC_DEFINES.get(group, [])]
+    lines += ["#pragma GCC visibility push(hidden)"]
     lines += [f"#include <{h}>" for h in headers]
     lines += ["#pragma GCC visibility pop", ""]
     lines.append(f"static const char *const qlazy_{group}_names[] = {{ {', '.join(s for s, _ in libraries)} }};")

@@ -1,5 +1,6 @@
 /* Written by scripts/lazy-libraries.py: do not edit. libjxl opened at the first call. */
 #include "qlazy_common.h"
+#define JXL_STATIC_DEFINE
 #pragma GCC visibility push(hidden)
 #include <jxl/decode.h>
 #pragma GCC visibility pop

@@ -1,5 +1,6 @@
 /* Written by scripts/lazy-libraries.py: do not edit. Poppler (glib) opened at the first call. */
 #include "qlazy_common.h"
+#define POPPLER_GLIB_STATIC_DEFINE
 #pragma GCC visibility push(hidden)
 #include <poppler.h>
 #pragma GCC visibility pop
