@@ -83,6 +83,11 @@ uninstall)
     echo "install: the user service still runs $PREFIX/bin/quarantine: 'quarantine service uninstall' removes it"
   fi
   mapfile -t files < "$MANIFEST"
+  # What the program itself left beside the runtime and the models: the record of their hashes
+  # and the models' optimised copies (ModelDigestRecord, OptimizedModelCopy), and partial copies.
+  for d in lib/quarantine share/quarantine/models; do
+    rm -f "$PREFIX/$d/.quarantine-verified" "$PREFIX/$d"/.quarantine-verified.?????? "$PREFIX/$d"/.*.onnx.*.ort "$PREFIX/$d"/.*.onnx.*.ort.*.part
+  done
   for f in "${files[@]}"; do
     [[ -n $f && $f != /* && $f != *..* ]] || die "unexpected line '$f' in $MANIFEST"
     rm -f "$PREFIX/$f"

@@ -60,7 +60,7 @@ struct Doctor: AsyncParsableCommand {
                     guard let path = catalog.locate(model.artifact) else { continue }
                     let label = "\(model.displayName) session"
                     do {
-                        let s = try InferenceSession(runtime: runtime, modelPath: path, intraOpThreads: 1)
+                        let s = try InferenceSession(runtime: runtime, modelPath: path, intraOpThreads: 1, optimizedCopy: false)
                         checks.append(Check(name: label, ok: true, detail: "input \(s.inputName) \(s.inputShape), output \(s.outputName) \(s.outputShape)"))
                     } catch {
                         checks.append(Check(name: label, ok: false, detail: error.description))

@@ -1,4 +1,7 @@
 import COnnxRuntime
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One loaded model with one float input and one float output. ORT allows concurrent `Run`
 /// calls on a session, so one instance is shared by every worker.
@@ -11,16 +14,47 @@ public final class InferenceSession: @unchecked Sendable {
     public let outputShape: [Int64]
     let session: OpaquePointer
 
+    /// Whether the session was made from the model's optimised copy (``OptimizedModelCopy``).
+    public let fromOptimizedCopy: Bool
+
     /// Loads `modelPath` with `intraOpThreads` threads per run (0: ORT decides).
-    public init(runtime: OnnxRuntime, modelPath: String, intraOpThreads: Int) throws(InferenceError) {
+    ///
+    /// With `optimizedCopy`, from the model's optimised copy when one is there and vouched for;
+    /// otherwise from the model, writing the copy for the next session where this process may.
+    /// `doctor` passes false: it checks that the model itself loads.
+    public init(runtime: OnnxRuntime, modelPath: String, intraOpThreads: Int, optimizedCopy: Bool = true) throws(InferenceError) {
         self.runtime = runtime
         let api = runtime.api
-        let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
+        let copy = optimizedCopy ? OptimizedModelCopy(modelPath: modelPath, runtimeVersion: runtime.version) : nil
         var session: OpaquePointer? = nil
-        do {
-            try runtime.check(qort_create_session(api, runtime.env, modelPath, options.options, &session), "CreateSession")
-        } catch {
-            throw InferenceError(.modelUnexpected, "the model \(modelPath) could not be loaded", cause: error.cause, operation: error.operation)
+        if let copy, copy.isVouchedFor {
+            let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
+            try options.set("session.load_model_format", "ORT")
+            if qort_create_session(api, runtime.env, copy.path, options.options, &session).map({ qort_release_status(api, $0) }) != nil {
+                session = nil
+            }
+        }
+        fromOptimizedCopy = session != nil
+        if fromOptimizedCopy { copy?.removeLeftovers() }
+        if session == nil, let copy, copy.canWrite {
+            // From the model, the runtime writing the copy as it goes; put in place once whole.
+            let temporary = copy.temporaryPath()
+            let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
+            try options.writeOptimizedModel(to: temporary)
+            if qort_create_session(api, runtime.env, modelPath, options.options, &session).map({ qort_release_status(api, $0) }) != nil {
+                session = nil
+                unlink(temporary)
+            } else {
+                copy.install(from: temporary)
+            }
+        }
+        if session == nil {
+            let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
+            do {
+                try runtime.check(qort_create_session(api, runtime.env, modelPath, options.options, &session), "CreateSession")
+            } catch {
+                throw InferenceError(.modelUnexpected, "the model \(modelPath) could not be loaded", cause: error.cause, operation: error.operation)
+            }
         }
         self.session = session!
 

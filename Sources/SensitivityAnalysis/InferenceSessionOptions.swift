@@ -40,6 +40,18 @@ public final class InferenceSessionOptions: @unchecked Sendable {
 
     deinit { qort_release_session_options(runtime.api, options) }
 
+    /// Sets configuration entry `key` (ONNX Runtime's name) to `value`.
+    func set(_ key: String, _ value: String) throws(InferenceError) {
+        try runtime.check(qort_add_session_config_entry(runtime.api, options, key, value), "AddSessionConfigEntry")
+    }
+
+    /// Sessions made with these options from a `.onnx` file write their optimised graph to `path`,
+    /// in ONNX Runtime's own format (``OptimizedModelCopy``).
+    func writeOptimizedModel(to path: String) throws(InferenceError) {
+        try set("session.save_model_format", "ORT")
+        try runtime.check(qort_set_optimized_model_path(runtime.api, options, path), "SetOptimizedModelFilePath")
+    }
+
     /// The value ONNX Runtime holds for configuration `key`, or nil when it is not set.
     public func entry(_ key: String) -> String? {
         let api = runtime.api

@@ -66,6 +66,10 @@ static inline QOrtStatus *qort_run(const QOrtApi *a, QOrtSession *s, const QOrtR
 static inline QOrtStatus *qort_create_session_options(const QOrtApi *a, QOrtSessionOptions **out) {
     return QORT_SLOT(a, 10, QOrtStatus *(*)(QOrtSessionOptions **))(out);
 }
+/* Slot 11: SetOptimizedModelFilePath(options, const char *path): the session writes its optimised graph there. */
+static inline QOrtStatus *qort_set_optimized_model_path(const QOrtApi *a, QOrtSessionOptions *o, const char *path) {
+    return QORT_SLOT(a, 11, QOrtStatus *(*)(QOrtSessionOptions *, const char *))(o, path);
+}
 static inline QOrtStatus *qort_set_execution_mode(const QOrtApi *a, QOrtSessionOptions *o, int mode) {
     return QORT_SLOT(a, 13, QOrtStatus *(*)(QOrtSessionOptions *, int))(o, mode);
 }
