@@ -73,57 +73,58 @@ final class GuardianAnalysis: Sendable {
             send(.init(failure: failure), mode: settings.mode, on: socket)
             return done()
         }
+        guard let engine else { close(fd); return done() }  // (checked above: a failure was sent)
         let progress = Locked<(VideoProgress?, sent: Bool)>((nil, true))
-        let id = state.withLock { s -> UInt64? in
-            guard !s.stopped, s.running.count < maxInFlight else { return nil }
+        let kind = request.kind, logger = logger
+        // The place is taken and the analysis registered under one lock: taken apart, a request
+        // between the check and the registration passed the bound (a third of two ran, seen in
+        // CI under load), and an analysis that ended before its registration kept its place.
+        let taken = state.withLock { s -> Bool in
+            guard !s.stopped, s.running.count < maxInFlight else { return false }
             s.next += 1
-            return s.next
+            let id = s.next
+            let judging = Task {
+                defer { close(fd) }
+                return await DescriptorJudge.judge(fd, kind: kind, engine: engine, settings: settings) { update in
+                    progress.withLock { $0 = (update, false) }
+                }
+            }
+            s.running[id] = Task { [weak self] in
+                defer {
+                    // Waits for the lock if the registration still holds it.
+                    self?.state.withLock { _ = $0.running.removeValue(forKey: id) }
+                    done()
+                }
+                // Until the verdict: progress to the client; a client gone cancels the analysis.
+                let watcher = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.progressInterval)
+                        if Task.isCancelled { break }
+                        if Self.peerGone(socket) { judging.cancel(); break }
+                        let update = progress.withLock { p -> VideoProgress? in defer { p.sent = true }; return p.sent ? nil : p.0 }
+                        if let update, !Self.sendAnswer(.init(progress: update), mode: settings.mode, on: socket) { judging.cancel(); break }
+                    }
+                }
+                let verdict = await withTaskCancellationHandler { await judging.value } onCancel: { judging.cancel() }
+                watcher.cancel()
+                await watcher.value
+                guard !judging.isCancelled else {
+                    logger.debug("an application's \(kind.rawValue) was not judged to the end (the forwarder left or the service stops)")
+                    return
+                }
+                switch verdict {
+                case .success(let verdict): _ = Self.sendAnswer(.init(verdict: verdict), mode: settings.mode, on: socket)
+                case .failure(let failure): _ = Self.sendAnswer(.init(failure: failure), mode: settings.mode, on: socket)
+                }
+            }
+            return true
         }
-        guard let id, let engine else {
+        if !taken {
             close(fd)
             send(.init(failure: .init(.limitsExceeded, code: "busy", "\(maxInFlight) analyses for this account are running already: wait for one to end")),
                  mode: settings.mode, on: socket)
             return done()
         }
-        let kind = request.kind, logger = logger
-        let judging = Task {
-            defer { close(fd) }
-            return await DescriptorJudge.judge(fd, kind: kind, engine: engine, settings: settings) { update in
-                progress.withLock { $0 = (update, false) }
-            }
-        }
-        let task = Task { [weak self] in
-            defer {
-                self?.state.withLock { _ = $0.running.removeValue(forKey: id) }
-                done()
-            }
-            // Until the verdict: progress to the client; a client gone cancels the analysis.
-            let watcher = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: Self.progressInterval)
-                    if Task.isCancelled { break }
-                    if Self.peerGone(socket) { judging.cancel(); break }
-                    let update = progress.withLock { p -> VideoProgress? in defer { p.sent = true }; return p.sent ? nil : p.0 }
-                    if let update, !Self.sendAnswer(.init(progress: update), mode: settings.mode, on: socket) { judging.cancel(); break }
-                }
-            }
-            let verdict = await withTaskCancellationHandler { await judging.value } onCancel: { judging.cancel() }
-            watcher.cancel()
-            await watcher.value
-            guard !judging.isCancelled else {
-                logger.debug("an application's \(kind.rawValue) was not judged to the end (the forwarder left or the service stops)")
-                return
-            }
-            switch verdict {
-            case .success(let verdict): _ = Self.sendAnswer(.init(verdict: verdict), mode: settings.mode, on: socket)
-            case .failure(let failure): _ = Self.sendAnswer(.init(failure: failure), mode: settings.mode, on: socket)
-            }
-        }
-        let stopped = state.withLock { s -> Bool in
-            if !s.stopped { s.running[id] = task }
-            return s.stopped
-        }
-        if stopped { task.cancel() }
     }
 
     private func send(_ answer: GuardianWire.Analyze.Answer, mode: AnalysisMode, on socket: LocalSocket) {

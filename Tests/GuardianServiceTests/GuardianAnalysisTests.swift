@@ -25,6 +25,8 @@ struct GuardianAnalysisTests {
         let modes = Locked<[AnalysisMode]>([])
         let cancelled = Locked(0)
         let started = Locked(0)
+        /// Analyses under way now, and the most there ever were at once.
+        let running = Locked((now: 0, most: 0))
         var workers: Int { 2 }
         var problem: String? { nil }
 
@@ -35,6 +37,8 @@ struct GuardianAnalysisTests {
         func report(forFileAt path: String, settings: Settings, progress: @escaping @Sendable (VideoProgress) -> Void) async -> FileReport {
             modes.withLock { $0.append(settings.mode) }
             started.withLock { $0 += 1 }
+            running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            defer { running.withLock { $0.now -= 1 } }
             guard let file = try? MediaFile(path: path) else {
                 return FileReport(path: path, kind: .image, type: .png, analysis: nil, failure: .init(code: "unreadable", message: "\(path): cannot open"), elapsedMilliseconds: 1)
             }
@@ -241,6 +245,51 @@ struct GuardianAnalysisTests {
         #expect(engine.cancelled.withLock { $0 } == 2)
         let clean = open(try Self.picture(place.folder, "after.png"), O_RDONLY); defer { close(clean) }
         #expect((try? await Self.analyze(place, .image, fd: clean).get())?.sensitive == false)
+    }
+
+    @Test("a flood of requests from many clients at once: never more analyses than the bound, each request judged or refused (busy, or too many connections), and every place given back")
+    func floodKeepsTheBound() async throws {
+        let engine = MarkerEngine()
+        let place = try Self.place(engine: engine, maxInFlight: 2); defer { place.cleanUp() }
+        let path = try Self.picture(place.folder, "brief.png")
+        let others = Locked<[String]>([])
+        let outcomes = await withTaskGroup(of: (judged: Int, busy: Int, other: Int).self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    var counts = (judged: 0, busy: 0, other: 0)
+                    for _ in 0..<40 {
+                        let fd = open(path, O_RDONLY)
+                        defer { close(fd) }
+                        let outcome: String
+                        do {
+                            switch try await Self.analyze(place, .image, fd: fd) {
+                            case .success: counts.judged += 1; continue
+                            case .failure(.failed(let failure)) where failure.kind == .limitsExceeded: counts.busy += 1; continue
+                            // A client that reconnects before the service has closed its last
+                            // connection can meet the bound on connections (8 an account).
+                            case .failure(.refused(let refusal)) where "\(refusal)".contains("too many connections"): counts.busy += 1; continue
+                            case .failure(let failure): outcome = "\(failure)"
+                            }
+                        } catch {
+                            outcome = "thrown: \(error)"
+                        }
+                        counts.other += 1
+                        others.withLock { $0.append(outcome) }
+                    }
+                    return counts
+                }
+            }
+            return await group.reduce(into: (judged: 0, busy: 0, other: 0)) { $0.judged += $1.judged; $0.busy += $1.busy; $0.other += $1.other }
+        }
+        #expect(outcomes.judged + outcomes.busy == 240 && outcomes.other == 0 && outcomes.judged > 0, "\(outcomes): \(others.withLock { $0 })")
+        #expect(engine.running.withLock { $0.most } <= 2, "\(engine.running.withLock { $0 })")
+        // Every place was given back: the next two are judged at once, side by side.
+        let fd = open(path, O_RDONLY); defer { close(fd) }
+        async let first = Self.analyze(place, .image, fd: fd)
+        async let second = Self.analyze(place, .image, fd: fd)
+        let (a, b) = (try await first, try await second)
+        #expect((try? a.get()) != nil && (try? b.get()) != nil, "\(a) \(b)")
+        print("guardian analyze flood: \(outcomes), most at once \(engine.running.withLock { $0.most })")
     }
 
     /// The child's session forwarder ("kid", child mode) on a private session bus, asking the
