@@ -30,7 +30,7 @@ public final class InferenceSession: @unchecked Sendable {
         if let copy, copy.isVouchedFor {
             let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
             try options.set("session.load_model_format", "ORT")
-            if qort_create_session(api, runtime.env, copy.path, options.options, &session).map({ qort_release_status(api, $0) }) != nil {
+            if (try? runtime.check(qort_create_session(api, runtime.env, copy.path, options.options, &session), "CreateSession")) == nil {
                 session = nil
             }
         }
@@ -41,7 +41,7 @@ public final class InferenceSession: @unchecked Sendable {
             let temporary = copy.temporaryPath()
             let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
             try options.writeOptimizedModel(to: temporary)
-            if qort_create_session(api, runtime.env, modelPath, options.options, &session).map({ qort_release_status(api, $0) }) != nil {
+            if (try? runtime.check(qort_create_session(api, runtime.env, modelPath, options.options, &session), "CreateSession")) == nil {
                 session = nil
                 unlink(temporary)
             } else {

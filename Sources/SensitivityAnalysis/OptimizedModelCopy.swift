@@ -24,24 +24,25 @@ import Glibc
 /// short or left by a process that died while writing it is not used: the session is made from
 /// the model, as before, and the copy made again.
 struct OptimizedModelCopy {
-    /// Where the copy for the model at `modelPath` is, or would be written.
-    let path: String
     /// The folder of the model and its copy.
     let folder: String
     /// The copy's name without its key: `.320n.onnx.` (older copies of the same model share it).
     let prefix: String
+    /// The copy's file name in `folder`.
+    let fileName: String
+    /// Where the copy for the model is, or would be written.
+    var path: String { folder + "/" + fileName }
 
     /// The copy of the model at `modelPath` for the runtime of `runtimeVersion`, or nil when the
-    /// model is no regular file or this CPU's features cannot be read.
+    /// model is no regular file, its name cannot go in a record, or this CPU's features cannot be read.
     init?(modelPath: String, runtimeVersion: String) {
         guard let identity = ModelDigestRecord.Identity(ofFileAt: modelPath), let features = Self.cpuFeatures else { return nil }
-        let slash = modelPath.lastIndex(of: "/")
-        folder = slash.map { String(modelPath[..<$0]) } ?? "."
-        let name = slash.map { String(modelPath[modelPath.index(after: $0)...]) } ?? modelPath
+        let (folder, name, _) = ModelDigestRecord.recordPath(forFileAt: modelPath)
         guard !name.contains(" "), !name.contains("\n") else { return nil }
+        self.folder = folder
         prefix = "." + name + "."
         let key = SHA256.hash(data: Data((identity.fields + [runtimeVersion, features, "ORT_ENABLE_ALL"]).joined(separator: "\n").utf8))
-        path = folder + "/" + prefix + key.prefix(8).map { String(format: "%02x", $0) }.joined() + ".ort"
+        fileName = prefix + key.prefix(8).hexString + ".ort"
     }
 
     /// This CPU's feature flags (the first `flags` line of /proc/cpuinfo), read once: before an
@@ -81,8 +82,7 @@ struct OptimizedModelCopy {
     /// worker killed while its runtime wrote one). Only where this process may write copies.
     func removeLeftovers() {
         guard canWrite else { return }
-        let own = String(path[path.index(after: path.lastIndex(of: "/")!)...])
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name != own {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name != fileName {
             if name.hasSuffix(".ort") {
                 unlink(folder + "/" + name)
             } else if name.hasSuffix(".part") {

@@ -37,8 +37,9 @@ struct CLITests {
         let folder = CLIRunner.repositoryRoot.appendingPathComponent("Sources/CLazyLibraries")
         let standIns = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("qlazy_") && $0.hasSuffix(".c") }.flatMap { file in
             try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("static __typeof__("), let end = line.firstIndex(of: ")") else { return nil }
-                return String(line[line.index(line.startIndex, offsetBy: 18)..<end])
+                let declaration = "static __typeof__("
+                guard line.hasPrefix(declaration), let end = line.firstIndex(of: ")") else { return nil }
+                return String(line[line.index(line.startIndex, offsetBy: declaration.count)..<end])
             }
         }
         #expect(symbols.status == 0 && standIns.count > 100 && standIns.contains("avcodec_open2") && standIns.contains("JxlDecoderCreate"), "\(standIns)")
