@@ -40,7 +40,7 @@ case $ACTION in
 install)
   BINARY=${3:-$ROOT/.build/release/quarantine}
   [[ -x $BINARY ]] || die "no program at $BINARY: run 'make install' (it builds it)"
-  if ldd "$BINARY" | grep -q -E 'libswift|libFoundation|/opt/swift'; then
+  if grep -q -E 'libswift|libFoundation|/opt/swift' <<< "$(ldd "$BINARY")"; then
     die "$BINARY needs the Swift runtime of the toolchain: 'make install' builds it with --static-swift-stdlib"
   fi
   DATA=${QUARANTINE_DATA_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/quarantine}

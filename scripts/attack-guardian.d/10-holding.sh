@@ -53,7 +53,7 @@ else
     as_child cp "$photo" "$chome/Downloads/clean-after-rename.png"
     ok=held detail=""
     wait_gone_for_child "$chome/Downloads/after-rename.png" 10 || { ok=through; detail="the card stayed readable"; }
-    ls /etc | grep -qE '^[0-9a-f]{6,16}$' && { ok=through; detail="a held file appeared in /etc"; }
+    grep -qE '^[0-9a-f]{6,16}$' <<< "$(ls /etc)" && { ok=through; detail="a held file appeared in /etc"; }
     for _ in $(seq 50); do [ -e "$chome/Downloads/clean-after-rename.png" ] && break; sleep 0.2; done
     [ -e "$chome/Downloads/clean-after-rename.png" ] || detail="${detail:+$detail; }the clean photo did not come back within 10 s"
     holds=$(grep -c "checked without holding\|cannot be held" "$work/service.log")

@@ -21,7 +21,7 @@ start_and_wait() {
     local mark
     mark=$(wc -l < "$work/service.log")
     start_service || return 1
-    for _ in $(seq 600); do tail -n +"$((mark + 1))" "$work/service.log" | grep -q "notice: watching" && return 0; sleep 0.1; done
+    for _ in $(seq 600); do grep -q "notice: watching" <<< "$(tail -n +"$((mark + 1))" "$work/service.log")" && return 0; sleep 0.1; done
     return 1
 }
 # A value a key does not take, a text that is not TOML, a number that overflowed (it trapped).

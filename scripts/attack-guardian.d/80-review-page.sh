@@ -67,7 +67,7 @@ else
     else
         attempt "review page: another account reads the child's address file" held "refused"
     fi
-    if ss -ltn 2>/dev/null | grep -q "0.0.0.0:$rp_port\|\[::\]:$rp_port\|\*:$rp_port"; then
+    if grep -q "0.0.0.0:$rp_port\|\[::\]:$rp_port\|\*:$rp_port" <<< "$(ss -ltn 2>/dev/null)"; then
         attempt "review page: bound to loopback only" through "$(ss -ltn | grep ":$rp_port")"
     else
         attempt "review page: bound to loopback only" held "$(ss -ltn | grep ":$rp_port" | awk '{print $4}')"
@@ -83,11 +83,16 @@ else
     if [[ $out == 403* ]] && ! child_sees_card "$rp_card"; then attempt "review page: the child's Put back without the PIN" held "$out"
     else attempt "review page: the child's Put back without the PIN" through "$out"; fi
     # Message a grown-up: the request the guardian sees.
+    # (list's output is read whole before grep: under pipefail, `list | grep -q` fails whenever grep
+    # stops at an early line while list is still writing (SIGPIPE), which read as "not recorded".)
     out=$(as_child /usr/bin/python3 "$work/review-client.py" post "$rp_child" "/ask/$rp_id" "" "/item/$rp_id?pane=2")
     recorded=
-    for _ in $(seq 50); do "$q" list --user "$child" --json | grep -q '"release_requested_at"' && { recorded=yes; break; }; sleep 0.2; done
+    for _ in $(seq 50); do grep -q '"release_requested_at"' <<< "$("$q" list --user "$child" --json)" && { recorded=yes; break; }; sleep 0.2; done
     if [ -n "$recorded" ]; then echo "ok: the child's request is recorded"
-    else attempt "review page: Message a grown-up records the request" through "not recorded within 10 s: $out"; fi
+    else
+        listed=$("$q" list --user "$child" --json 2>&1 | grep -F "review-page" | head -c 800)
+        attempt "review page: Message a grown-up records the request" through "not recorded within 10 s: $out; list: ${listed:-no item $rp_id}"
+    fi
 fi
 
 # The guardian's page: the child's account with its request first; Put back without the PIN.
