@@ -100,10 +100,34 @@ public final class SensitivityAnalyzer: Sendable {
     /// wait for it); a failure is kept and given to every later caller.
     final class LoadedModels: Sendable {
         /// The two models (each session keeps the runtime).
-        struct Loaded: Sendable {
+        final class Loaded: Sendable {
             let detector: NudeDetector
             let classifier: NSFWClassifier
+
+            init(detector: NudeDetector, classifier: NSFWClassifier) {
+                self.detector = detector
+                self.classifier = classifier
+            }
         }
+
+        /// What loaded models are told apart by: the versions of the runtime's and the models'
+        /// files (any change to one is another key) and the threads per run.
+        struct Key: Hashable {
+            let files: [ModelDigestRecord.Identity]
+            let intraOpThreads: Int
+        }
+
+        /// A reference that does not keep the models loaded.
+        struct Held: @unchecked Sendable {
+            weak var models: Loaded?
+        }
+
+        /// The models loaded in this process, shared by every analyzer that needs the same ones
+        /// while any of them holds them, as one analyzer's workers share them: an agent's reload
+        /// makes a new analyzer, and the test suite makes dozens (23 loads of both models, about
+        /// 150 ms of CPU each, before they were shared). Loads are made one at a time under its
+        /// lock, so two analyzers starting together load once.
+        private static let loadedInProcess = Mutex<[Key: Held]>([:])
 
         let runtimePath: String, detectorPath: String, classifierPath: String
         let intraOpThreads: Int
@@ -132,6 +156,19 @@ public final class SensitivityAnalyzer: Sendable {
         /// this at every start (again after each idle exit), and the two take about the same
         /// time (measured: 180 ms one after the other, 110 ms side by side on 2 cores).
         private func load() throws(InferenceError) -> Loaded {
+            let files = [runtimePath, detectorPath, classifierPath].compactMap(ModelDigestRecord.Identity.init(ofFileAt:))
+            guard files.count == 3 else { return try loadAnew() }
+            let key = Key(files: files, intraOpThreads: intraOpThreads)
+            return try Self.loadedInProcess.withLock { (loaded: inout [Key: Held]) throws(InferenceError) -> Loaded in
+                if let models = loaded[key]?.models { return models }
+                let models = try loadAnew()
+                loaded = loaded.filter { $0.value.models != nil }
+                loaded[key] = Held(models: models)
+                return models
+            }
+        }
+
+        private func loadAnew() throws(InferenceError) -> Loaded {
             let runtime = try OnnxRuntime(path: runtimePath)
             let threads = intraOpThreads, classifierPath = classifierPath
             let classifierLoad = SensitivityAnalyzer.onThread(named: "load-open-nsfw") { () throws(InferenceError) in

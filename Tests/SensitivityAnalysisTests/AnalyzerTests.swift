@@ -56,6 +56,36 @@ struct AnalyzerTests {
         #expect(judged.nsfwScore != nil && !judged.detections.isEmpty)
     }
 
+    @Test("the models are loaded once per process: analyzers that need the same files and threads share them while one holds them; other threads, another version of a file, or none left holding them: loaded anew")
+    func modelsSharedInProcess() throws {
+        func sessions(_ analyzer: SensitivityAnalyzer) throws -> SensitivityAnalyzer.LoadedModels.Loaded { try analyzer.models.get() }
+        // Two intra-op threads: a key no other test uses, so no other analyzer keeps these alive.
+        var first: SensitivityAnalyzer? = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1, intraOpThreads: 2))
+        let second = try SensitivityAnalyzer(policy: .defaults(for: .child), configuration: .init(workers: 3, intraOpThreads: 2),
+                                             videoOptions: VideoOptions(maxGap: 1))
+        #expect(try sessions(first!) === sessions(second), "a second analyzer loaded the models again")
+        let otherThreads = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1, intraOpThreads: 3))
+        #expect(try sessions(otherThreads) !== sessions(second))
+
+        // Held by `second` alone now: still shared. With no analyzer left, they go.
+        first = nil
+        weak var held = try sessions(second)
+        let third = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1, intraOpThreads: 2))
+        #expect(try sessions(third) === held)
+        _ = consume third
+        _ = consume second
+        #expect(held == nil, "the models outlived every analyzer that held them")
+
+        // Another version of one model's file (here a copy found first, as after an update): its own load.
+        let dir = try TestEnvironment.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let standard = ModelCatalog.standard()
+        try FileManager.default.copyItem(atPath: try standard.verified(ModelCatalog.nudeNet), toPath: dir.appendingPathComponent(ModelCatalog.nudeNet.fileName).path)
+        let catalog = ModelCatalog(runtimeDirectories: standard.runtimeDirectories, modelDirectories: [dir.path] + standard.modelDirectories)
+        let updated = try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 1, intraOpThreads: 3), catalog: catalog)
+        #expect(try sessions(updated) !== sessions(otherThreads))
+    }
+
     @Test("both models at once (a stream frame's judgement): the same detections and score as one after the other, on three photos")
     func modelsAtOnce() throws {
         let analyzer = try TestEnvironment.sharedAnalyzer()

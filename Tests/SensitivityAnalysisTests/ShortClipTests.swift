@@ -54,13 +54,18 @@ struct ShortClipTests {
         #expect(result.reasons == ["TEST_CARD 1.00"])
     }
 
-    @Test("a benign clip is not flagged, and every gap is within 0.25 s", arguments: [3, 10, 45])
+    /// The real models judge the 3-s clip (every sample of a moving picture) and the 45-s one (a
+    /// still picture, most samples skipped); the stand-in the 10-s moving clip, where what is
+    /// checked is the plan (its 48 samples by the models cost about 2.5 s of the suite's CPU,
+    /// judging again the same moving pattern as the 3-s clip).
+    @Test("a benign clip is not flagged, and every gap is within 0.25 s (the real models for 3 and 45 s, their stand-in for 10 s)", arguments: [3, 10, 45])
     func benign(seconds: Int) async throws {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("plain.mp4")
         try Self.clip(url, seconds: seconds, background: Self.background(seconds), cardFrom: nil)
-        let result = try await Self.analyzer.get().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
+        let analyzer = seconds == 10 ? Self.standIn : Self.analyzer
+        let result = try await analyzer.get().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
         #expect(!result.isSensitive)
         #expect(result.coverage == 1)
         #expect(result.largestGap <= 0.25 + 1e-6, "\(seconds) s: largest gap \(result.largestGap)")
