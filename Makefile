@@ -146,7 +146,7 @@ endif
 # SIDE_SUITES join them there: suites that mostly wait (9-15 s each, little CPU), which in the
 # main part were started among the last and ended the run alone, the cores idle for their last
 # 5-8 s (session 46: the main part's last 5 s at 0.2-0.7 cores in use; moved, it ends at full load).
-SIDE_SUITES = GuardedAnalysisBusTests|AgentStopTests|AgentHeldAtOnceTests
+SIDE_SUITES = GuardedAnalysisBusTests|AgentStopTests|AgentHeldAtOnceTests|AgentGracefulStopTests
 SERIAL_SUITES = \.($(shell grep -rh -A1 '^@Suite.*\.serialized' Tests --include=*.swift | sed -n 's/^struct \([A-Za-z0-9_]*\) .*/\1/p' | grep -vx FolderWatchTests | tr '\n' '|')DatabaseFaultTests|$(SIDE_SUITES))(/|$$)
 SERIAL_WIDTH ?= 4
 test: setup testdata
