@@ -65,15 +65,16 @@ final class GuardianAnalysis: Sendable {
         }
         try? socket.setTimeouts(receive: .milliseconds(1), send: Self.sendTimeout)
         let (engine, settings, problem) = provider()
-        // The descriptor is checked before any byte is read, and before it takes a place.
-        let failure: GuardianWire.Analyze.Failure? = DescriptorJudge.check(fd, kind: request.kind) ?? (engine == nil
-            ? .init(.unavailable, code: "unavailable", "the guardian service cannot analyse now: \(problem ?? "its analysis is starting")") : nil)
-        if let failure {
+        func refuse(_ failure: GuardianWire.Analyze.Failure) {
             close(fd)
             send(.init(failure: failure), mode: settings.mode, on: socket)
-            return done()
+            done()
         }
-        guard let engine else { close(fd); return done() }  // (checked above: a failure was sent)
+        // The descriptor is checked before any byte is read, and before it takes a place.
+        if let failure = DescriptorJudge.check(fd, kind: request.kind) { return refuse(failure) }
+        guard let engine else {
+            return refuse(.init(.unavailable, code: "unavailable", "the guardian service cannot analyse now: \(problem ?? "its analysis is starting")"))
+        }
         let progress = Locked<(VideoProgress?, sent: Bool)>((nil, true))
         let kind = request.kind, logger = logger
         // The place is taken and the analysis registered under one lock: taken apart, a request
@@ -120,10 +121,7 @@ final class GuardianAnalysis: Sendable {
             return true
         }
         if !taken {
-            close(fd)
-            send(.init(failure: .init(.limitsExceeded, code: "busy", "\(maxInFlight) analyses for this account are running already: wait for one to end")),
-                 mode: settings.mode, on: socket)
-            return done()
+            refuse(.init(.limitsExceeded, code: "busy", "\(maxInFlight) analyses for this account are running already: wait for one to end"))
         }
     }
 

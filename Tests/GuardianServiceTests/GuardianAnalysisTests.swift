@@ -188,6 +188,33 @@ struct GuardianAnalysisTests {
         #expect(left.isEmpty, "descriptors left open in the process on what was given: \(left)")
     }
 
+    @Test("while nothing can analyse: refused as unavailable with the reason, the descriptor closed; a descriptor that is no file is still refused as such")
+    func unavailableWithoutEngine() async throws {
+        let analysis = GuardianAnalysis(logger: Logger(label: "test")) { (nil, Settings(mode: .child), "a model is missing") }
+        let place = try GuardianServerTests.Place(analysis: analysis); defer { place.cleanUp() }
+        let fifo = try GuardianServerTests.pipeEnds()
+        guard case .failure(.failed(let failure)) = try await Self.analyze(place, .image, fd: fifo.read) else {
+            Issue.record("a FIFO was taken while nothing can analyse"); return
+        }
+        #expect(failure.kind == .invalidDescriptor, "\(failure)")
+        close(fifo.read)
+        #expect(await GuardianServerTests.readEndsAllClosed(fifo.write), "the FIFO passed is still open in the service")
+        close(fifo.write)
+        let picture = try Self.picture(place.folder, "p.png")
+        let fd = open(picture, O_RDONLY); defer { close(fd) }
+        guard case .failure(.failed(let unavailable)) = try await Self.analyze(place, .image, fd: fd) else {
+            Issue.record("judged without an engine"); return
+        }
+        #expect(unavailable.kind == .unavailable && "\(unavailable)".contains("a model is missing"), "\(unavailable)")
+        var info = stat()
+        #expect(fstat(fd, &info) == 0)
+        let given: Set<[UInt64]> = [[UInt64(info.st_dev), UInt64(info.st_ino)]]
+        var left = Self.descriptors(on: given).filter { $0 != fd }
+        for _ in 0..<100 where !left.isEmpty { try await Task.sleep(for: .milliseconds(20)); left = Self.descriptors(on: given).filter { $0 != fd } }
+        #expect(left.isEmpty, "the service kept the descriptor it was given: \(left)")
+        #expect(analysis.inFlight == 0)
+    }
+
     @Test("only the protected account, only with exactly one descriptor: a guardian's, a stranger's and extra descriptors are closed and refused")
     func onlyTheChildWithOne() async throws {
         let engine = MarkerEngine()
