@@ -124,6 +124,7 @@ struct AgentCommand: AsyncParsableCommand {
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Add, remove or list the folders the agent watches.",
         discussion: """
         Incoming folders are where media arrives (the download folder by default). Outgoing folders \

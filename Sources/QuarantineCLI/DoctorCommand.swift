@@ -10,6 +10,7 @@ import GuardianService
 /// `quarantine doctor`: checks the installation and says where everything lives.
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Check the installation: runtime, models (sha256), decoders, inotify limits, file locations.",
         discussion: """
         Also checks the audit database (writable, not locked by another process, every page sound) and \

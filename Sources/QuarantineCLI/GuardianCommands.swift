@@ -17,6 +17,7 @@ extension Guardian {
     /// `quarantine guardian enable --user alice`.
     struct Enable: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "enable",
             abstract: "Protect an account with the system guardian service (as root): child mode the account cannot change.",
             discussion: """
             Creates the quarantine system user and group, /etc/quarantine/USER.toml (child mode; the account's \
@@ -111,6 +112,7 @@ extension Guardian {
     /// `quarantine guardian disable --user alice`.
     struct Disable: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "disable",
             abstract: "Stop protecting an account (as root). Its vault, database and configuration stay.",
             discussion: """
             Also takes the account out of /etc/quarantine/protected-uids, so its new sessions may mount again \
@@ -141,7 +143,7 @@ extension Guardian {
 
     /// `quarantine guardian status`.
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show which accounts a guardian service protects, and how each is doing.",
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Show which accounts a guardian service protects, and how each is doing.",
             discussion: """
             Also says whether private mounts are closed for each account: pam_quarantine installed, in both PAM \
             session stacks and listing the account, and how many of the account's running processes carry a \
@@ -207,6 +209,7 @@ extension Guardian {
     /// `quarantine guardian serve --user alice`: what the system unit runs.
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "serve",
             abstract: "Run the guardian service for an account in the foreground (what quarantine-guardian@USER.service runs).",
             discussion: """
             In child mode it watches the account's whole home (its browsers' caches excepted), /tmp, /var/tmp and /dev/shm (the account's own files only) and every removable medium mounted below /media/USER or /run/media/USER, also those mounted while it runs, and the account's runtime folder /run/user/UID (XDG_RUNTIME_DIR) while logind has it mounted (from the account's first login to the end of its last session); 'quarantine guardian status' lists what is watched and what is not.

@@ -93,6 +93,7 @@ enum Interventions {
 /// `quarantine guardian set-pin`.
 struct Guardian: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "guardian",
         abstract: "The guardian: the PIN child mode asks for, and the system service that protects a child's account.",
         discussion: """
         Examples:

@@ -68,7 +68,7 @@ func shownItem(_ backend: any QuarantineBackend, _ id: Int64) throws -> Guardian
 
 /// `quarantine list`: what is in the vault.
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List what is in the vault, newest first.",
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List what is in the vault, newest first.",
         discussion: """
         Examples:
           quarantine list
@@ -120,7 +120,7 @@ func printItems(_ items: [GuardianWire.Item], requests: [Int64: Date], childWord
 
 /// `quarantine show ID`: everything about one item.
 struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show one item: where it came from, why it was hidden, and its blurred preview.",
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one item: where it came from, why it was hidden, and its blurred preview.",
         discussion: """
         Examples:
           quarantine show 12
@@ -266,7 +266,7 @@ struct ReleaseCommand: ParsableCommand {
 
 /// `quarantine history`: the audit log.
 struct History: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the audit log: every quarantine, release, block and error, newest first.",
+    static let configuration = CommandConfiguration(commandName: "history", abstract: "Show the audit log: every quarantine, release, block and error, newest first.",
         discussion: """
         Examples:
           quarantine history
@@ -335,6 +335,7 @@ struct BlockCommand: ParsableCommand {
 /// `quarantine purge --older-than DAYS`: deletes old items, saying which, never silently.
 struct Purge: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "purge",
         abstract: "Delete vault items older than a number of days: lists them, asks, and records each one.",
         discussion: """
         Examples:

@@ -9,6 +9,7 @@ import SensitivityAnalysis
 /// `quarantine scan`: analyses files and folders, read-only.
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Check files and folders for nudity (read-only unless --quarantine).",
         discussion: """
         Folders are scanned recursively; symbolic links are never followed. With --quarantine, flagged \
