@@ -13,10 +13,8 @@ struct CommandNamesTests {
         var unnamed: [String] = []
         func walk(_ command: any ParsableCommand.Type, _ path: [String]) {
             let configuration = command.configuration
-            guard let name = configuration.commandName else {
-                unnamed.append((path + ["<\(String(reflecting: command))>"]).joined(separator: " "))
-                return
-            }
+            let name = configuration.commandName ?? "<\(String(reflecting: command))>"
+            if configuration.commandName == nil { unnamed.append((path + [name]).joined(separator: " ")) }
             for subcommand in configuration.subcommands { walk(subcommand, path + [name]) }
         }
         walk(Quarantine.self, [])
