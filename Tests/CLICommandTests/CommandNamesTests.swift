@@ -4,7 +4,7 @@ import Testing
 
 /// Every command of the tree names itself. Without `commandName`, ArgumentParser takes the name
 /// from the type (`String(describing: Self.self)`), and that first description of a metatype
-/// scans every protocol conformance in the binary: measured, 3-4 ms of each start of
+/// scans every protocol conformance in the binary: measured, 2-3 ms of CPU of each start of
 /// `quarantine`, whatever the verb (the tree is built whole before parsing).
 @Suite("Command names")
 struct CommandNamesTests {

@@ -105,6 +105,13 @@ struct GuardianAnalysisTests {
         }
     }
 
+    /// ``descriptors(on:)`` once the service has had up to 2 s to close what it was given.
+    static func descriptorsLeft(on files: Set<[UInt64]>) async throws -> [Int32] {
+        var left = descriptors(on: files)
+        for _ in 0..<100 where !left.isEmpty { try await Task.sleep(for: .milliseconds(20)); left = descriptors(on: files) }
+        return left
+    }
+
     @Test("the child's picture and video are judged under the child's policy; answers carry the verdict, boxes, a video's progress and ranges")
     func picturesAndVideosJudged() async throws {
         let engine = MarkerEngine()
@@ -183,8 +190,7 @@ struct GuardianAnalysisTests {
         socketEnd.close(); otherEnd.close()
         // Every descriptor the service was given is closed: none in the process is open on what
         // the cases were (the test's own are closed above).
-        var left = Self.descriptors(on: given)
-        for _ in 0..<100 where !left.isEmpty { try await Task.sleep(for: .milliseconds(20)); left = Self.descriptors(on: given) }
+        let left = try await Self.descriptorsLeft(on: given)
         #expect(left.isEmpty, "descriptors left open in the process on what was given: \(left)")
     }
 
@@ -201,16 +207,15 @@ struct GuardianAnalysisTests {
         #expect(await GuardianServerTests.readEndsAllClosed(fifo.write), "the FIFO passed is still open in the service")
         close(fifo.write)
         let picture = try Self.picture(place.folder, "p.png")
-        let fd = open(picture, O_RDONLY); defer { close(fd) }
-        guard case .failure(.failed(let unavailable)) = try await Self.analyze(place, .image, fd: fd) else {
-            Issue.record("judged without an engine"); return
-        }
-        #expect(unavailable.kind == .unavailable && "\(unavailable)".contains("a model is missing"), "\(unavailable)")
+        let fd = open(picture, O_RDONLY)
         var info = stat()
         #expect(fstat(fd, &info) == 0)
         let given: Set<[UInt64]> = [[UInt64(info.st_dev), UInt64(info.st_ino)]]
-        var left = Self.descriptors(on: given).filter { $0 != fd }
-        for _ in 0..<100 where !left.isEmpty { try await Task.sleep(for: .milliseconds(20)); left = Self.descriptors(on: given).filter { $0 != fd } }
+        let outcome = try await Self.analyze(place, .image, fd: fd)
+        close(fd)
+        guard case .failure(.failed(let unavailable)) = outcome else { Issue.record("judged without an engine: \(outcome)"); return }
+        #expect(unavailable.kind == .unavailable && "\(unavailable)".contains("a model is missing"), "\(unavailable)")
+        let left = try await Self.descriptorsLeft(on: given)
         #expect(left.isEmpty, "the service kept the descriptor it was given: \(left)")
         #expect(analysis.inFlight == 0)
     }
