@@ -31,6 +31,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 MODELS = os.environ.get("QUARANTINE_DATA_DIR") or os.path.expanduser("~/.local/share/quarantine")
@@ -155,20 +156,34 @@ def save(driver, folder, name):
         driver.save_screenshot(os.path.join(folder, name))
 
 
+def navigates(driver, action):
+    """Does `action` (a click, a key that submits a form) and waits for the page that answers it.
+
+    click() and send_keys() return once the browser has the event, not once the next page is
+    there: reading the page or the database right after them raced the answer (CI, session 50).
+    """
+    old = driver.find_element(By.TAG_NAME, "html")
+    action()
+    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def card_element(driver, item_id):
     return driver.find_element(By.ID, f"item-{item_id}")
 
 
 def submit_in(driver, item_id, label):
-    """Opens the item's options menu (keyboard: the summary, then Enter) and presses `label`."""
+    """Opens the item's options menu (a click on its summary, unless the menu is open already:
+    a second click would close it) and presses `label`."""
     card = card_element(driver, item_id)
-    summary = card.find_element(By.TAG_NAME, "summary")
-    summary.click()
+    menu = card.find_element(By.TAG_NAME, "details")
+    if not menu.get_attribute("open"):
+        card.find_element(By.TAG_NAME, "summary").click()
     for button in card.find_elements(By.TAG_NAME, "button"):
         if button.text.strip() == label:
-            button.click()
+            navigates(driver, button.click)
             return
-    raise RuntimeError(f"no {label} on item {item_id}")
+    raise RuntimeError(f"no {label} on item {item_id} (menu open: {menu.get_attribute('open')})")
 
 
 def adult(binary, work, shots, quick):
@@ -220,13 +235,12 @@ def adult(binary, work, shots, quick):
         check(not flagged, f"a crop of the blurred preview is not the card ({out[:120]})")
         # Show: keyboard only (focus the button, Enter).
         show = card_element(driver, first).find_element(By.XPATH, ".//button[normalize-space()='Show']")
-        show.send_keys("\n")
-        time.sleep(0.5)
+        navigates(driver, lambda: show.send_keys("\n"))
         shown = driver.find_elements(By.CSS_SELECTOR, f"#item-{first} img.original")
         if not shown:
             raise RuntimeError("Show did not show it: " + driver.find_element(By.TAG_NAME, "main").text[:500])
         shown = shown[0]
-        time.sleep(0.5)
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", shown))
         flagged, out = account.flagged(shown.screenshot_as_png, work, "crop-shown.png")
         check(flagged, f"after Show, a crop of the picture is the card ({out[:120]})")
         save(driver, shots, "adult-show.png")
@@ -260,20 +274,17 @@ def adult(binary, work, shots, quick):
             # Put back: as `quarantine release`.
             putback = items["b-putback.png"]
             submit_in(driver, putback["id"], "Put back")
-            time.sleep(0.5)
             check(not any(i["id"] == putback["id"] for i in account.items()), "Put back: gone from the vault")
             check(os.path.exists(putback["original_path"]), "Put back: the file is where it was")
             check(any(e["kind"] == "released" and e.get("item") == putback["id"] for e in account.history()), "Put back: 'released' in the history")
             # Delete: as `quarantine block`.
             delete = items["c-delete.png"]
             submit_in(driver, delete["id"], "Delete")
-            time.sleep(0.5)
             status = {i["id"]: i["status"] for i in account.items(all=True)}
             check(status.get(delete["id"]) == "blocked" and not os.path.exists(delete["original_path"]), f"Delete: blocked and not back ({status.get(delete['id'])})")
             # Block this site: as `quarantine block --origin`.
             site = items["d-site.png"]
             submit_in(driver, site["id"], "Block this site")
-            time.sleep(0.5)
             status = {i["id"]: i["status"] for i in account.items(all=True)}
             details = " ".join(e.get("detail") or "" for e in account.history() if e.get("item") == site["id"])
             check(status.get(site["id"]) == "blocked" and "pictures.bad.example" in details, f"Block this site: blocked, the site too ({details})")
@@ -303,21 +314,22 @@ def child(binary, work, shots, quick):
         driver.get(url)
         check("Pictures we put away for you" in driver.page_source, "child mode: plain words")
         check(not driver.find_elements(By.XPATH, "//button[normalize-space()='Show']"), "child mode: no Show on the list")
-        driver.find_element(By.LINK_TEXT, "What is this?").click()
+        navigates(driver, driver.find_element(By.LINK_TEXT, "What is this?").click)
         body = driver.find_element(By.TAG_NAME, "main").text
         check("Step 1 of 2" in body and "might show private parts of the body" in body, "pane 1 explains")
         links = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".choices a")]
         check(links == ["Not now", "I'm sure"], f"pane 1 offers Not now, then I'm sure ({links})")
         check(not driver.find_elements(By.NAME, "pin"), "pane 1 has no PIN field")
         save(driver, shots, "child-pane1.png")
-        driver.find_element(By.LINK_TEXT, "I'm sure").click()
+        navigates(driver, driver.find_element(By.LINK_TEXT, "I'm sure").click)
         body = driver.find_element(By.TAG_NAME, "main").text
         check("Step 2 of 2" in body, "I'm sure raises pane 2")
         labels = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".choices button, .choices a")]
         check(labels[:2] == ["Message a grown-up", "Get help"], f"pane 2 offers Message a grown-up, Get help ({labels})")
         check(driver.find_element(By.CSS_SELECTOR, "label[for=pin-show]").text == "Guardian PIN", "the PIN field is labelled")
         save(driver, shots, "child-pane2.png")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Message a grown-up']").click()
+        navigates(driver, driver.find_element(By.XPATH, "//button[normalize-space()='Message a grown-up']").click)
+        check("We told a grown-up" in driver.page_source, "Message a grown-up: the page says a grown-up was told")
         asked = [i for i in account.items() if i["id"] == item and i.get("release_requested_at")]
         check(bool(asked), "Message a grown-up records the release request")
         csrf = raw.csrf()
