@@ -16,6 +16,9 @@ public final class InferenceSession: @unchecked Sendable {
 
     /// Whether the session was made from the model's optimised copy (``OptimizedModelCopy``).
     public let fromOptimizedCopy: Bool
+    /// The optimised copy the session was made from, mapped: the session reads its graph there,
+    /// so the bytes are unmapped only after the session is released (the deinit's body runs first).
+    let modelBytes: MappedModelBytes?
 
     /// Loads `modelPath` with `intraOpThreads` threads per run (0: ORT decides).
     ///
@@ -27,13 +30,24 @@ public final class InferenceSession: @unchecked Sendable {
         let api = runtime.api
         let copy = optimizedCopy ? OptimizedModelCopy(modelPath: modelPath, runtimeVersion: runtime.version) : nil
         var session: OpaquePointer? = nil
-        if let copy, copy.isVouchedFor {
+        var mapped: MappedModelBytes? = nil
+        if let copy, let bytes = copy.mappedIfVouchedFor() {
             let options = try InferenceSessionOptions(runtime: runtime, intraOpThreads: intraOpThreads)
             try options.set("session.load_model_format", "ORT")
-            if (try? runtime.check(qort_create_session(api, runtime.env, copy.path, options.options, &session), "CreateSession")) == nil {
+            // The graph is read where it lies in the mapped copy, not from a buffer the runtime
+            // reads the file into; the weights are still copied out, aligned, as from a file
+            // (docs/performance.md, "Loading the models").
+            try options.set("session.use_ort_model_bytes_directly", "1")
+            if (try? runtime.check(qort_create_session_from_array(api, runtime.env, bytes.base, bytes.count, options.options, &session), "CreateSessionFromArray")) == nil {
                 session = nil
+            } else {
+                // The pages the load touched (the weights it copied) need not stay resident: they
+                // are the file's, unchanged, and come back from it if the runtime reads them again.
+                madvise(bytes.base, bytes.count, MADV_DONTNEED)
+                mapped = bytes
             }
         }
+        modelBytes = mapped
         fromOptimizedCopy = session != nil
         if fromOptimizedCopy { copy?.removeLeftovers() }
         if session == nil, let copy, copy.canWrite {

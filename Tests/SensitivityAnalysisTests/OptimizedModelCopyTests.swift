@@ -50,6 +50,28 @@ struct OptimizedModelCopyTests {
         #expect(second.inputName == first.inputName && second.outputShape == first.outputShape)
     }
 
+    /// Whether this process maps the file at `path` (listed in /proc/self/maps, "(deleted)" or not).
+    static func mapped(_ path: String) -> Bool {
+        ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n").contains { $0.hasSuffix(" " + path) || $0.hasSuffix(" " + path + " (deleted)") }
+    }
+
+    @Test("a session from the copy reads it in place: mapped while the session lives, unmapped once it is released; the copy removed meanwhile changes nothing it answers")
+    func readInPlace() throws {
+        let (folder, model, runtime) = try Self.folderWithModel()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fromModel = try InferenceSession(runtime: runtime, modelPath: model, intraOpThreads: 1)
+        let copy = try #require(OptimizedModelCopy(modelPath: model, runtimeVersion: runtime.version))
+        #expect(!fromModel.fromOptimizedCopy && !Self.mapped(copy.path))
+        var session: InferenceSession? = try InferenceSession(runtime: runtime, modelPath: model, intraOpThreads: 1)
+        #expect(session?.fromOptimizedCopy == true)
+        #expect(Self.mapped(copy.path), "the copy is not mapped")
+        // Removed, as a newer copy's install removes it: the mapping keeps the file's bytes.
+        #expect(unlink(copy.path) == 0)
+        #expect(try Self.output(try #require(session)) == (try Self.output(fromModel)))
+        session = nil
+        #expect(!Self.mapped(copy.path), "still mapped after the session was released")
+    }
+
     @Test("a copy changed after it was recorded is never used, but made again; a changed model names another copy, and the older one and a dead writer's partial copy are removed; none is made in a folder others can write")
     func neverTrustedBlindly() throws {
         let (folder, model, runtime) = try Self.folderWithModel()
