@@ -53,10 +53,13 @@ struct OptimizedModelCopy {
         return text.split(separator: "\n").first { $0.hasPrefix("flags") }.map(String.init)
     }()
 
-    /// Whether the copy is there and the folder's trusted record vouches for this version of it.
+    /// Whether the copy is there and the folder's trusted record vouches for this version of it
+    /// (the check ``mappedIfVouchedFor()`` makes on the descriptor it maps).
     var isVouchedFor: Bool {
-        guard let identity = ModelDigestRecord.Identity(ofFileAt: path) else { return false }
-        return ModelDigestRecord.recordedDigest(forFileAt: path, identity: identity) != nil
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return vouchedSize(of: descriptor) != nil
     }
 
     /// The copy mapped into memory, for a session made from its bytes, when the folder's trusted
@@ -66,9 +69,15 @@ struct OptimizedModelCopy {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        return vouchedSize(of: descriptor).flatMap { MappedModelBytes(descriptor: descriptor, count: $0) }
+    }
+
+    /// The size of the open copy `descriptor` when the record lists its identity (device, inode,
+    /// size, times); nil otherwise.
+    private func vouchedSize(of descriptor: Int32) -> Int? {
         guard let identity = ModelDigestRecord.Identity(ofDescriptor: descriptor), identity.size > 0,
               ModelDigestRecord.recordedDigest(forFileAt: path, identity: identity) != nil else { return nil }
-        return MappedModelBytes(descriptor: descriptor, count: Int(identity.size))
+        return Int(identity.size)
     }
 
     /// Whether this process may write a copy here (where it keeps records: ``ModelDigestRecord/canRecord(inFolder:)``).
