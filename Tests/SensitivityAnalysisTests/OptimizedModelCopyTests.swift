@@ -51,8 +51,12 @@ struct OptimizedModelCopyTests {
     }
 
     /// Whether this process maps the file at `path` (listed in /proc/self/maps, "(deleted)" or not).
+    /// Read to its end: `String(contentsOfFile:)` reads a /proc file's first 4 KiB only (it takes
+    /// the size, 0, as a hint and stops after one read), and a test process's maps run to hundreds
+    /// of KiB, so the copy's line was often past it.
     static func mapped(_ path: String) -> Bool {
-        ((try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? "").split(separator: "\n").contains { $0.hasSuffix(" " + path) || $0.hasSuffix(" " + path + " (deleted)") }
+        let maps = (try? FileHandle(forReadingAtPath: "/proc/self/maps")?.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return maps.split(separator: "\n").contains { $0.hasSuffix(" " + path) || $0.hasSuffix(" " + path + " (deleted)") }
     }
 
     @Test("a session from the copy reads it in place: mapped while the session lives, unmapped once it is released; the copy removed meanwhile changes nothing it answers")
