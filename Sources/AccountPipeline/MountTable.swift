@@ -42,8 +42,10 @@ public struct MountTable: Sendable, Equatable {
 
     /// This process's table now; nil when `/proc/self/mountinfo` cannot be read.
     public static func current(path: String = "/proc/self/mountinfo") -> MountTable? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return MountTable(mountinfo: PathBytes.string([UInt8](data)))
+        // Read to its end: Foundation's readers stop after a /proc file's first 4 KiB, and a
+        // medium mounted last is listed last.
+        guard let bytes = PathBytes.wholeFile(path) else { return nil }
+        return MountTable(mountinfo: PathBytes.string(bytes))
     }
 
     /// Whether `path` is a mount point.

@@ -122,7 +122,8 @@ func inotifyUsage(uid: uid_t = getuid()) -> (instances: Int, watches: Int) {
             guard let target = try? fm.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
                   target == "anon_inode:inotify" else { continue }
             instances += 1
-            let info = (try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8)) ?? ""
+            // Read whole: String(contentsOfFile:) stops after a /proc file's first page (~40 watches).
+            let info = (try? FileHandle(forReadingAtPath: "/proc/\(pid)/fdinfo/\(fd)")?.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
             watches += info.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
         }
     }

@@ -9,27 +9,12 @@ import TestSupport
 /// the watcher with an older list than the last one computed (a folder left unwatched).
 @Suite("Agent roots turn", .serialized)
 struct AgentRootsTurnTests {
-    /// The inode numbers this process's inotify descriptors watch (`/proc/self/fdinfo`): what the
-    /// kernel was really asked to watch, whatever the agent believes.
-    static func watchedInodes() -> Set<UInt64> {
-        var inodes = Set<UInt64>()
-        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return inodes }
-        for fd in descriptors {
-            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)) == "anon_inode:inotify",
-                  let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + fd, encoding: .utf8) else { continue }
-            for line in info.split(separator: "\n") where line.hasPrefix("inotify ") {
-                for field in line.split(separator: " ") where field.hasPrefix("ino:") {
-                    if let inode = UInt64(field.dropFirst(4), radix: 16) { inodes.insert(inode) }
-                }
-            }
-        }
-        return inodes
-    }
+    /// The files this process's inotify descriptors watch (`/proc/self/fdinfo`, read whole, each
+    /// as device and inode: other suites' watchers in this process watch other file systems):
+    /// what the kernel was really asked to watch, whatever the agent believes.
+    static func watchedInodes() -> Set<WatchedInode> { WatchedInode.watched() }
 
-    static func inode(_ path: String) -> UInt64? {
-        var info = stat()
-        return lstat(path, &info) == 0 ? UInt64(info.st_ino) : nil
-    }
+    static func inode(_ path: String) -> WatchedInode? { WatchedInode(path: path) }
 
     static func configuration(incoming: String) -> String {
         """

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SensitivityAnalysis
+import TestSupport
 
 /// The models' optimised copies (``OptimizedModelCopy``): made once where a record can be kept,
 /// used only while the folder's record vouches for them, the same outputs as the model's own session.
@@ -55,7 +56,7 @@ struct OptimizedModelCopyTests {
     /// the size, 0, as a hint and stops after one read), and a test process's maps run to hundreds
     /// of KiB, so the copy's line was often past it.
     static func mapped(_ path: String) -> Bool {
-        let maps = (try? FileHandle(forReadingAtPath: "/proc/self/maps")?.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let maps = procFileText("/proc/self/maps") ?? ""
         return maps.split(separator: "\n").contains { $0.hasSuffix(" " + path) || $0.hasSuffix(" " + path + " (deleted)") }
     }
 
