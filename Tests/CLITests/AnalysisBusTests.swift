@@ -152,7 +152,7 @@ struct AnalysisBusTests {
 
         // A long video; the caller goes away after the first Progress.
         let long = agent.cli.home.appendingPathComponent("long.mp4").path
-        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=25:d=120", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", long])
+        try FFmpegTool.run(["-f", "lavfi", "-i", "testsrc2=s=320x240:r=5:d=120", "-pix_fmt", "yuv420p", "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", long])
         let left = try #require(try await Self.python(["video", long, "--leave-after-progress"], bus: bus).first)
         #expect(left["left_after"] != nil, "\(left)")
         #expect(await agent.wait(timeout: 10) { agent.logText.contains("left the session bus: 0 picture(s) and 1 video(s) cancelled") }, "\(agent.logText)")

@@ -143,11 +143,11 @@ struct CoarseToFineVideoTests {
     static let analyzer = Result { try SensitivityAnalyzer(policy: .defaults(for: .adult), configuration: .init(workers: 2), videoOptions: VideoOptions(maxGap: 2),
                                                            modelsStandIn: true) }
 
-    /// 120 s of moving test pattern (320x240), keyframes every 8 s and no scene cuts (so nothing
-    /// but the plan finds the card), the card from `from` to `to`.
+    /// 120 s of moving test pattern (320x240, 5 frames a second), keyframes every 8 s and no scene
+    /// cuts (so nothing but the plan finds the card), the card from `from` to `to`.
     static func clip(_ url: URL, cardFrom from: Double? = nil, to: Double? = nil, seconds: Int = 120) throws {
         try VideoFixtures.make(url, seconds: seconds, cardFrom: from, cardTo: to,
-                               encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "200", "-keyint_min", "200", "-sc_threshold", "0"])
+                               encoder: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "40", "-keyint_min", "40", "-sc_threshold", "0"], rate: 5)
     }
 
     /// The whole scan of the clean 120-s clip with the default options, which two tests compare
@@ -247,9 +247,10 @@ struct CoarseToFineVideoTests {
         try Data(try PNGEncoder.encode(TestCard.render(width: 160, height: 120))).write(to: card)
         let url = dir.appendingPathComponent("slides.mp4")
         // One still picture for 60 s; the card over a quarter of it from 41 s to 44 s, between keyframes.
-        try VideoFixtures.ffmpeg(["-loop", "1", "-framerate", "25", "-t", "60", "-i", still.path, "-i", card.path, "-filter_complex",
+        // (5 frames a second, keyframes every 10 s: VideoFixtures.make says why.)
+        try VideoFixtures.ffmpeg(["-loop", "1", "-framerate", "5", "-t", "60", "-i", still.path, "-i", card.path, "-filter_complex",
                                   "[0][1]overlay=x=160:y=120:enable='between(t,41,44)',format=yuv420p", "-c:v", "libx264", "-preset", "ultrafast",
-                                  "-g", "250", "-keyint_min", "250", "-sc_threshold", "0", url.path])
+                                  "-g", "50", "-keyint_min", "50", "-sc_threshold", "0", url.path])
         let result = try await analyzer.videoAnalysis(forFileAt: url.path, options: VideoOptions(maxGap: 2, allFlaggedRanges: true)).hasSensitiveContent()
         #expect(result.skippedSamples > result.samples / 2, "\(result.skippedSamples) of \(result.samples) skipped")
         #expect(result.isSensitive && result.flaggedRanges.count == 1, "\(result.flaggedRanges)")
