@@ -27,6 +27,7 @@ import tempfile
 import time
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -164,8 +165,24 @@ def navigates(driver, action):
     """
     old = driver.find_element(By.TAG_NAME, "html")
     action()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(old))
+    WebDriverWait(driver, 30).until(lambda d: is_stale(old))
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def is_stale(element):
+    """Whether `element` has left the document. Asked while the old page is being torn down,
+    Chrome may answer neither "stale" nor the element's state but an inspector error, "Node with
+    given id does not belong to the document" (make test, session 51): the node is gone too.
+    expected_conditions.staleness_of let that error through and ended the run."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
 
 
 def card_element(driver, item_id):
