@@ -2,13 +2,15 @@ import Foundation
 import Locking
 import PathBytes
 import Testing
+import TestSupport
 @testable import AccountPipeline
 
 /// A mount table longer than a page (a desktop with snaps or containers has one): the medium
 /// mounted last is listed last, and Foundation's readers stop after a /proc file's first 4 KiB.
 /// The mounts are made by a child in a mount namespace of its own (`unshare -m`), so nothing else
 /// on the machine sees them; the table read is the child's (`/proc/<pid>/mountinfo`).
-@Suite("A long mount table", .enabled(if: getuid() == 0, "mounting needs root"))
+// (.ownThread: the test waits for the child and the watcher synchronously.)
+@Suite("A long mount table", .enabled(if: getuid() == 0, "mounting needs root"), .ownThread)
 struct LongMountTableTests {
     /// A shell in its own mount namespace that mounts `count` tmpfs under `folder`, says "ready",
     /// then on each line it reads mounts one more (the line is its name) and says "mounted".

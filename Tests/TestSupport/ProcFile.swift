@@ -1,13 +1,11 @@
 import Foundation
+import PathBytes
 
-/// The whole text of a /proc file. `String(contentsOfFile:)` reads such a file once, with its
-/// size (0) as the hint, and so stops after its first page (4 KiB): a process's maps, an inotify
-/// descriptor's fdinfo with more than ~40 watches or /proc/locks can be longer.
+/// The whole text of a /proc file (``PathBytes/wholeFile(_:limit:)``: Foundation's readers stop
+/// after such a file's first page, 4 KiB, and a process's maps, an inotify descriptor's fdinfo
+/// with more than ~40 watches or /proc/locks can be longer).
 public func procFileText(_ path: String) -> String? {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-    defer { try? handle.close() }
-    guard let data = try? handle.readToEnd() else { return nil }
-    return String(decoding: data ?? Data(), as: UTF8.self)
+    PathBytes.wholeFile(path).map { String(decoding: $0, as: UTF8.self) }
 }
 
 /// A file's identity as the kernel's inotify fdinfo lines name it: `sdev:` (the kernel's own
