@@ -1,4 +1,5 @@
 import Foundation
+import PathBytes
 import QuarantineStore
 
 extension Doctor {
@@ -77,10 +78,10 @@ extension Doctor {
             let device = UInt64(info.st_dev)
             inodes.insert(String(format: "%02x:%02x:%llu", (device >> 8) & 0xfff, (device & 0xff) | ((device >> 12) & 0xfff00), UInt64(info.st_ino)))
         }
-        // Read to its end: `String(contentsOfFile:)` stops after a /proc file's first 4 KiB, about
-        // 60 locks, and a busy system holds more.
-        guard let data = try? FileHandle(forReadingAtPath: "/proc/locks")?.readToEnd() else { return [] }
-        let text = String(decoding: data, as: UTF8.self)
+        // Read to its end (PathBytes.wholeFile): `String(contentsOfFile:)` stops after a /proc
+        // file's first 4 KiB, about 60 locks, and a busy system holds more.
+        guard let bytes = PathBytes.wholeFile("/proc/locks") else { return [] }
+        let text = String(decoding: bytes, as: UTF8.self)
         var pids: [Int32] = []
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)

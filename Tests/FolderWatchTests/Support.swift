@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 @testable import FolderWatch
 import Locking
+import PathBytes
 
 /// Collects everything a watcher reports, for bounded waits in tests.
 final class Recorder: Sendable {
@@ -123,7 +124,7 @@ func inotifyUsage(uid: uid_t = getuid()) -> (instances: Int, watches: Int) {
                   target == "anon_inode:inotify" else { continue }
             instances += 1
             // Read whole: String(contentsOfFile:) stops after a /proc file's first page (~40 watches).
-            let info = (try? FileHandle(forReadingAtPath: "/proc/\(pid)/fdinfo/\(fd)")?.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let info = PathBytes.wholeFile("/proc/\(pid)/fdinfo/\(fd)").map { String(decoding: $0, as: UTF8.self) } ?? ""
             watches += info.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
         }
     }
