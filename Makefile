@@ -12,11 +12,13 @@ PREFIX ?= /usr/local
 # xdg-user-dir answers $HOME itself when no download folder is configured: use ~/Downloads then.
 DOWNLOADS := $(shell d=$$(xdg-user-dir DOWNLOAD 2>/dev/null); [ -n "$$d" ] && [ "$$d" != "$$HOME" ] && [ "$$d" != "$$HOME/" ] && echo "$$d" || echo "$$HOME/Downloads")
 
-.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata golden bench bench-photos bench-dbus bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test review-test man clean
+.PHONY: help setup build build-static deb package-test install uninstall run test test-asan test-tsan fuzz testdata fixtures fixture-recipes golden bench bench-photos bench-dbus bench-containers bench-video bench-agent bench-false-alarms soak attack attack-guardian desktop-test review-test man clean
 
 help:
 	@echo "make run    set up (once), build, and run the agent in the foreground, watching $(DOWNLOADS) (Ctrl-C stops it)"
 	@echo "make test   set up (once), fetch the test photos, build and run the whole test suite"
+	@echo "make fixtures         make the videos and pictures the tests use into their cache, from Tests/Fixtures/recipes (make test does it first)"
+	@echo "make fixture-recipes  write Tests/Fixtures/recipes anew from what the suite asks for (after a test's fixture changes)"
 	@echo "make bench  speed and memory against the upstream Python pipelines and the floor: pictures, videos, the agent (slow)"
 	@echo "make bench-containers  the containers part of make bench alone (a 500-photo zip, a 300-page PDF, the bombs)"
 	@echo "make bench-video  the videos part of make bench alone (scripts/bench-video.sh; QUICK=1 for 60-second clips)"
@@ -93,6 +95,23 @@ fuzz: setup
 testdata:
 	@scripts/reference/testdata.sh
 
+# The videos and pictures the tests make with ffmpeg and the other encoders, made into their
+# cache (keyed by content: Tests/TestSupport/FixtureCache.swift) before the suite, two at a time,
+# from the recipes in Tests/Fixtures/recipes; the suite copies them. Issue 27: on a fresh machine
+# the suite made about 90 of them as it ran (the encoders 35-45 s of CPU, 10-17 s of its time).
+# Those already cached are skipped (a second run takes about a second).
+fixtures: setup testdata
+	@/usr/bin/python3 scripts/make-fixtures.py
+
+# The recipes anew: the suite run once with QUARANTINE_TEST_FIXTURE_RECORD, every fixture it asks
+# for writing its recipe (a recipe no test asks for any more only costs make fixtures its time).
+fixture-recipes: setup testdata
+	$(TEST_BUILD) --build-tests
+	rm -rf Tests/Fixtures/recipes
+	QUARANTINE_TEST_FIXTURE_RECORD=$(CURDIR)/Tests/Fixtures/recipes SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) \
+		"$$($(TEST_BUILD) --show-bin-path)/quarantinePackageTests.xctest" --testing-library swift-testing --skip FolderWatchTests > /dev/null
+	@echo "$$(ls Tests/Fixtures/recipes/*.json | wc -l) recipes, $$(du -sh Tests/Fixtures/recipes/inputs | cut -f1) of inputs in Tests/Fixtures/recipes"
+
 # FolderWatchTests time settling to within ~100 ms and use next to no CPU: they run beside the rest
 # (about 30 s saved), in a process of their own, so that the video suites (two decoders and two
 # inference threads on 2 cores) cannot hold up the Swift threads their sleeps resume on (they did
@@ -149,7 +168,7 @@ endif
 SIDE_SUITES = GuardedAnalysisBusTests|AgentStopTests|AgentHeldAtOnceTests|AgentGracefulStopTests
 SERIAL_SUITES = \.($(shell grep -rh -A1 '^@Suite.*\.serialized' Tests --include=*.swift | sed -n 's/^struct \([A-Za-z0-9_]*\) .*/\1/p' | grep -vx FolderWatchTests | tr '\n' '|')DatabaseFaultTests|$(SIDE_SUITES))(/|$$)
 SERIAL_WIDTH ?= 4
-test: setup testdata
+test: setup testdata fixtures
 	$(TEST_BUILD) --build-tests
 	@watch_log=$$(mktemp); serial_log=$$(mktemp); status=0; started=$$(date +%s.%N); \
 	bundle="$$($(TEST_BUILD) --show-bin-path)/quarantinePackageTests.xctest"; \

@@ -18,6 +18,7 @@ public enum FixtureCache {
         guard let cache = directory() else { return try make() }
         let key = self.key(program: program, arguments: arguments, output: output)
         let ext = (output as NSString).pathExtension
+        Recipes.record(program: program, arguments: arguments, output: output)
         let cached = cache.appendingPathComponent(ext.isEmpty ? key : key + "." + ext)
         if FileManager.default.fileExists(atPath: cached.path) {
             try? FileManager.default.removeItem(atPath: output)
@@ -77,3 +78,60 @@ public enum FixtureCache {
     }
 }
 
+
+/// The fixtures' recipes, kept in the tree (`Tests/Fixtures/recipes`) so that `make fixtures`
+/// (`scripts/make-fixtures.py`, a step of `make test`) fills the cache before the suite on a
+/// fresh machine, two at a time, and the suite copies what it would otherwise make (issue 27).
+///
+/// `make fixture-recipes` runs the suite with `QUARANTINE_TEST_FIXTURE_RECORD` naming a folder:
+/// every fixture asked for (made or copied) writes its recipe there, `<its sha256>.json`: the program
+/// and the arguments, the output as `{output}`, a file of the repository as `{repo:PATH}`, any
+/// other input file as `{input:SHA256.EXT}`, its bytes kept in `inputs/` (test cards and the
+/// frames the tests draw; a recipe whose inputs weigh over 512 KiB is not kept). A recipe whose
+/// arguments name a temporary path in another form would never be found again, and is not written.
+public enum Recipes {
+    public static let variable = "QUARANTINE_TEST_FIXTURE_RECORD"
+    /// The most a recipe's own inputs may weigh (its files outside the repository).
+    public static let maximumInputBytes = 512 << 10
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path + "/"
+
+    static func record(program: String, arguments: [String], output: String) {
+        guard let folder = ProcessInfo.processInfo.environment[variable], folder.hasPrefix("/") else { return }
+        let inputs = folder + "/inputs"
+        try? FileManager.default.createDirectory(atPath: inputs, withIntermediateDirectories: true)
+        var recorded: [String] = [], blobs: [(name: String, data: Data)] = []
+        var info = stat()
+        for argument in arguments {
+            if argument == output {
+                recorded.append("{output}")
+            } else if argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                      let data = FileManager.default.contents(atPath: argument) {
+                if argument.hasPrefix(repository) {
+                    recorded.append("{repo:\(argument.dropFirst(repository.count))}")
+                    continue
+                }
+                let ext = (argument as NSString).pathExtension
+                let name = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() + (ext.isEmpty ? "" : "." + ext)
+                blobs.append((name, data))
+                recorded.append("{input:\(name)}")
+            } else if argument.contains(NSTemporaryDirectory()) || argument.contains("/tmp/") {
+                return
+            } else {
+                recorded.append(argument)
+            }
+        }
+        // Kept small: a fixture drawn from large frames the test draws (TIFF pages, an animation's
+        // frames) is cheap to make, and its frames would weigh more in the tree than it saves.
+        guard blobs.reduce(0, { $0 + $1.data.count }) <= maximumInputBytes else { return }
+        for blob in blobs where !FileManager.default.fileExists(atPath: inputs + "/" + blob.name) {
+            FileManager.default.createFile(atPath: inputs + "/" + blob.name, contents: blob.data)
+        }
+        let recipe: [String: Any] = ["program": program, "arguments": recorded, "output_extension": (output as NSString).pathExtension]
+        guard let json = try? JSONSerialization.data(withJSONObject: recipe, options: [.sortedKeys, .prettyPrinted]) else { return }
+        // Named by its own content, so that recording again on another machine (another key: the
+        // program's time) names the same recipe the same.
+        let name = SHA256.hash(data: json).map { String(format: "%02x", $0) }.joined()
+        FileManager.default.createFile(atPath: folder + "/" + name + ".json", contents: json)
+    }
+}
