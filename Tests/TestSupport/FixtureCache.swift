@@ -10,7 +10,8 @@ import Foundation
 /// other argument that names a file (an input picture, a script). A cached output is copied to
 /// where the test asked for it; a folder output is copied whole. The cache is
 /// `${XDG_CACHE_HOME:-~/.cache}/quarantine/test-fixtures`; `QUARANTINE_TEST_FIXTURE_CACHE=off`
-/// makes every fixture afresh.
+/// makes every fixture afresh. `make test` fills it first from the recipes in the tree
+/// (``Recipes``, `make fixtures`).
 public enum FixtureCache {
     /// Makes `output` with `make` unless a fixture of the same key is cached, in which case it is
     /// copied there. `arguments` (with `output` among them) are what `make` runs `program` with.
