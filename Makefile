@@ -99,7 +99,8 @@ testdata:
 # cache (keyed by content: Tests/TestSupport/FixtureCache.swift) before the suite, two at a time,
 # from the recipes in Tests/Fixtures/recipes; the suite copies them. Issue 27: on a fresh machine
 # the suite made about 90 of them as it ran (the encoders 35-45 s of CPU, 10-17 s of its time).
-# Those already cached are skipped (a second run takes about a second).
+# Those already cached are skipped (a second run takes 0.1 s). A recipe it cannot make is said,
+# and left to its test, which makes it as before.
 fixtures: setup testdata
 	@/usr/bin/python3 scripts/make-fixtures.py
 

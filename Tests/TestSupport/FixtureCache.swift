@@ -79,7 +79,6 @@ public enum FixtureCache {
     }
 }
 
-
 /// The fixtures' recipes, kept in the tree (`Tests/Fixtures/recipes`) so that `make fixtures`
 /// (`scripts/make-fixtures.py`, a step of `make test`) fills the cache before the suite on a
 /// fresh machine, two at a time, and the suite copies what it would otherwise make (issue 27).
