@@ -12,14 +12,16 @@ struct ShortClipTests {
 
     /// A `seconds`-long 320x240 clip over `background` (moving `testsrc2`, or still `smptebars`),
     /// with the card over a quarter of the frame (160x120, at `corner`) from `cardFrom` for 0.5 s.
-    static func clip(_ url: URL, seconds: Int, background: String = "testsrc2", cardFrom: Double?, corner: (Int, Int) = (80, 60)) throws {
+    /// `cached: false` for a card at a random time (``FFmpegTool/run(_:cached:)``).
+    static func clip(_ url: URL, seconds: Int, background: String = "testsrc2", cardFrom: Double?, corner: (Int, Int) = (80, 60),
+                     cached: Bool = true) throws {
         let card = url.deletingLastPathComponent().appendingPathComponent("card-160x120.png")
         if !FileManager.default.fileExists(atPath: card.path) {
             try Data(try PNGEncoder.encode(TestCard.render(width: 160, height: 120))).write(to: card)
         }
         let graph = cardFrom.map { String(format: "[0][1]overlay=x=%d:y=%d:enable='between(t,%.2f,%.2f)'", corner.0, corner.1, $0, $0 + 0.5) } ?? "[0]null"
         try FFmpegTool.run(["-f", "lavfi", "-i", "\(background)=s=320x240:r=25:d=\(seconds)", "-i", card.path,
-                            "-filter_complex", graph] + encoder + [url.path])
+                            "-filter_complex", graph] + encoder + [url.path], cached: cached)
     }
 
     /// A moving picture (every sample judged by the models) for the 3- and 10-s clips; a still
@@ -40,12 +42,12 @@ struct ShortClipTests {
         let dir = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         // A random start on the frame grid (25 fps), so the card's place differs run to run
-        // (the fixture cache keeps each clip once).
+        // (made afresh each time: the fixture cache would keep every one, never asked for again).
         let frames = Int.random(in: 2...(seconds * 25 - 16))
         let start = Double(frames) / 25
         let url = dir.appendingPathComponent("brief.mp4")
         try Self.clip(url, seconds: seconds, background: Self.background(seconds), cardFrom: start,
-                      corner: ([0, 160].randomElement()!, [0, 120].randomElement()!))
+                      corner: ([0, 160].randomElement()!, [0, 120].randomElement()!), cached: false)
         let result = try await Self.standIn.get().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
         #expect(result.samplingRule == .shortClip && result.plannedGap == 0.25)
         #expect(result.isSensitive, "\(seconds) s: the card at \(start) s for 0.5 s was missed (\(result.samples) samples, \(result.skippedSamples) skipped, largest gap \(result.largestGap))")
@@ -84,7 +86,7 @@ struct ShortClipTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let url = dir.appendingPathComponent("still.mp4")
         let start = Double(Int.random(in: 2...(10 * 25 - 16))) / 25
-        try Self.clip(url, seconds: 10, background: "smptebars", cardFrom: start)
+        try Self.clip(url, seconds: 10, background: "smptebars", cardFrom: start, cached: false)
         let result = try await Self.analyzer.get().videoAnalysis(forFileAt: url.path).hasSensitiveContent()
         #expect(result.isSensitive, "the card at \(start) s over a still picture was missed (\(result.samples) samples, \(result.skippedSamples) skipped)")
         let time = try #require(result.frameTime)

@@ -13,8 +13,11 @@ public enum FFmpegTool {
     /// Outputs are cached by content (``FixtureCache``: the arguments, the output by its extension
     /// only, and the sha256 of every input file they name), so a fixture is encoded once per
     /// machine and later runs copy it.
-    public static func run(_ arguments: [String]) throws {
-        guard let output = arguments.last else { return try encode(arguments) }
+    ///
+    /// `cached: false` for a fixture drawn at random (a card at a random time): it would never be
+    /// asked for again, so it is made afresh and neither kept nor recorded as a recipe.
+    public static func run(_ arguments: [String], cached: Bool = true) throws {
+        guard cached, let output = arguments.last else { return try encode(arguments) }
         try FixtureCache.make(program: "/usr/bin/ffmpeg", arguments: arguments, output: output) { try encode(arguments) }
     }
 
