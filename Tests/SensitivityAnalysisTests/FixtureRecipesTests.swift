@@ -38,6 +38,30 @@ struct FixtureRecipesTests {
         #expect(keys == cases.map { FixtureCache.key(program: $0.program, arguments: $0.arguments, output: $0.output) })
     }
 
+    @Test("a fixture whose arguments name a temporary path that is no file (a frame pattern, a folder) is made but not kept: it would never be asked for again")
+    func temporaryPatternsAreNotKept() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-pattern-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let frame = folder.appendingPathComponent("frame1.png").path, output = folder.appendingPathComponent("anim.gif").path
+        try Data("frame".utf8).write(to: URL(fileURLWithPath: frame))
+        let pattern = ["-framerate", "2", "-i", folder.appendingPathComponent("frame%d.png").path, "-f", "gif", output]
+        #expect(FixtureCache.namesATemporaryPathOtherThanAFile(pattern, output: output))
+        #expect(FixtureCache.namesATemporaryPathOtherThanAFile(["-i", folder.path, output], output: output))
+        #expect(!FixtureCache.namesATemporaryPathOtherThanAFile(["-i", frame, "-f", "gif", output], output: output))
+        #expect(!FixtureCache.namesATemporaryPathOtherThanAFile(["-f", "lavfi", "-i", "testsrc2=s=32x24:d=1", output], output: output))
+        var made = 0
+        try FixtureCache.make(program: "/usr/bin/true", arguments: pattern, output: output) {
+            made += 1
+            try Data("gif".utf8).write(to: URL(fileURLWithPath: output))
+        }
+        #expect(made == 1 && FileManager.default.fileExists(atPath: output))
+        let key = FixtureCache.key(program: "/usr/bin/true", arguments: pattern, output: output)
+        if let cache = FixtureCache.directory() {
+            #expect(!FileManager.default.fileExists(atPath: cache.appendingPathComponent(key + ".gif").path), "kept in the cache")
+        }
+    }
+
     @Test("every recipe in the tree is whole: a program, its output, and every input it names in the tree, none over the size kept")
     func recipesAreWhole() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.recipes).filter { $0.hasSuffix(".json") }

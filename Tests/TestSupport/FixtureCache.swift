@@ -16,7 +16,7 @@ public enum FixtureCache {
     /// Makes `output` with `make` unless a fixture of the same key is cached, in which case it is
     /// copied there. `arguments` (with `output` among them) are what `make` runs `program` with.
     public static func make(program: String, arguments: [String], output: String, _ make: () throws -> Void) throws {
-        guard let cache = directory() else { return try make() }
+        guard let cache = directory(), !namesATemporaryPathOtherThanAFile(arguments, output: output) else { return try make() }
         let key = self.key(program: program, arguments: arguments, output: output)
         let ext = (output as NSString).pathExtension
         Recipes.record(program: program, arguments: arguments, output: output)
@@ -46,6 +46,17 @@ public enum FixtureCache {
                 throw Spawned.Failure(description: "\(program) \(arguments.joined(separator: " ")) failed (status \(run.status)\(run.timedOut ? ", killed after 300 s" : ""); "
                                       + "\(setUp)): \(String(decoding: run.stderr, as: UTF8.self))")
             }
+        }
+    }
+
+    /// Whether an argument other than the output holds a temporary path that is not a file read
+    /// whole (a pattern such as `frame%d.png`, a folder): it is in the key as written, so the
+    /// fixture would be kept and never asked for again (the cache grew by such files at every run).
+    public static func namesATemporaryPathOtherThanAFile(_ arguments: [String], output: String) -> Bool {
+        var info = stat()
+        return arguments.contains { argument in
+            argument != output && (argument.contains(NSTemporaryDirectory()) || argument.contains("/tmp/"))
+                && !(argument.hasPrefix("/") && stat(argument, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
         }
     }
 
