@@ -170,7 +170,7 @@ let package = Package(
         ]),
 
         // MARK: - Tests
-        .target(name: "TestSupport", dependencies: ["CSystemShims", "PathBytes", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CSystemShims", "PathBytes", "QuarantineBase", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/TestSupport"),
         // Runs the analysis sandbox in a forked child and tries what it must refuse (C: after fork
         // in the multithreaded test runner, the child runs no Swift code).
         .target(name: "SandboxProbe", dependencies: ["CSystemShims"], path: "Tests/SandboxProbe"),

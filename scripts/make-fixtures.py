@@ -97,6 +97,12 @@ def materialize(recipe, recipes, work):
     return arguments, output
 
 
+def cached_path(cache, recipe, arguments, output):
+    """Where the cache keeps the output of `recipe` made with these (materialized) arguments."""
+    ext = recipe["output_extension"]
+    return os.path.join(cache, key(recipe["program"], arguments, output) + ("." + ext if ext else ""))
+
+
 def make(path, recipes, cache):
     """(status, message) for the recipe at `path`: cached, made, or failed (never raises: a
     fixture not made here is made by its test, which says why if it cannot)."""
@@ -117,9 +123,7 @@ def make_one(path, recipes, cache):
             arguments, output = materialize(recipe, recipes, work)
         except OSError as error:
             return "failed", f"{os.path.basename(path)}: an input is missing: {error}"
-        name = key(program, arguments, output)
-        ext = recipe["output_extension"]
-        cached = os.path.join(cache, name + ("." + ext if ext else ""))
+        cached = cached_path(cache, recipe, arguments, output)
         if os.path.exists(cached):
             return "cached", ""
         run = subprocess.run([program] + (FFMPEG_PREFIX if program == "/usr/bin/ffmpeg" else []) + arguments,
@@ -162,9 +166,7 @@ def main():
             with open(path) as f:
                 recipe = json.load(f)
             with tempfile.TemporaryDirectory(prefix="quarantine-fixture-") as work:
-                arguments, output = materialize(recipe, options.recipes, work)
-                ext = recipe["output_extension"]
-                cached = os.path.exists(os.path.join(cache, key(recipe["program"], arguments, output) + ("." + ext if ext else "")))
+                cached = os.path.exists(cached_path(cache, recipe, *materialize(recipe, options.recipes, work)))
             counts["cached" if cached else "failed"] += 1
         print(f"fixtures: {counts['cached']} of {len(paths)} cached, {counts['failed']} not")
         return 0

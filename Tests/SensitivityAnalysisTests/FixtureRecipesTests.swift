@@ -11,8 +11,7 @@ struct FixtureRecipesTests {
 
     @Test("make-fixtures.py computes FixtureCache's key: a program, literal arguments, input files by content, the output by its extension, a folder output")
     func scriptKeyIsTheCachesKey() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-key-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let input = folder.appendingPathComponent("card.png").path, other = folder.appendingPathComponent("frame.tif").path
         try Data([0, 1, 2, 255, 10, 0]).write(to: URL(fileURLWithPath: input))
@@ -40,8 +39,7 @@ struct FixtureRecipesTests {
 
     @Test("a fixture whose arguments name a temporary path that is no file (a frame pattern, a folder) is made but not kept: it would never be asked for again")
     func temporaryPatternsAreNotKept() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-pattern-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TestEnvironment.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let frame = folder.appendingPathComponent("frame1.png").path, output = folder.appendingPathComponent("anim.gif").path
         try Data("frame".utf8).write(to: URL(fileURLWithPath: frame))

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import QuarantineBase
 
 /// Fixtures made by outside programs (ffmpeg, heif-enc, avifenc, cjxl, img2webp, a Python maker),
 /// cached by content so each is made once per machine (issue 27, the suite's own time);
@@ -53,11 +54,16 @@ public enum FixtureCache {
     /// whole (a pattern such as `frame%d.png`, a folder): it is in the key as written, so the
     /// fixture would be kept and never asked for again (the cache grew by such files at every run).
     public static func namesATemporaryPathOtherThanAFile(_ arguments: [String], output: String) -> Bool {
-        var info = stat()
-        return arguments.contains { argument in
-            argument != output && (argument.contains(NSTemporaryDirectory()) || argument.contains("/tmp/"))
-                && !(argument.hasPrefix("/") && stat(argument, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+        arguments.contains { argument in
+            argument != output && (argument.contains(NSTemporaryDirectory()) || argument.contains("/tmp/")) && !namesAFile(argument)
         }
+    }
+
+    /// Whether `argument` is an absolute path to a regular file (through links, as stat(2)): an
+    /// input the key takes by its bytes.
+    static func namesAFile(_ argument: String) -> Bool {
+        var info = stat()
+        return argument.hasPrefix("/") && stat(argument, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     /// The cache folder, or nil when caching is off or the folder cannot be made.
@@ -79,14 +85,13 @@ public enum FixtureCache {
         for argument in arguments {
             if argument == output {
                 add("out." + (argument as NSString).pathExtension)
-            } else if argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                      let data = FileManager.default.contents(atPath: argument) {
+            } else if namesAFile(argument), let data = FileManager.default.contents(atPath: argument) {
                 add("file:"); hasher.update(data: data)
             } else {
                 add(argument)
             }
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hasher.finalize().hexString
     }
 }
 
@@ -98,8 +103,9 @@ public enum FixtureCache {
 /// every fixture asked for (made or copied) writes its recipe there, `<its sha256>.json`: the program
 /// and the arguments, the output as `{output}`, a file of the repository as `{repo:PATH}`, any
 /// other input file as `{input:SHA256.EXT}`, its bytes kept in `inputs/` (test cards and the
-/// frames the tests draw; a recipe whose inputs weigh over 512 KiB is not kept). A recipe whose
-/// arguments name a temporary path in another form would never be found again, and is not written.
+/// frames the tests draw; a recipe whose inputs weigh over 512 KiB is not kept). A fixture whose
+/// arguments name a temporary path in another form is not cached, and so not recorded either
+/// (``FixtureCache/namesATemporaryPathOtherThanAFile(_:output:)``).
 public enum Recipes {
     public static let variable = "QUARANTINE_TEST_FIXTURE_RECORD"
     /// The most a recipe's own inputs may weigh (its files outside the repository).
@@ -112,22 +118,18 @@ public enum Recipes {
         let inputs = folder + "/inputs"
         try? FileManager.default.createDirectory(atPath: inputs, withIntermediateDirectories: true)
         var recorded: [String] = [], blobs: [(name: String, data: Data)] = []
-        var info = stat()
         for argument in arguments {
             if argument == output {
                 recorded.append("{output}")
-            } else if argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                      let data = FileManager.default.contents(atPath: argument) {
+            } else if FixtureCache.namesAFile(argument), let data = FileManager.default.contents(atPath: argument) {
                 if argument.hasPrefix(repository) {
                     recorded.append("{repo:\(argument.dropFirst(repository.count))}")
                     continue
                 }
                 let ext = (argument as NSString).pathExtension
-                let name = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() + (ext.isEmpty ? "" : "." + ext)
+                let name = SHA256.hash(data: data).hexString + (ext.isEmpty ? "" : "." + ext)
                 blobs.append((name, data))
                 recorded.append("{input:\(name)}")
-            } else if argument.contains(NSTemporaryDirectory()) || argument.contains("/tmp/") {
-                return
             } else {
                 recorded.append(argument)
             }
@@ -142,7 +144,7 @@ public enum Recipes {
         guard let json = try? JSONSerialization.data(withJSONObject: recipe, options: [.sortedKeys, .prettyPrinted]) else { return }
         // Named by its own content, so that recording again on another machine (another key: the
         // program's time) names the same recipe the same.
-        let name = SHA256.hash(data: json).map { String(format: "%02x", $0) }.joined()
+        let name = SHA256.hash(data: json).hexString
         FileManager.default.createFile(atPath: folder + "/" + name + ".json", contents: json)
     }
 }
