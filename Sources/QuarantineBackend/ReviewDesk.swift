@@ -119,7 +119,7 @@ public struct ReviewDesk: Sendable {
             throw GuardianRefusal.failed("there is no item \(request.id); see 'quarantine list --all'")
         }
         let requestedAt = try review.releaseRequests()[request.id]?.requestedAt
-        let events = shown(try review.history(of: request.id).compactMap(GuardianWire.Event.init))
+        let events = try history(of: request.id, request: request)
         var served = Served(answer: try page(events, id: \.id, request: request) { entries, more, next in
             .init(item: item, requestedAt: requestedAt, events: entries, hasPreview: false, more: more, next: next)
         })
@@ -144,7 +144,7 @@ public struct ReviewDesk: Sendable {
     }
 
     func history(_ request: GuardianWire.History) throws -> Served<GuardianWire.History.Answer> {
-        let events = shown(try review.history().compactMap(GuardianWire.Event.init))
+        let events = try history(of: nil, request: request)
         return Served(answer: try page(events, id: \.id, request: request) { .init(events: $0, more: $1, next: $2) })
     }
 
@@ -243,6 +243,14 @@ public struct ReviewDesk: Sendable {
     /// entries, whether more follow and where they start. Locally everything is one answer;
     /// at a guardian service, the entries below the request's cursor, at most its limit, and
     /// fewer while the encoded answer would be over ``GuardianProtocol/maxMessage``.
+    /// The events ``page(_:id:request:make:)`` may send for `request`: when paged, those older
+    /// than its `before` and one more than the most a page holds (so it knows whether more follow),
+    /// read as such; a history of thousands of events is not read whole for each page of it.
+    func history<Request: GuardianPagedRequest>(of itemId: Int64?, request: Request) throws -> [GuardianWire.Event] {
+        let limit = paged ? min(max(request.limit ?? GuardianProtocol.defaultPage, 1), GuardianProtocol.maxPage) + 1 : nil
+        return shown(try review.history(of: itemId, before: request.before, limit: limit).compactMap(GuardianWire.Event.init))
+    }
+
     func page<Entry, Request: GuardianPagedRequest>(_ all: [Entry], id: KeyPath<Entry, Int64>, request: Request,
                                                     make: ([Entry], Bool, Int64?) -> Request.Answer) throws -> Request.Answer {
         let after = request.before.map { before in all.drop { $0[keyPath: id] >= before } } ?? all[...]

@@ -112,8 +112,11 @@ public struct Review: Sendable {
 
     public func item(_ id: Int64) throws -> VaultItem? { try vault.store.item(id) }
 
-    /// The audit log, newest first, optionally of one item.
-    public func history(of itemId: Int64? = nil) throws -> [AuditEvent] { try vault.store.events(itemId: itemId) }
+    /// The audit log, newest first, optionally of one item; with `before` and `limit`, one page of
+    /// it (at most `limit` events older than event `before`).
+    public func history(of itemId: Int64? = nil, before: Int64? = nil, limit: Int? = nil) throws -> [AuditEvent] {
+        try vault.store.events(itemId: itemId, before: before, limit: limit)
+    }
 
     /// The blurred preview of an item, if it has one on disk (never the original).
     public func preview(of item: VaultItem) -> String? {

@@ -65,6 +65,39 @@ struct VaultTests {
         return n >= 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
     }
 
+    @Test("the history a page at a time: events older than an id, at most a limit, newest first, for one item or all; read as Decodable reads them")
+    func historyPages() throws {
+        let place = try Place()
+        defer { place.cleanUp() }
+        let store = place.vault.store
+        let (url, _) = try place.download("asked.jpg", bytes: 1000)
+        let item = try #require(try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test",
+                                                           preview: RGBImage(width: 8, height: 8, filledWith: (1, 2, 3))).id)
+        for index in 0..<30 {
+            try store.record(index % 3 == 0 ? .releaseRequested : .error, itemId: index % 2 == 0 ? item : nil, path: index % 4 == 0 ? "/p/\(index)" : nil,
+                             mode: index % 5 == 0 ? .child : .adult, actor: "a\(index)", detail: index % 6 == 0 ? nil : "d\(index)")
+        }
+        let all = try store.events()
+        #expect(all.count == 31 && all.map(\.id) == all.map(\.id).sorted { ($0 ?? 0) > ($1 ?? 0) })
+        let pivot = try #require(all[10].id)
+        #expect(try store.events(before: pivot, limit: 5).map(\.id) == all[11..<16].map(\.id))
+        #expect(try store.events(before: pivot).map(\.id) == all[11...].map(\.id))
+        #expect(try store.events(limit: 3).map(\.id) == all[..<3].map(\.id))
+        #expect(try store.events(before: all.last?.id, limit: 5).isEmpty)
+        let ones = all.filter { $0.itemId == item }
+        #expect(try store.events(itemId: item, before: ones[2].id, limit: 4).map(\.id) == ones[3..<7].map(\.id))
+        // The row decoder (AuditEvent.init(row:)) reads every column as GRDB's Decodable path did.
+        struct Decoded: Decodable, FetchableRecord {
+            var id: Int64?, itemId: Int64?, at: Date, kind: EventKind, mode: String, actor: String, path: String?, detail: String?
+        }
+        let decoded = try DatabaseQueue(path: store.path).read { db in try Decoded.fetchAll(db, sql: "SELECT * FROM event ORDER BY id DESC") }
+        #expect(decoded.count == all.count)
+        for (row, event) in zip(decoded, all) {
+            #expect(row.id == event.id && row.itemId == event.itemId && row.at == event.at && row.kind == event.kind && row.mode == event.mode.rawValue
+                    && row.actor == event.actor && row.path == event.path && row.detail == event.detail, "\(row) vs \(event)")
+        }
+    }
+
     @Test("quarantine then release: bytes, mode, times and xattrs come back; the hash is allowed", arguments: [nil, "/dev/shm"])
     func roundTrip(vaultParent: String?) throws {
         let place = try Place(vaultParent: vaultParent)
