@@ -106,7 +106,7 @@ public struct ReviewDesk: Sendable {
     }
 
     func list(_ request: GuardianWire.List) throws -> Served<GuardianWire.List.Answer> {
-        let items = shown(try review.items(includeClosed: request.all).compactMap(GuardianWire.Item.init))
+        let items = shown(try review.items(includeClosed: request.all, before: request.before, limit: pageReadLimit(request)).compactMap(GuardianWire.Item.init))
         let requests = try review.releaseRequests().mapValues(\.requestedAt)
         return Served(answer: try page(items, id: \.id, request: request) { entries, more, next in
             let ids = Set(entries.map(\.id))
@@ -239,18 +239,23 @@ public struct ReviewDesk: Sendable {
 
     // MARK: - Pages
 
+    /// The events ``page(_:id:request:make:)`` may send for `request`: when paged, only those a
+    /// page can hold from its `before` on are read; a history of thousands of events is not read
+    /// whole for each page of it (nor a vault of thousands of items, in ``list(_:)``).
+    func history<Request: GuardianPagedRequest>(of itemId: Int64?, request: Request) throws -> [GuardianWire.Event] {
+        shown(try review.history(of: itemId, before: request.before, limit: pageReadLimit(request)).compactMap(GuardianWire.Event.init))
+    }
+
+    /// How many entries to read for a page of `request` (one more than it can hold, so that
+    /// ``page(_:id:request:make:)`` knows whether more follow); nil when answers are not paged.
+    func pageReadLimit<Request: GuardianPagedRequest>(_ request: Request) -> Int? {
+        paged ? min(max(request.limit ?? GuardianProtocol.defaultPage, 1), GuardianProtocol.maxPage) + 1 : nil
+    }
+
     /// One page of `all` (newest first, by id) as `Request`'s answer, made by `make` from the
     /// entries, whether more follow and where they start. Locally everything is one answer;
     /// at a guardian service, the entries below the request's cursor, at most its limit, and
     /// fewer while the encoded answer would be over ``GuardianProtocol/maxMessage``.
-    /// The events ``page(_:id:request:make:)`` may send for `request`: when paged, those older
-    /// than its `before` and one more than the most a page holds (so it knows whether more follow),
-    /// read as such; a history of thousands of events is not read whole for each page of it.
-    func history<Request: GuardianPagedRequest>(of itemId: Int64?, request: Request) throws -> [GuardianWire.Event] {
-        let limit = paged ? min(max(request.limit ?? GuardianProtocol.defaultPage, 1), GuardianProtocol.maxPage) + 1 : nil
-        return shown(try review.history(of: itemId, before: request.before, limit: limit).compactMap(GuardianWire.Event.init))
-    }
-
     func page<Entry, Request: GuardianPagedRequest>(_ all: [Entry], id: KeyPath<Entry, Int64>, request: Request,
                                                     make: ([Entry], Bool, Int64?) -> Request.Answer) throws -> Request.Answer {
         let after = request.before.map { before in all.drop { $0[keyPath: id] >= before } } ?? all[...]

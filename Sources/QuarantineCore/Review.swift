@@ -108,7 +108,9 @@ public struct Review: Sendable {
     // MARK: - Seeing
 
     /// Items, newest first; without `includeClosed` only those still in the vault.
-    public func items(includeClosed: Bool = false) throws -> [VaultItem] { try vault.store.items(includeClosed: includeClosed) }
+    public func items(includeClosed: Bool = false, before: Int64? = nil, limit: Int? = nil) throws -> [VaultItem] {
+        try vault.store.items(includeClosed: includeClosed, before: before, limit: limit)
+    }
 
     public func item(_ id: Int64) throws -> VaultItem? { try vault.store.item(id) }
 

@@ -310,10 +310,13 @@ public final class AuditStore: Sendable {
     // MARK: - Reading
 
     /// Items, newest first; without `includeClosed` only those still in the vault.
-    public func items(includeClosed: Bool = false) throws -> [VaultItem] {
+    /// With `before`, only items older than that id, and with `limit`, at most that many (a page).
+    public func items(includeClosed: Bool = false, before: Int64? = nil, limit: Int? = nil) throws -> [VaultItem] {
         try read { db in
             var request = VaultItem.order(Column("id").desc)
             if !includeClosed { request = request.filter([VaultItem.Status.quarantined, VaultItem.Status.sealed].contains(Column("status"))) }
+            if let before { request = request.filter(Column("id") < before) }
+            if let limit { request = request.limit(max(0, limit)) }
             return try request.fetchAll(db)
         }
     }

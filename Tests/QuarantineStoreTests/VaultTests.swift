@@ -65,7 +65,7 @@ struct VaultTests {
         return n >= 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
     }
 
-    @Test("the history a page at a time: events older than an id, at most a limit, newest first, for one item or all; read as Decodable reads them")
+    @Test("the history and the items a page at a time: older than an id, at most a limit, newest first (events for one item or all); events read as Decodable reads them")
     func historyPages() throws {
         let place = try Place()
         defer { place.cleanUp() }
@@ -86,13 +86,24 @@ struct VaultTests {
         #expect(try store.events(before: all.last?.id, limit: 5).isEmpty)
         let ones = all.filter { $0.itemId == item }
         #expect(try store.events(itemId: item, before: ones[2].id, limit: 4).map(\.id) == ones[3..<7].map(\.id))
+        // Items the same way (the list's pages).
+        let more = try (1...3).map { index in
+            let (url, _) = try place.download("more-\(index).jpg", bytes: 1000 + index)
+            return try #require(try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test",
+                                                           preview: nil).id)
+        }
+        #expect(try store.items().compactMap(\.id) == more.reversed() + [item])
+        #expect(try store.items(before: more[2], limit: 2).compactMap(\.id) == [more[1], more[0]])
+        #expect(try store.items(before: more[0]).compactMap(\.id) == [item])
+        #expect(try store.items(limit: 1).compactMap(\.id) == [more[2]])
         // The row decoder (AuditEvent.init(row:)) reads every column as GRDB's Decodable path did.
         struct Decoded: Decodable, FetchableRecord {
             var id: Int64?, itemId: Int64?, at: Date, kind: EventKind, mode: String, actor: String, path: String?, detail: String?
         }
         let decoded = try DatabaseQueue(path: store.path).read { db in try Decoded.fetchAll(db, sql: "SELECT * FROM event ORDER BY id DESC") }
-        #expect(decoded.count == all.count)
-        for (row, event) in zip(decoded, all) {
+        let events = try store.events()
+        #expect(decoded.count == events.count && events.count == 34)
+        for (row, event) in zip(decoded, events) {
             #expect(row.id == event.id && row.itemId == event.itemId && row.at == event.at && row.kind == event.kind && row.mode == event.mode.rawValue
                     && row.actor == event.actor && row.path == event.path && row.detail == event.detail, "\(row) vs \(event)")
         }
