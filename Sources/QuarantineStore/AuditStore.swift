@@ -442,6 +442,10 @@ public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistable
     public var path: String?
     public var detail: String?
 
+    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+extension AuditEvent {
     /// Read from its row column by column, not through `Decodable` (GRDB's keyed decoder took
     /// half the time of a 5,000-event history page by page, measured).
     public init(row: Row) throws {
@@ -454,19 +458,6 @@ public struct AuditEvent: Codable, Sendable, FetchableRecord, MutablePersistable
         path = try row.decode(forColumn: "path")
         detail = try row.decode(forColumn: "detail")
     }
-
-    public init(id: Int64?, itemId: Int64?, at: Date, kind: EventKind, mode: AnalysisMode, actor: String, path: String?, detail: String?) {
-        self.id = id
-        self.itemId = itemId
-        self.at = at
-        self.kind = kind
-        self.mode = mode
-        self.actor = actor
-        self.path = path
-        self.detail = detail
-    }
-
-    public mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// An intent recorded before a move, so a crash at any instant can be finished or rolled back.
