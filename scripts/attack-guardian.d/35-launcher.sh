@@ -172,9 +172,17 @@ else
 fi
 
 # A worker does not outlive its service: stopped, the service's connection closes, the launcher
-# kills the worker.
+# kills the worker. The service's worker ends when idle: a new picture (a card of a size not sent
+# before, so its bytes are new) makes it start one, so that this is always tried.
 w=$(pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1)
-if [ -n "$w" ]; then
+if [ -z "$w" ]; then
+    "$binary" testcard --size 333x222 "$work/wake-card.png" > /dev/null && chmod 644 "$work/wake-card.png"
+    as_child cp "$work/wake-card.png" "$chome/Downloads/wake-worker.png"
+    for _ in $(seq 100); do w=$(pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1); [ -n "$w" ] && break; sleep 0.1; done
+fi
+if [ -z "$w" ]; then
+    attempt "the service's worker outlives the service (stopped)" through "not tried: no worker of the service ran, even after a new picture arrived"
+else
     restart_service
     if gone_within "$w" 3; then
         attempt "the service's worker outlives the service (stopped)" held "worker $w gone"
