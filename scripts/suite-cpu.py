@@ -106,8 +106,6 @@ def main():
     finally:
         libc.acct(None)
     took = time.monotonic() - started
-    # Accounting writes a process's record when it ends; give the last ones a moment.
-    time.sleep(0.5)
     cpu, lines = accounting(accounting_file), command_lines(prefix)
     rows = collections.defaultdict(lambda: [0, 0.0])
     for pid, (program, argv) in lines.items():

@@ -174,11 +174,11 @@ fi
 # A worker does not outlive its service: stopped, the service's connection closes, the launcher
 # kills the worker. The service's worker ends when idle: a new picture (a card of a size not sent
 # before, so its bytes are new) makes it start one, so that this is always tried.
-w=$(pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1)
+service_worker() { pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1; }
+w=$(service_worker)
 if [ -z "$w" ]; then
-    "$binary" testcard --size 333x222 "$work/wake-card.png" > /dev/null && chmod 644 "$work/wake-card.png"
-    as_child cp "$work/wake-card.png" "$chome/Downloads/wake-worker.png"
-    for _ in $(seq 100); do w=$(pgrep -P "$launcher_pid" -f 'analysis-worker' | head -1); [ -n "$w" ] && break; sleep 0.1; done
+    as_child "$q" testcard --size 333x222 "$chome/Downloads/wake-worker.png" > /dev/null
+    for _ in $(seq 100); do w=$(service_worker); [ -n "$w" ] && break; sleep 0.1; done
 fi
 if [ -z "$w" ]; then
     attempt "the service's worker outlives the service (stopped)" through "not tried: no worker of the service ran, even after a new picture arrived"
