@@ -1,0 +1,56 @@
+#!/bin/bash
+# The main suite's time against the share of the machine it gets (make suite-speed; issue 27).
+#
+# The suite keeps both cores busy from its first second to its last few, so its time is its CPU
+# over what the machine gives it: a host that takes a fifth of each core (steal, in its busy
+# hours) makes it a quarter slower. This runs `make test` once for each share, in a CPU cgroup
+# held to that share of one CPU (200 = both cores, no hold), and prints the suite's own time
+# ("the main suite, both parts"), the CPU the whole `make test` used and the host's steal
+# meanwhile, so the curve can be measured again on any checkout and any machine.
+#
+# Usage (as root: cgroups): scripts/suite-speed.sh [SHARE...]     default: 200 180 160 140
+# The build is expected to be done (make suite-speed builds first); each run's log is kept in
+# $TMPDIR (default /tmp) as suite-speed.SHARE.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "suite-speed: needs root (it makes CPU cgroups)" >&2; exit 2; }
+shares=("$@"); [ ${#shares[@]} -gt 0 ] || shares=(200 180 160 140)
+name=quarantine-suite-speed.$$
+period=100000
+logs=${TMPDIR:-/tmp}
+
+# One cgroup holding the quota, and where CPU use is read: v2 (one hierarchy) or v1 (cpu, cpuacct).
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+    groups=(/sys/fs/cgroup/$name)
+    limit() { if [ "$1" -ge 200 ]; then echo "max $period"; else echo "$(($1 * period / 100)) $period"; fi > "${groups[0]}/cpu.max"; }
+    used() { awk '/^usage_usec/ { printf "%.1f", $2 / 1e6 }' "${groups[0]}/cpu.stat"; }
+    reset() { :; }
+else
+    groups=(/sys/fs/cgroup/cpu/$name /sys/fs/cgroup/cpuacct/$name)
+    limit() {
+        echo $period > "${groups[0]}/cpu.cfs_period_us"
+        if [ "$1" -ge 200 ]; then echo -1; else echo $(($1 * period / 100)); fi > "${groups[0]}/cpu.cfs_quota_us"
+    }
+    used() { awk '{ printf "%.1f", $1 / 1e9 }' "${groups[1]}/cpuacct.usage"; }
+    reset() { echo 0 > "${groups[1]}/cpuacct.usage"; }
+fi
+mkdir -p "${groups[@]}" || exit 1
+trap 'for g in "${groups[@]}"; do rmdir "$g" 2>/dev/null; done' EXIT
+steal() { awk '/^cpu / { print $9 }' /proc/stat; }
+
+printf '%-8s %-10s %-14s %-8s %s\n' share "the suite" "make test CPU" steal result
+status=0
+for share in "${shares[@]}"; do
+    [[ "$share" =~ ^[0-9]+$ ]] && [ "$share" -ge 10 ] || { echo "suite-speed: a share is a percentage of one CPU, 10 or more: $share" >&2; exit 2; }
+    limit "$share"; reset
+    log=$logs/suite-speed.$share.log
+    before=$(steal)
+    # A new session's processes keep the cgroup (tests that start their own move only those).
+    (for g in "${groups[@]}"; do echo $BASHPID > "$g/cgroup.procs"; done; exec make test) > "$log" 2>&1
+    result=$?
+    suite=$(sed -n 's/^the main suite, both parts: \(.*\)$/\1/p' "$log")
+    [ $result = 0 ] && outcome=passed || { outcome="FAILED (see $log)"; status=1; }
+    printf '%-8s %-10s %-14s %-8s %s\n' "$share%" "${suite:-?}" "$(used) s" "$(( $(steal) - before ))" "$outcome"
+done
+exit $status
