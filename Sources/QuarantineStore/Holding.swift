@@ -734,6 +734,13 @@ public final class Holding: Sendable {
             fd = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, Self.O_PATH | O_DIRECTORY | O_CLOEXEC) }
             // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
             gone = fd < 0 && errno == ESTALE
+            // Or it opens a folder that was removed but is still in memory (something held it, or
+            // the kernel had not let it go yet): nothing can be made in it (ENOENT). Gone too.
+            if fd >= 0 && Self.isRemoved(fd) {
+                close(fd)
+                fd = -1
+                gone = true
+            }
         }
         if fd < 0, !gone, let pin {
             fd = Self.walk(from: pin.fd, relative).fd
@@ -756,6 +763,12 @@ public final class Holding: Sendable {
         }
         guard fd >= 0 else { throw Failure(description: "\(held.originalPath): the folder it arrived in is gone, and so is \(root)", refusedPutBack: true) }
         return try checkedOwner(fd, path: path, held: held)
+    }
+
+    /// Whether the folder open as `fd` was removed (a removed folder has no link left).
+    static func isRemoved(_ fd: Int32) -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && info.st_nlink == 0
     }
 
     /// `fd` if it is a folder of the account's (never root's, never this service's).
@@ -791,7 +804,7 @@ public final class Holding: Sendable {
             try? forget(held)
             throw Failure(description: "\(held.heldPath) is no longer held")
         }
-        let target = try arrivalFolder(of: held)
+        var target = try arrivalFolder(of: held)
         defer { close(target.fd) }
         restoreAccessTime(held)
         if held.copied == true { return try putBackCopy(held, from: area, to: target) }
@@ -799,6 +812,7 @@ public final class Holding: Sendable {
         if file >= 0 { unlockLinks(held, fd: file); close(file) }
         let original = (held.originalPath as NSString).lastPathComponent
         var attempt = 0
+        var lookedAgain = false
         while true {
             let candidate = Vault.candidateName(original, attempt: attempt)
             if qsys_rename_noreplace(area.fd, heldName, target.fd, PathBytes.cString(candidate)) == 0 {
@@ -810,6 +824,15 @@ public final class Holding: Sendable {
             }
             let code = errno
             if code == EEXIST && attempt < 1000 { attempt += 1; continue }
+            if code == ENOENT && !lookedAgain && Self.isRemoved(target.fd) {
+                // Its folder was removed since it was found: looked for once more (the watched folder, then).
+                lookedAgain = true
+                let again = try arrivalFolder(of: held)
+                close(target.fd)
+                target = again
+                attempt = 0
+                continue
+            }
             throw Failure(description: "\(held.originalPath) cannot be put back: \(Self.describe(code)); it stays held")
         }
     }

@@ -61,6 +61,12 @@ extension Vault {
             fd = handle.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, handle.count, type, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
             gone = fd < 0 && errno == ESTALE
+            // Or it opens the folder removed but still in memory, where nothing can be made: gone too.
+            if fd >= 0 && Holding.isRemoved(fd) {
+                close(fd)
+                fd = -1
+                gone = true
+            }
         }
         if fd < 0, let rootFD {
             let components = arrival.relativeFolder.split(separator: "/").map(String.init)

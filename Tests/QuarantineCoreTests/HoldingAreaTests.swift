@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import MediaDecoding
 import PathBytes
@@ -147,6 +148,41 @@ struct HoldingAreaTests {
         let back = try holding.putBack(held)
         #expect(back.path == place.downloads.appendingPathComponent("photo.png").path)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sub.path).isEmpty)
+    }
+
+    @Test("the folder it arrived in removed while another process has it open (a file manager, an indexer walking it): its handle still opens it, removed, where nothing can be made; the watched folder takes the file back")
+    func folderRemovedButHeldOpen() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let path = sub.appendingPathComponent("photo.png").path
+        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
+        let holding = Holding(store: place.vault.store)
+        let held = try holding.hold(path: path, root: place.downloads.path)
+        // Held open, the removed folder stays in memory, and open_by_handle_at opens it (without
+        // a holder it says ESTALE; an inotify watch does not keep it). `folderGone` above failed so
+        // once under load (ENOENT: "cannot be put back", the file still held): the tests beside it
+        // that walk /tmp open the folders there, this one's too.
+        let keep = open(sub.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(keep >= 0)
+        defer { close(keep) }
+        try FileManager.default.removeItem(at: sub)
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        if held.folderHandle != nil, let type = held.folderHandleType, let bytes = held.folderHandle {
+            // What the fix answers (as root, where handles work): the handle opens a folder with no link left.
+            let mount = open(place.downloads.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            defer { close(mount) }
+            let opened = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            if opened >= 0 {
+                var info = stat()
+                #expect(fstat(opened, &info) == 0 && info.st_nlink == 0)
+                close(opened)
+            }
+        }
+        let back = try holding.putBack(held)
+        #expect(back.path == place.downloads.appendingPathComponent("photo.png").path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sub.path).isEmpty)
+        #expect(holding.keepHeld().isEmpty)
     }
 
     @Test("never put back into a folder that is not the account's (root's, the service's): refused, it stays held")

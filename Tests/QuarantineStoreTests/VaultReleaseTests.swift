@@ -59,6 +59,28 @@ struct VaultReleaseTests {
         #expect(FileManager.default.fileExists(atPath: released.path))
     }
 
+    @Test("the folder it arrived in removed while another process has it open (a file manager, an indexer walking it): its handle opens it, removed; the release goes into the watched folder")
+    func arrivalFolderRemovedButHeldOpen() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let (downloaded, _) = try place.download("a.jpg")
+        let url = sub.appendingPathComponent("a.jpg")
+        try FileManager.default.moveItem(at: downloaded, to: url)
+        let item = try hide(place, url)
+        // Held open, the removed folder stays in memory and its handle opens it (ESTALE without a holder).
+        let keep = open(sub.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(keep >= 0)
+        defer { close(keep) }
+        try FileManager.default.removeItem(at: sub)
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let released = try place.vault.release(id: item.id!, mode: .child, actor: "test")
+        #expect(released.path == place.downloads.appendingPathComponent("a.jpg").path)
+        #expect(FileManager.default.fileExists(atPath: released.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: sub.path).isEmpty, "the new folder of the same name is another")
+        #expect(try place.vault.store.item(item.id!)?.status == .released)
+    }
+
     @Test("never released into a folder that is not the account's (root's, the service's): refused, it stays in the vault")
     func notTheAccounts() throws {
         let place = try Place(); defer { place.cleanUp() }
