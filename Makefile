@@ -198,6 +198,7 @@ test: setup testdata fixtures
 	wait $$serial || status=1; ended=$$(date +%s.%N); \
 	echo "--- the serialized suites (ran beside the above) ---"; cat "$$serial_log"; rm -f "$$serial_log"; \
 	echo "the main suite, both parts: $$(awk "BEGIN { printf \"%.1f\", $$ended - $$started }") s"; \
+	echo "the main suite ran from $$started to $$ended (epoch seconds; make suite-speed reads them)"; \
 	wait $$watch || status=1; \
 	echo "--- FolderWatchTests (ran beside the above) ---"; cat "$$watch_log"; rm -f "$$watch_log"; exit $$status
 	"$$($(TEST_BUILD) --show-bin-path)/quarantinePackageTests.xctest" --testing-library swift-testing --filter SystemLimits
