@@ -12,7 +12,7 @@
 #
 # Usage (as root: cgroups): scripts/suite-speed.sh [SHARE...]     default: 200 180 160 140
 # The build is expected to be done (make suite-speed builds first); each run's log is kept in
-# $TMPDIR (default /tmp) as suite-speed.SHARE.log.
+# $TMPDIR (default /tmp) as suite-speed.N.SHARE.log (N: the run's place in the list).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "suite-speed: needs root (it makes CPU cgroups)" >&2; exit 2; }
@@ -43,10 +43,12 @@ steal() { awk '/^cpu / { print $9 }' /proc/stat; }
 
 printf '%-8s %-10s %-14s %-8s %s\n' share "the suite" "its CPU" steal result
 status=0
+run=0
 for share in "${shares[@]}"; do
+    run=$((run + 1))
     [[ "$share" =~ ^[0-9]+$ ]] && [ "$share" -ge 10 ] || { echo "suite-speed: a share is a percentage of one CPU, 10 or more: $share" >&2; exit 2; }
     limit "$share"; reset
-    log=$logs/suite-speed.$share.log samples=$logs/suite-speed.$share.cpu
+    log=$logs/suite-speed.$run.$share.log samples=$logs/suite-speed.$run.$share.cpu
     before=$(steal)
     (while :; do echo "$(date +%s.%N) $(used)"; sleep 0.25; done) > "$samples" & sampler=$!
     # Every process make test starts stays in the cgroup (tests that make their own move only theirs).
