@@ -27,6 +27,16 @@ struct HoldingAreaTests {
         }
     }
 
+    /// A photo held from the folder `sub` of the watched folder: the folder, the holding and the held file.
+    func heldFromSub(_ place: Place) throws -> (sub: URL, holding: Holding, held: HeldFile) {
+        let sub = place.downloads.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let path = sub.appendingPathComponent("photo.png").path
+        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
+        let holding = Holding(store: place.vault.store)
+        return (sub, holding, try holding.hold(path: path, root: place.downloads.path))
+    }
+
     @Test("held outside the watched folder, in a 0700 folder of ours; renamed by the account it is still used, and found again by identity after a restart")
     func renamedHoldingFolder() throws {
         let place = try Place(); defer { place.cleanUp() }
@@ -99,14 +109,9 @@ struct HoldingAreaTests {
     @Test("a folder of the watched folder swapped for a symbolic link after the hold: the put-back never follows it, the file goes back into the folder it arrived in, wherever that is now")
     func swappedForALink() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         let elsewhere = place.folder.appendingPathComponent("elsewhere")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-        let path = sub.appendingPathComponent("photo.png").path
-        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
-        let holding = Holding(store: place.vault.store)
-        let held = try holding.hold(path: path, root: place.downloads.path)
+        let (sub, holding, held) = try heldFromSub(place)
         #expect(rename(sub.path, place.downloads.appendingPathComponent("moved").path) == 0)
         #expect(symlink(elsewhere.path, sub.path) == 0)
         let back = try holding.putBack(held)
@@ -118,14 +123,10 @@ struct HoldingAreaTests {
     @Test("without file handles (the unit's seccomp filter refuses open_by_handle_at): a folder swapped for a link is never followed, the file goes back into the watched folder itself")
     func swappedForALinkWithoutHandles() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         let elsewhere = place.folder.appendingPathComponent("elsewhere")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-        let path = sub.appendingPathComponent("photo.png").path
-        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
-        let holding = Holding(store: place.vault.store)
-        var held = try holding.hold(path: path, root: place.downloads.path)
+        let (sub, holding, heldWithHandle) = try heldFromSub(place)
+        var held = heldWithHandle
         held.folderHandle = nil
         #expect(rename(sub.path, place.downloads.appendingPathComponent("moved").path) == 0)
         #expect(symlink(elsewhere.path, sub.path) == 0)
@@ -137,12 +138,7 @@ struct HoldingAreaTests {
     @Test("the folder it arrived in removed and made again (another folder): the watched folder itself takes it back, never the new one blindly")
     func folderGone() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let path = sub.appendingPathComponent("photo.png").path
-        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
-        let holding = Holding(store: place.vault.store)
-        let held = try holding.hold(path: path, root: place.downloads.path)
+        let (sub, holding, held) = try heldFromSub(place)
         try FileManager.default.removeItem(at: sub)
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         let back = try holding.putBack(held)
@@ -153,12 +149,7 @@ struct HoldingAreaTests {
     @Test("the folder it arrived in removed while another process has it open (a file manager, an indexer walking it): its handle still opens it, removed, where nothing can be made; the watched folder takes the file back")
     func folderRemovedButHeldOpen() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let path = sub.appendingPathComponent("photo.png").path
-        try Data(try IntakeTests.png(card: false)).write(to: URL(fileURLWithPath: path))
-        let holding = Holding(store: place.vault.store)
-        let held = try holding.hold(path: path, root: place.downloads.path)
+        let (sub, holding, held) = try heldFromSub(place)
         // Held open, the removed folder stays in memory, and open_by_handle_at opens it (without
         // a holder it says ESTALE; an inotify watch does not keep it). `folderGone` above failed so
         // once under load (ENOENT: "cannot be put back", the file still held): the tests beside it

@@ -33,16 +33,22 @@ struct VaultReleaseTests {
         return item
     }
 
-    @Test("the folder it arrived in swapped for a symbolic link while the file was held, before it was hidden: the release writes nothing where the link points")
-    func swappedFolder() throws {
-        let place = try Place(); defer { place.cleanUp() }
+    /// A download moved into the folder `sub` of Downloads: the folder and the file.
+    func downloadedIntoSub(_ place: Place) throws -> (sub: URL, url: URL) {
         let sub = place.downloads.appendingPathComponent("sub")
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let victim = place.home.appendingPathComponent("victim")
-        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
         let (downloaded, _) = try place.download("a.jpg")
         let url = sub.appendingPathComponent("a.jpg")
         try FileManager.default.moveItem(at: downloaded, to: url)
+        return (sub, url)
+    }
+
+    @Test("the folder it arrived in swapped for a symbolic link while the file was held, before it was hidden: the release writes nothing where the link points")
+    func swappedFolder() throws {
+        let place = try Place(); defer { place.cleanUp() }
+        let victim = place.home.appendingPathComponent("victim")
+        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
+        let (sub, url) = try downloadedIntoSub(place)
         // Held (out of the folder) when it arrived; the folder swapped while it was checked; then hidden.
         let arrived = arrival(place, folder: sub)
         let holding = place.home.appendingPathComponent("holding")
@@ -62,11 +68,7 @@ struct VaultReleaseTests {
     @Test("the folder it arrived in removed while another process has it open (a file manager, an indexer walking it): its handle opens it, removed; the release goes into the watched folder")
     func arrivalFolderRemovedButHeldOpen() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let (downloaded, _) = try place.download("a.jpg")
-        let url = sub.appendingPathComponent("a.jpg")
-        try FileManager.default.moveItem(at: downloaded, to: url)
+        let (sub, url) = try downloadedIntoSub(place)
         let item = try hide(place, url)
         // Held open, the removed folder stays in memory and its handle opens it (ESTALE without a holder).
         let keep = open(sub.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -123,11 +125,7 @@ struct VaultReleaseTests {
           .enabled(if: getuid() == 0, "giving a file to another account needs root"))
     func recreatedFolderOwner() throws {
         let place = try Place(); defer { place.cleanUp() }
-        let sub = place.downloads.appendingPathComponent("sub")
-        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        let (downloaded, _) = try place.download("a.jpg")
-        let url = sub.appendingPathComponent("a.jpg")
-        try FileManager.default.moveItem(at: downloaded, to: url)
+        let (sub, url) = try downloadedIntoSub(place)
         chown(url.path, 4242, 4243)
         let item = try place.vault.quarantine(path: url.path, expected: nil, reasons: ["TEST_CARD 1.00"], mode: .adult, actor: "test")
         try FileManager.default.removeItem(at: sub)
