@@ -152,14 +152,14 @@ struct HoldingAreaTests {
         let (sub, holding, held) = try heldFromSub(place)
         // Held open, the removed folder stays in memory, and open_by_handle_at opens it (without
         // a holder it says ESTALE; an inotify watch does not keep it). `folderGone` above failed so
-        // once under load (ENOENT: "cannot be put back", the file still held): the tests beside it
-        // that walk /tmp open the folders there, this one's too.
+        // once under load (ENOENT: "cannot be put back", the file still held), presumably while a
+        // test beside it that walks /tmp had this folder open.
         let keep = open(sub.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         try #require(keep >= 0)
         defer { close(keep) }
         try FileManager.default.removeItem(at: sub)
         try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
-        if held.folderHandle != nil, let type = held.folderHandleType, let bytes = held.folderHandle {
+        if let bytes = held.folderHandle, let type = held.folderHandleType {
             // What the fix answers (as root, where handles work): the handle opens a folder with no link left.
             let mount = open(place.downloads.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             defer { close(mount) }
