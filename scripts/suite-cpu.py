@@ -32,7 +32,7 @@ def compressed(value):
 
 
 def accounting(path):
-    """pid -> (CPU seconds, command name) from an acct v3 file (64-byte records)."""
+    """pid -> CPU seconds from an acct v3 file (64-byte records)."""
     ticks = os.sysconf("SC_CLK_TCK")
     data = open(path, "rb").read()
     found = {}
@@ -42,8 +42,7 @@ def accounting(path):
         if fields[1] != 3:
             continue
         pid, user, system = fields[6], fields[10], fields[11]
-        name = record[48:64].split(b"\0")[0].decode(errors="replace")
-        found[pid] = ((compressed(user) + compressed(system)) / ticks, name)
+        found[pid] = (compressed(user) + compressed(system)) / ticks
     return found
 
 
@@ -112,7 +111,7 @@ def main():
         if pid in cpu:
             row = rows[label(program, argv, options.bundle)]
             row[0] += 1
-            row[1] += cpu[pid][0]
+            row[1] += cpu[pid]
     total = sum(row[1] for row in rows.values())
     print(f"the main suite under strace: {took:.1f} s, {sum(r[0] for r in rows.values())} processes, {total:.1f} s of CPU")
     print(f"{'CPU':>8} {'processes':>9} {'each':>7}  program")

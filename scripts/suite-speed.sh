@@ -21,13 +21,13 @@ name=quarantine-suite-speed.$$
 period=100000
 logs=${TMPDIR:-/tmp}
 
-# One cgroup holding the quota, and where CPU use is read: v2 (one hierarchy) or v1 (cpu, cpuacct).
+# One cgroup holding the quota, and where its CPU use so far is read (the suite's is the difference
+# between two samples): v2 (one hierarchy) or v1 (cpu, cpuacct).
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
     grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
     groups=(/sys/fs/cgroup/$name)
     limit() { if [ "$1" -ge 200 ]; then echo "max $period"; else echo "$(($1 * period / 100)) $period"; fi > "${groups[0]}/cpu.max"; }
     used() { awk '/^usage_usec/ { printf "%.1f", $2 / 1e6 }' "${groups[0]}/cpu.stat"; }
-    reset() { :; }
 else
     groups=(/sys/fs/cgroup/cpu/$name /sys/fs/cgroup/cpuacct/$name)
     limit() {
@@ -35,7 +35,6 @@ else
         if [ "$1" -ge 200 ]; then echo -1; else echo $(($1 * period / 100)); fi > "${groups[0]}/cpu.cfs_quota_us"
     }
     used() { awk '{ printf "%.1f", $1 / 1e9 }' "${groups[1]}/cpuacct.usage"; }
-    reset() { echo 0 > "${groups[1]}/cpuacct.usage"; }
 fi
 mkdir -p "${groups[@]}" || exit 1
 trap 'for g in "${groups[@]}"; do rmdir "$g" 2>/dev/null; done' EXIT
@@ -47,7 +46,7 @@ run=0
 for share in "${shares[@]}"; do
     run=$((run + 1))
     [[ "$share" =~ ^[0-9]+$ ]] && [ "$share" -ge 10 ] || { echo "suite-speed: a share is a percentage of one CPU, 10 or more: $share" >&2; exit 2; }
-    limit "$share"; reset
+    limit "$share"
     log=$logs/suite-speed.$run.$share.log samples=$logs/suite-speed.$run.$share.cpu
     before=$(steal)
     (while :; do echo "$(date +%s.%N) $(used)"; sleep 0.25; done) > "$samples" & sampler=$!

@@ -731,16 +731,7 @@ public final class Holding: Sendable {
         var fd: Int32 = -1
         var gone = false
         if let bytes = held.folderHandle, let type = held.folderHandleType, let mount = pin?.fd ?? folder(of: held)?.fd {
-            fd = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, Self.O_PATH | O_DIRECTORY | O_CLOEXEC) }
-            // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
-            gone = fd < 0 && errno == ESTALE
-            // Or it opens a folder that was removed but is still in memory (something held it, or
-            // the kernel had not let it go yet): nothing can be made in it (ENOENT). Gone too.
-            if fd >= 0 && Self.isRemoved(fd) {
-                close(fd)
-                fd = -1
-                gone = true
-            }
+            (fd, gone) = Self.openByHandle(bytes, type: type, mount: mount, flags: Self.O_PATH | O_DIRECTORY | O_CLOEXEC)
         }
         if fd < 0, !gone, let pin {
             fd = Self.walk(from: pin.fd, relative).fd
@@ -763,6 +754,21 @@ public final class Holding: Sendable {
         }
         guard fd >= 0 else { throw Failure(description: "\(held.originalPath): the folder it arrived in is gone, and so is \(root)", refusedPutBack: true) }
         return try checkedOwner(fd, path: path, held: held)
+    }
+
+    /// A folder opened by its file handle, wherever it is now, or -1. `gone` when the handle says
+    /// the folder is no more (ESTALE: a folder found at its place now is another, maybe with its
+    /// inode number), or opens one that was removed but is still in memory because another process
+    /// holds it open (no link left; nothing can be made in it, ENOENT). -1 and not gone where
+    /// handles do not work (no CAP_DAC_READ_SEARCH, or the unit's filter refuses the call): a walk decides.
+    static func openByHandle(_ bytes: Data, type: Int32, mount: Int32, flags: Int32) -> (fd: Int32, gone: Bool) {
+        let fd = bytes.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, bytes.count, type, flags) }
+        guard fd >= 0 else { return (-1, errno == ESTALE) }
+        guard !isRemoved(fd) else {
+            close(fd)
+            return (-1, true)
+        }
+        return (fd, false)
     }
 
     /// Whether the folder open as `fd` was removed (a removed folder has no link left).

@@ -58,15 +58,7 @@ extension Vault {
         var fd: Int32 = -1
         var gone = false
         if let handle = arrival.handle, let type = arrival.handleType, let mount = rootFD {
-            fd = handle.withUnsafeBytes { qsys_open_by_handle(mount, $0.baseAddress, handle.count, type, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-            // The handle says it is gone: a folder found at its place now is another (maybe with its inode number).
-            gone = fd < 0 && errno == ESTALE
-            // Or it opens the folder removed but still in memory, where nothing can be made: gone too.
-            if fd >= 0 && Holding.isRemoved(fd) {
-                close(fd)
-                fd = -1
-                gone = true
-            }
+            (fd, gone) = Holding.openByHandle(handle, type: type, mount: mount, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
         if fd < 0, let rootFD {
             let components = arrival.relativeFolder.split(separator: "/").map(String.init)
